@@ -1,0 +1,11 @@
+// Placeholder until the bench work lands: the command exists and says so honestly.
+#include "cli/commands.hpp"
+#include "core/common/error.hpp"
+
+namespace gpusage::cli {
+void add_bench_command(CLI::App& app) {
+  auto* command = app.add_subcommand("bench", "(not built yet)");
+  command->allow_extras();
+  command->callback([] { throw std::runtime_error("'gpusage bench' is not implemented in this build yet"); });
+}
+}  // namespace gpusage::cli

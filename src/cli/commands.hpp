@@ -1,0 +1,18 @@
+// Each subcommand lives in its own file and registers itself on the root app here.
+// A command's callback parses nothing by hand: CLI11 validates, the core computes, src/report renders.
+// Errors: throw gpusage::InputError for user mistakes (exit 2); anything else is an internal failure (exit 1).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace gpusage::cli {
+
+void add_gpus_command(CLI::App& app);
+void add_plan_command(CLI::App& app);
+void add_guide_command(CLI::App& app);
+void add_validate_command(CLI::App& app);
+void add_monitor_command(CLI::App& app);
+void add_doctor_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
+
+}  // namespace gpusage::cli

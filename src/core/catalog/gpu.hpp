@@ -1,0 +1,70 @@
+// One GPU's specification, as the catalog (data/gpus.toml) states it. Unknown figures are empty.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpusage::catalog {
+
+enum class Family { rtx50, rtx40, rtx30, datacenter, workstation };
+const char* to_string(Family family);
+
+// Where a figure comes from. `fields` empty: the source backs every figure no other source claims.
+struct Source {
+  std::string title;
+  std::string url;
+  std::vector<std::string> fields;
+};
+
+// Which tensor-core (or CUDA-core) rate a precision runs at.
+enum class Precision { fp32, tf32, fp16, bf16, fp8 };
+const char* to_string(Precision precision);
+
+struct Gpu {
+  std::string id;
+  std::string name;
+  Family family = Family::datacenter;
+  std::string architecture;
+  std::string chip;
+  std::string compute_capability;
+  std::optional<std::string> form_factor;
+  int sm_count = 0;
+  int cuda_cores = 0;
+  std::optional<int> tensor_cores;
+  std::optional<int> tensor_core_generation;
+  std::optional<double> base_clock_mhz;
+  double boost_clock_mhz = 0;
+  double memory_gb = 0;
+  std::string memory_type;
+  int memory_bus_bits = 0;
+  double memory_bandwidth_gbs = 0;
+  std::optional<double> l2_cache_mb;
+  double tdp_w = 0;
+  std::optional<int> pcie_gen;
+  std::optional<int> pcie_lanes;
+  std::optional<double> nvlink_gbs;
+  std::optional<double> fp64_tflops;
+  double fp32_tflops = 0;
+  std::optional<double> tf32_tflops;        // tensor, dense
+  std::optional<double> fp16_tflops;        // tensor, dense, FP32 accumulate
+  std::optional<double> fp16_acc16_tflops;  // tensor, dense, FP16 accumulate (where listed apart)
+  std::optional<double> bf16_tflops;        // tensor, dense, FP32 accumulate
+  std::optional<double> fp8_tflops;         // tensor, dense, FP32 accumulate
+  std::optional<double> fp8_acc16_tflops;   // tensor, dense, FP16 accumulate
+  std::optional<double> fp4_tflops;         // tensor, dense
+  std::optional<double> int8_tops;          // tensor, dense
+  std::string launch_date;
+  std::optional<double> msrp_usd;
+  std::vector<Source> sources;
+
+  // The dense matrix rate training at `precision` can use: tensor cores for tf32/fp16/bf16/fp8
+  // (FP32 accumulate, as autocast's GEMMs do), CUDA cores for fp32. Empty when the GPU lacks it.
+  std::optional<double> matmul_tflops(Precision precision) const;
+  // Memory capacity in bytes. Marketed "GB" of GPU memory are binary (GiB) for every card here.
+  double memory_bytes() const { return memory_gb * 1024.0 * 1024.0 * 1024.0; }
+  double compute_capability_value() const;  // "12.0" -> 12.0
+  bool supports(Precision precision) const { return matmul_tflops(precision).has_value(); }
+};
+
+}  // namespace gpusage::catalog

@@ -1,0 +1,27 @@
+// Small string helpers shared by the core: name matching, splitting, candidate suggestions.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpusage::text {
+
+std::string to_lower(std::string_view s);
+std::string trim(std::string_view s);
+std::vector<std::string> split(std::string_view s, char separator);
+
+// Lowercase, alphanumerics only: "GeForce RTX 5070 Ti" -> "geforcertx5070ti". Used to match what users type.
+std::string squash(std::string_view s);
+
+// Levenshtein distance, for "did you mean" candidates.
+std::size_t edit_distance(std::string_view a, std::string_view b);
+
+// Up to `limit` of `choices` closest to `wanted` (by edit distance on squashed forms, then substring).
+std::vector<std::string> closest(std::string_view wanted, const std::vector<std::string>& choices,
+                                 std::size_t limit = 5);
+
+// "a, b, c"
+std::string join(const std::vector<std::string>& parts, std::string_view separator = ", ");
+
+}  // namespace gpusage::text

@@ -1,0 +1,2 @@
+#include "core/workload/workload.hpp"
+// Placeholder: the zoo is being written.

@@ -1,0 +1,113 @@
+// A training workload as the estimators see it: a list of layers, each with what it costs per sample.
+//
+// Every per-sample quantity is counted in elements (not bytes) so that one graph serves every precision:
+// the estimators multiply by the element size of the precision in use. Quantities that do not scale
+// with the compute precision (boolean masks, integer indices) are counted in bytes.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpusage::workload {
+
+// What kind of kernel a layer runs: each class has its own efficiency in the step-time model.
+enum class OpClass {
+  conv,           // convolution (cuDNN); tensor cores when the precision allows
+  matmul,         // dense / linear / projection (cuBLAS GEMM); tensor cores when the precision allows
+  attention,      // softmax(QK^T)V core: the s^2 part of attention (FlashAttention or unfused)
+  normalization,  // batch norm, layer norm, RMS norm: memory-bound
+  elementwise,    // activations, residual adds, dropout, scaling: memory-bound
+  pooling,        // max / average pooling: memory-bound
+  embedding,      // token / position embedding lookups: memory-bound gather
+  loss,           // softmax cross-entropy over the output
+};
+const char* to_string(OpClass op);
+
+enum class Domain { vision, language };
+
+// A linear map inside a layer, recorded so LoRA can attach adapters of rank r: r*(in+out) params.
+struct Matrix {
+  std::int64_t in = 0;
+  std::int64_t out = 0;
+};
+
+struct Layer {
+  std::string name;      // torchvision / Hugging Face module path, e.g. "layer1.0.conv1"
+  OpClass op = OpClass::elementwise;
+  std::vector<std::int64_t> output_shape;  // per sample, e.g. {64, 56, 56} or {seq, hidden}
+
+  std::int64_t params = 0;  // trainable parameters owned by this layer
+
+  double forward_flops = 0;  // per sample; a multiply-add counts as 2 FLOPs
+  // Backward FLOPs per sample. Matmul/conv: 2x forward (input grad + weight grad); 1x for a layer whose
+  // input needs no gradient (the first conv). Memory-bound ops: about 1x.
+  double backward_flops = 0;
+
+  // Elements read and written by the forward kernel per sample (inputs + outputs; weights are
+  // counted once per step, from params, not per sample).
+  double forward_io_elements = 0;
+  // Elements of activation tensors this layer keeps alive for backward, per sample, in the compute
+  // precision. A tensor saved by two layers (e.g. a conv output that is also the BN input) is counted by
+  // exactly one of them.
+  double saved_elements = 0;
+  // Bytes kept for backward that do not scale with the precision (ReLU masks, dropout masks, max-pool
+  // indices), per sample.
+  double saved_fixed_bytes = 0;
+
+  // Checkpointing segment this layer belongs to (a ResNet stage block, a transformer block); -1 when it
+  // sits outside every segment (stem, head). With --checkpointing, a segment keeps only its input.
+  int segment = -1;
+  // Elements of this layer's input, per sample: what a segment keeps when its first layer is checkpointed.
+  double input_elements = 0;
+
+  // Linear maps inside this layer that LoRA may adapt (attention q/k/v/o, MLP up/gate/down).
+  std::vector<Matrix> lora_targets;
+};
+
+struct Workload {
+  std::string id;            // zoo id: "resnet50", or "hf:<model_type>" for imported configs
+  std::string display_name;  // "ResNet-50"
+  Domain domain = Domain::vision;
+  int resolution = 0;  // vision: input side in pixels
+  int seq_len = 0;     // language: tokens per sample
+  std::string architecture_source;  // where the architecture comes from (paper, torchvision, HF config)
+  std::vector<Layer> layers;
+
+  std::int64_t params() const;
+  double forward_flops() const;   // per sample
+  double backward_flops() const;  // per sample
+  int tokens_per_sample() const { return domain == Domain::language ? seq_len : 0; }
+};
+
+// What the user may change about a zoo model.
+struct WorkloadOptions {
+  std::optional<int> resolution;  // vision models; default 224
+  std::optional<int> seq_len;     // language models; default the model's usual training length
+  std::optional<int> num_classes; // vision heads; default 1000 (ImageNet-1k)
+  bool flash_attention = true;    // attention keeps no s^2 probabilities when true
+};
+
+struct ZooEntry {
+  std::string id;
+  std::string display_name;
+  Domain domain;
+  std::string description;
+  // Reference figures for the default shape, each from the named source (tests compare against them).
+  std::int64_t reference_params;
+  std::optional<double> reference_gflops;  // forward GFLOPs per sample as the source counts them
+  std::string reference_source;
+};
+
+// The zoo, in display order.
+const std::vector<ZooEntry>& zoo();
+
+// Builds a zoo model. Throws InputError for an unknown id (listing close ids) or a bad option.
+Workload build(const std::string& id, const WorkloadOptions& options = {});
+
+// Builds a transformer from the text of a Hugging Face config.json (llama, mistral, qwen2, gpt2, bert
+// families). Throws InputError naming the field when the config is unusable or the architecture unknown.
+Workload from_hf_config(const std::string& config_json_text, const WorkloadOptions& options = {});
+
+}  // namespace gpusage::workload

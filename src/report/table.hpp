@@ -1,0 +1,40 @@
+// One table model, several renderers (aligned text, Markdown, CSV). JSON is produced from the domain
+// objects by each command, since its schema is a contract (../shared/DESIGN.md) rather than a layout.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpusage::report {
+
+enum class Align { left, right };
+
+struct Column {
+  std::string header;
+  std::string unit;  // shown as "header (unit)" in text and Markdown, and in the CSV header
+  Align align = Align::right;
+  // 0: always shown. Higher numbers are dropped first when the text table is too wide.
+  int drop_priority = 0;
+};
+
+struct Table {
+  std::vector<Column> columns;
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> notes;  // printed under the text and Markdown tables
+
+  void add_row(std::vector<std::string> row) { rows.push_back(std::move(row)); }
+};
+
+// Aligned text that fits `width` columns: drops columns by drop_priority and says which in a note.
+std::string render_text(const Table& table, int width = 120);
+std::string render_markdown(const Table& table);
+std::string render_csv(const Table& table);
+
+// Number formatting shared by every table: fixed decimals, thousands separators for large values.
+std::string format_number(double value, int decimals = 0);
+std::string format_optional(const std::optional<double>& value, int decimals = 0);  // "n/a" when empty
+std::string format_bytes(double bytes);   // "12.3 GiB", "512 MiB"
+std::string format_duration(double seconds);  // "1.2 ms", "3.4 s", "2 h 05 min"
+
+}  // namespace gpusage::report

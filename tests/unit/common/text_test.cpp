@@ -1,0 +1,29 @@
+#include "core/common/text.hpp"
+
+#include <gtest/gtest.h>
+
+namespace gpusage::text {
+
+TEST(Text, SquashKeepsLowercaseAlphanumericsOnly) { EXPECT_EQ(squash("GeForce RTX 5070 Ti"), "geforcertx5070ti"); }
+
+TEST(Text, SplitTrimsEachPart) {
+  EXPECT_EQ(split(" a, b ,c", ','), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(split("", ','), (std::vector<std::string>{""}));
+}
+
+TEST(Text, EditDistanceCountsInsertionsDeletionsAndSubstitutions) {
+  EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
+  EXPECT_EQ(edit_distance("", "abc"), 3u);
+  EXPECT_EQ(edit_distance("rtx5090", "rtx5090"), 0u);
+}
+
+TEST(Text, ClosestPrefersSubstringsThenSmallEdits) {
+  std::vector<std::string> ids{"rtx5090", "rtx5080", "rtx4090", "h100-sxm5-80gb"};
+  auto close = closest("rtx5009", ids);
+  ASSERT_FALSE(close.empty());
+  EXPECT_EQ(close.front(), "rtx5090");
+  EXPECT_EQ(closest("h100", ids), (std::vector<std::string>{"h100-sxm5-80gb"}));
+  EXPECT_TRUE(closest("zzzzzzzz", ids).empty());
+}
+
+}  // namespace gpusage::text
