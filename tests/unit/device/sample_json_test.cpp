@@ -1,0 +1,81 @@
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/common/error.hpp"
+#include "core/device/backend.hpp"
+#include "core/device/sample_json.hpp"
+
+namespace gpusage::device {
+namespace {
+
+Sample example() {
+  Sample s;
+  s.unix_time_s = 1764680000.25;
+  s.backend = "nvml";
+  s.gpu_available = true;
+  s.driver_version = "550.54.15";
+  s.cuda_driver_version = CudaVersion{12, 4};
+  s.host.cpu_percent = 12.5;
+  s.host.memory_total_bytes = 1ULL << 34;
+  GpuSample g;
+  g.index = 0;
+  g.name = "NVIDIA H100 80GB HBM3";
+  g.uuid = "GPU-1";
+  g.utilization_gpu_percent = 87;
+  g.power_w = 512.345;
+  g.throttle_mask = throttle::sw_power_cap | throttle::hw_thermal;
+  g.processes.push_back({1234, "python3", 1ULL << 30, 99.5});
+  s.gpus.push_back(g);
+  return s;
+}
+
+TEST(SampleJson, UnsupportedMetricsAreNull) {
+  nlohmann::json j = to_json(example());
+  const auto& gpu = j.at("gpus").at(0);
+  EXPECT_EQ(gpu.at("utilization_gpu_percent"), 87);
+  EXPECT_TRUE(gpu.at("fan_percent").is_null());
+  EXPECT_TRUE(gpu.at("temperature_c").is_null());
+  EXPECT_EQ(gpu.at("throttle_reasons"), nlohmann::json({"sw_power_cap", "hw_thermal"}));
+  EXPECT_EQ(j.at("cuda_driver_version"), "12.4");
+  EXPECT_TRUE(j.at("host").at("memory_used_bytes").is_null());
+}
+
+TEST(SampleJson, RoundTripsThroughTheReplayParser) {
+  nlohmann::json j = to_json(example());
+  EXPECT_EQ(to_json(sample_from_json(j)), j);
+}
+
+TEST(ReplayBackend, ReplaysARecordedTraceInOrderAndThenHolds) {
+  std::string path = std::filesystem::temp_directory_path() / ("gpusage-trace-" + std::to_string(::getpid()) + ".jsonl");
+  Sample a = example(), b = example();
+  b.gpus[0].utilization_gpu_percent = 5;
+  b.host.cpu_percent = 80.0;
+  std::ofstream(path) << to_json(a).dump() << "\n\n" << to_json(b).dump() << "\n";
+  auto replay = open_replay_backend(path);
+  EXPECT_EQ(replay->system().backend, "replay");
+  EXPECT_EQ(replay->system().gpus.at(0).name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(replay->sample().at(0).utilization_gpu_percent, 87u);
+  EXPECT_FALSE(replay->exhausted());
+  EXPECT_EQ(replay->sample().at(0).utilization_gpu_percent, 5u);
+  EXPECT_EQ(replay->recorded_host()->cpu_percent, 80.0);
+  EXPECT_TRUE(replay->exhausted());
+  std::filesystem::remove(path);
+}
+
+TEST(ReplayBackend, ABadLineIsAnInputErrorNamingFileAndLine) {
+  std::string path = std::filesystem::temp_directory_path() / ("gpusage-bad-" + std::to_string(::getpid()) + ".jsonl");
+  std::ofstream(path) << to_json(example()).dump() << "\n{not json\n";
+  try {
+    open_replay_backend(path);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(path + "' line 2"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace gpusage::device
