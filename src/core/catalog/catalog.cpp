@@ -9,6 +9,7 @@
 #include <sstream>
 #include <toml++/toml.h>
 
+#include "core/catalog/fields.hpp"
 #include "core/common/error.hpp"
 #include "core/common/text.hpp"
 
@@ -72,7 +73,16 @@ const std::set<std::string>& known_memory_types() {
   return types;
 }
 
-// Reads one [[gpu]] table, remembering which keys it used so that the rest can be reported as unknown.
+// "; did you mean 'fp16_tflops'?" for a misspelt field name, or nothing when no field is close.
+std::string did_you_mean(std::string_view name) {
+  std::vector<std::string> names;
+  for (const Field& field : fields()) names.emplace_back(field.name);
+  names.emplace_back("sources");
+  auto close = suggest_names(name, names, 1);
+  return close.empty() ? std::string() : fmt::format("; did you mean '{}'?", close.front());
+}
+
+// Reads one [[gpu]] table; every error names the origin, the GPU and the field.
 class GpuReader {
  public:
   GpuReader(const toml::table& table, const std::string& origin, std::string id)
@@ -83,7 +93,6 @@ class GpuReader {
   }
 
   std::optional<std::string> optional_string(const char* key) {
-    used_.insert(key);
     const toml::node* node = table_.get(key);
     if (!node) return std::nullopt;
     if (!node->is_string()) fail(key, "must be a string");
@@ -99,7 +108,6 @@ class GpuReader {
 
   // Numbers must be positive: a zero bandwidth or a negative price is a typo, not a spec.
   std::optional<double> optional_number(const char* key) {
-    used_.insert(key);
     const toml::node* node = table_.get(key);
     if (!node) return std::nullopt;
     double value;
@@ -131,7 +139,6 @@ class GpuReader {
   }
 
   std::vector<Source> sources() {
-    used_.insert("sources");
     const toml::array* array = table_.get_as<toml::array>("sources");
     if (!array || array->empty()) fail("sources", "is required: a list of { title, url, fields? }");
     std::vector<Source> out;
@@ -148,22 +155,33 @@ class GpuReader {
         } else if (k == "fields" && value.is_array()) {
           for (const toml::node& f : *value.as_array()) {
             if (!f.is_string()) fail("sources", "'fields' must list field names");
-            source.fields.push_back(**f.as_string());
+            std::string field = **f.as_string();
+            // A misspelt claim would silently leave the figure backed by the general sources instead.
+            if (!find_field(field)) {
+              fail("sources", fmt::format("lists '{}' in 'fields', which is not a catalog field{}", field,
+                                          did_you_mean(field)));
+            }
+            source.fields.push_back(std::move(field));
           }
         } else {
           fail("sources", fmt::format("has an unknown or mistyped key '{}' (accepted: title, url, fields)", k));
         }
       }
       if (source.title.empty() || source.url.empty()) fail("sources", "entries need both a title and a url");
+      if (!source.url.starts_with("https://") && !source.url.starts_with("http://")) {
+        fail("sources", fmt::format("url '{}' is not an http(s) address", source.url));
+      }
       out.push_back(std::move(source));
     }
     return out;
   }
 
+  // Checked before any field is read, so that a misspelt required field is reported as the misspelling.
   void reject_unknown_keys() const {
     for (auto&& [key, value] : table_) {
-      if (!used_.count(std::string(key.str()))) {
-        fail(key.str(), "is not a catalog field (see data/README.md for the schema)");
+      if (key.str() != "sources" && !find_field(key.str())) {
+        fail(key.str(), fmt::format("is not a catalog field{} (schema: data/README.md)",
+                                    did_you_mean(key.str())));
       }
     }
   }
@@ -172,13 +190,13 @@ class GpuReader {
   const toml::table& table_;
   const std::string& origin_;
   std::string id_;
-  std::set<std::string> used_;
 };
 
 Gpu read_gpu(const toml::table& table, const std::string& origin, std::size_t index) {
   std::string id = fmt::format("#{}", index + 1);
   if (auto node = table.get("id"); node && node->is_string()) id = **node->as_string();
   GpuReader r(table, origin, id);
+  r.reject_unknown_keys();
   Gpu g;
   g.id = r.string("id");
   if (g.id != text::to_lower(g.id) || g.id.find(' ') != std::string::npos) {
@@ -240,7 +258,6 @@ Gpu read_gpu(const toml::table& table, const std::string& origin, std::size_t in
   }
   g.msrp_usd = r.optional_number("msrp_usd");
   g.sources = r.sources();
-  r.reject_unknown_keys();
   return g;
 }
 
@@ -275,18 +292,20 @@ Catalog Catalog::parse(std::string_view toml_text, const std::string& origin) {
   }
   const toml::array* gpus = root.get_as<toml::array>("gpu");
   if (!gpus || gpus->empty()) throw InputError(fmt::format("{}: no [[gpu]] tables", origin));
-  std::set<std::string> seen;
   for (std::size_t i = 0; i < gpus->size(); ++i) {
     const toml::table* table = (*gpus)[i].as_table();
     if (!table) throw InputError(fmt::format("{}: gpu entry #{} is not a table", origin, i + 1));
     Gpu gpu = read_gpu(*table, origin, i);
-    if (!seen.insert(gpu.id).second) {
-      throw InputError(fmt::format("{}: gpu '{}' is listed twice", origin, gpu.id));
+    if (const Gpu* earlier = catalog.find(gpu.id)) {
+      throw InputError(fmt::format("{}: gpu '{}': field 'id' repeats entry #{} (ids must be unique)", origin,
+                                   gpu.id, earlier - catalog.gpus_.data() + 1));
     }
     catalog.gpus_.push_back(std::move(gpu));
   }
   return catalog;
 }
+
+Catalog Catalog::load(const std::string& path) { return parse(read_file(path), path); }
 
 const Catalog& Catalog::builtin() {
   static const Catalog catalog = parse(kBuiltinCatalogText, "data/gpus.toml (built in)");
@@ -295,7 +314,7 @@ const Catalog& Catalog::builtin() {
 
 const Catalog& Catalog::active() {
   static const Catalog catalog = [] {
-    if (const char* path = std::getenv("GPUSAGE_CATALOG"); path && *path) return parse(read_file(path), path);
+    if (const char* path = std::getenv("GPUSAGE_CATALOG"); path && *path) return load(path);
     return builtin();
   }();
   return catalog;

@@ -15,6 +15,8 @@ class Catalog {
   // Parses and validates catalog text. `origin` names the file in error messages.
   // Throws InputError naming the origin, the GPU id and the field for any problem.
   static Catalog parse(std::string_view toml_text, const std::string& origin);
+  // Reads and parses a catalog file; the path is the origin. Throws InputError when it cannot be read.
+  static Catalog load(const std::string& path);
   // The catalog compiled into the binary from data/gpus.toml.
   static const Catalog& builtin();
   // GPUSAGE_CATALOG (a file path) when set, else the built-in catalog.
