@@ -5,6 +5,7 @@
 // with the compute precision (boolean masks, integer indices) are counted in bytes.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -51,6 +52,12 @@ struct Layer {
   // Elements of activation tensors this layer keeps alive for backward, per sample, in the compute
   // precision. A tensor saved by two layers (e.g. a conv output that is also the BN input) is counted by
   // exactly one of them.
+  // Convention: each saved tensor is counted ONCE, on the layer that PRODUCES it, whoever saves it
+  // (a ReLU output kept by the ReLU and by the next conv is counted on the ReLU; a conv output kept by
+  // the following BN is counted on the conv; the hidden state kept by q, k and v is counted on the
+  // layer before them). The model input, which no layer produces, is counted on the first layer that
+  // saves it (the first conv). Tensors a layer makes and keeps inside itself (unfused attention's
+  // s^2 probabilities) are counted on it. The per-op rules are in layers.cpp.
   double saved_elements = 0;
   // Bytes kept for backward that do not scale with the precision (ReLU masks, dropout masks, max-pool
   // indices), per sample.
@@ -78,6 +85,9 @@ struct Workload {
   std::int64_t params() const;
   double forward_flops() const;   // per sample
   double backward_flops() const;  // per sample
+  double saved_elements() const;     // per sample, sum over layers
+  double saved_fixed_bytes() const;  // per sample, sum over layers
+  int segment_count() const;         // number of checkpointing segments (blocks)
   int tokens_per_sample() const { return domain == Domain::language ? seq_len : 0; }
 };
 

@@ -1,0 +1,213 @@
+// Hugging Face config.json -> TransformerConfig. Optional fields take the defaults of the matching
+// transformers Config class (LlamaConfig, MistralConfig, Qwen2Config, GPT2Config, BertConfig); the
+// size fields have no sensible default and are required.
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "core/common/error.hpp"
+#include "core/common/text.hpp"
+#include "core/workload/models.hpp"
+
+namespace gpusage::workload::detail {
+
+namespace {
+
+using nlohmann::json;
+
+// RoPE models train at many lengths; the default is the config's context capped at 8,192 tokens,
+// the pretraining length of Llama 3 and Mistral 7B (Llama 2's 4,096 stays 4,096).
+constexpr std::int64_t kRopeDefaultSeqCap = 8192;
+
+const std::vector<std::string>& supported_types() {
+  static const std::vector<std::string> types = {"bert", "gpt2", "llama", "mistral", "qwen2"};
+  return types;
+}
+
+std::string supported_list() { return "supported model_type values: " + text::join(supported_types()); }
+
+class Fields {
+ public:
+  Fields(const json& j, std::string model_type) : j_(j), type_(std::move(model_type)) {}
+
+  std::int64_t required(const char* key) const {
+    const auto it = j_.find(key);
+    if (it == j_.end() || it->is_null()) {
+      throw InputError("config.json (model_type '" + type_ + "') has no '" + key + "', which " + type_ +
+                       " models need; " + supported_list());
+    }
+    return positive(key, *it);
+  }
+  std::int64_t optional(const char* key, std::int64_t fallback) const {
+    const auto it = j_.find(key);
+    if (it == j_.end() || it->is_null()) return fallback;
+    return positive(key, *it);
+  }
+  bool flag(const char* key, bool fallback) const {
+    const auto it = j_.find(key);
+    if (it == j_.end() || it->is_null()) return fallback;
+    if (!it->is_boolean()) {
+      throw InputError("config.json field '" + std::string(key) + "' is " + it->dump() + "; expected true or false");
+    }
+    return it->get<bool>();
+  }
+  double probability(const char* key, double fallback) const {
+    const auto it = j_.find(key);
+    if (it == j_.end() || it->is_null()) return fallback;
+    if (!it->is_number() || it->get<double>() < 0 || it->get<double>() >= 1) {
+      throw InputError("config.json field '" + std::string(key) + "' is " + it->dump() +
+                       "; expected a dropout probability in [0, 1)");
+    }
+    return it->get<double>();
+  }
+
+ private:
+  std::int64_t positive(const char* key, const json& v) const {
+    if (!v.is_number_integer() || v.get<std::int64_t>() < 1) {
+      throw InputError("config.json field '" + std::string(key) + "' is " + v.dump() +
+                       "; expected a positive integer");
+    }
+    return v.get<std::int64_t>();
+  }
+
+  const json& j_;
+  std::string type_;
+};
+
+void check_heads(TransformerConfig& c, const char* hidden_key, const char* heads_key, bool head_dim_given) {
+  if (!head_dim_given) {
+    if (c.hidden % c.heads != 0) {
+      throw InputError("config.json '" + std::string(hidden_key) + "' " + std::to_string(c.hidden) +
+                       " is not divisible by '" + heads_key + "' " + std::to_string(c.heads) +
+                       "; give 'head_dim' or fix the sizes");
+    }
+    c.head_dim = c.hidden / c.heads;
+  }
+  if (c.heads % c.kv_heads != 0) {
+    throw InputError("config.json 'num_key_value_heads' " + std::to_string(c.kv_heads) +
+                     " does not divide 'num_attention_heads' " + std::to_string(c.heads));
+  }
+}
+
+void parse_llama_family(const Fields& f, const json& j, TransformerConfig& c) {
+  c.hidden = f.required("hidden_size");
+  c.intermediate = f.required("intermediate_size");
+  c.layers = static_cast<int>(f.required("num_hidden_layers"));
+  c.heads = f.required("num_attention_heads");
+  c.vocab = f.required("vocab_size");
+  c.kv_heads = f.optional("num_key_value_heads", c.heads);  // HF: None means multi-head attention
+  const bool head_dim_given = j.contains("head_dim") && !j["head_dim"].is_null();
+  if (head_dim_given) c.head_dim = f.optional("head_dim", 0);
+  check_heads(c, "hidden_size", "num_attention_heads", head_dim_given);
+  c.tie_embeddings = f.flag("tie_word_embeddings", false);
+  c.attention_dropout = f.probability("attention_dropout", 0.0);
+  switch (c.family) {
+    case Family::llama:
+      c.max_positions = f.optional("max_position_embeddings", 2048);
+      c.qkv_bias = c.o_bias = f.flag("attention_bias", false);
+      c.mlp_bias = f.flag("mlp_bias", false);
+      break;
+    case Family::mistral:
+      c.max_positions = f.optional("max_position_embeddings", 4096 * 32);
+      c.sliding_window = f.optional("sliding_window", 0);  // null in v0.2+: full attention
+      break;
+    case Family::qwen2:
+      c.max_positions = f.optional("max_position_embeddings", 32768);
+      c.qkv_bias = true;  // Qwen2Attention: q/k/v projections with bias, o_proj without
+      // Qwen2 applies its window only with use_sliding_window (off in released checkpoints); when on,
+      // it is applied to every layer here (HF leaves the first max_window_layers full).
+      if (f.flag("use_sliding_window", false)) c.sliding_window = f.optional("sliding_window", 4096);
+      break;
+    default:
+      break;
+  }
+  c.learned_positions = false;
+  c.default_seq_len = static_cast<int>(std::min(c.max_positions, kRopeDefaultSeqCap));
+}
+
+void parse_gpt2(const Fields& f, TransformerConfig& c) {
+  c.hidden = f.required("n_embd");
+  c.layers = static_cast<int>(f.required("n_layer"));
+  c.heads = f.required("n_head");
+  c.vocab = f.required("vocab_size");
+  c.max_positions = f.required("n_positions");
+  c.intermediate = f.optional("n_inner", 4 * c.hidden);  // GPT2MLP: n_inner or 4 * n_embd
+  c.kv_heads = c.heads;
+  check_heads(c, "n_embd", "n_head", false);
+  c.tie_embeddings = f.flag("tie_word_embeddings", true);
+  c.hidden_dropout = f.probability("resid_pdrop", 0.1);
+  c.embedding_dropout = f.probability("embd_pdrop", 0.1);
+  c.attention_dropout = f.probability("attn_pdrop", 0.1);
+  c.learned_positions = true;
+  c.default_seq_len = static_cast<int>(c.max_positions);
+}
+
+void parse_bert(const Fields& f, TransformerConfig& c) {
+  c.hidden = f.required("hidden_size");
+  c.intermediate = f.required("intermediate_size");
+  c.layers = static_cast<int>(f.required("num_hidden_layers"));
+  c.heads = f.required("num_attention_heads");
+  c.vocab = f.required("vocab_size");
+  c.max_positions = f.required("max_position_embeddings");
+  c.type_vocab = f.optional("type_vocab_size", 2);
+  c.kv_heads = c.heads;
+  check_heads(c, "hidden_size", "num_attention_heads", false);
+  c.tie_embeddings = f.flag("tie_word_embeddings", true);
+  c.hidden_dropout = f.probability("hidden_dropout_prob", 0.1);
+  c.embedding_dropout = c.hidden_dropout;
+  c.attention_dropout = f.probability("attention_probs_dropout_prob", 0.1);
+  c.learned_positions = true;
+  c.default_seq_len = static_cast<int>(c.max_positions);
+}
+
+}  // namespace
+
+TransformerConfig parse_hf_config(const std::string& json_text) {
+  json j;
+  try {
+    j = json::parse(json_text);
+  } catch (const json::parse_error& e) {
+    throw InputError(std::string("config.json is not valid JSON: ") + e.what());
+  }
+  if (!j.is_object()) throw InputError("config.json must be a JSON object; got " + std::string(j.type_name()));
+  const auto type_it = j.find("model_type");
+  if (type_it == j.end() || !type_it->is_string()) {
+    throw InputError("config.json has no 'model_type' string; " + supported_list());
+  }
+  const std::string type = type_it->get<std::string>();
+  TransformerConfig c;
+  if (type == "llama") {
+    c.family = Family::llama;
+  } else if (type == "mistral") {
+    c.family = Family::mistral;
+  } else if (type == "qwen2") {
+    c.family = Family::qwen2;
+  } else if (type == "gpt2") {
+    c.family = Family::gpt2;
+  } else if (type == "bert") {
+    c.family = Family::bert;
+  } else {
+    throw InputError("config.json model_type '" + type + "' is not supported; " + supported_list());
+  }
+  const Fields f(j, type);
+  switch (c.family) {
+    case Family::gpt2:
+      parse_gpt2(f, c);
+      break;
+    case Family::bert:
+      parse_bert(f, c);
+      break;
+    default:
+      parse_llama_family(f, j, c);
+      break;
+  }
+  const auto name_it = j.find("_name_or_path");
+  if (name_it != j.end() && name_it->is_string() && !name_it->get<std::string>().empty()) {
+    c.name = name_it->get<std::string>();
+  } else {
+    c.name = type + " (" + std::to_string(c.layers) + " layers, hidden " + std::to_string(c.hidden) + ")";
+  }
+  return c;
+}
+
+}  // namespace gpusage::workload::detail

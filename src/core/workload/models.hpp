@@ -1,0 +1,70 @@
+// Internal to the workload module: the model builders behind build() and from_hf_config().
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/workload/workload.hpp"
+
+namespace gpusage::workload::detail {
+
+// ---- Vision (vision.cpp), following torchvision's model code ----
+struct VisionShape {
+  int resolution = 224;
+  int num_classes = 1000;
+  bool flash_attention = true;
+};
+std::vector<Layer> resnet(int depth, const VisionShape& shape);  // 18, 34, 50, 101, 152
+std::vector<Layer> vgg16(const VisionShape& shape);
+std::vector<Layer> mobilenet_v2(const VisionShape& shape);
+std::vector<Layer> efficientnet_b0(const VisionShape& shape);
+
+struct VitSpec {
+  int patch = 16;
+  std::int64_t hidden = 768;
+  std::int64_t mlp = 3072;
+  int layers = 12;
+  std::int64_t heads = 12;
+};
+std::vector<Layer> vit(const VitSpec& spec, const VisionShape& shape);
+
+// ---- Language (transformer.cpp), following Hugging Face's modeling code ----
+enum class Family { llama, mistral, qwen2, gpt2, bert };
+const char* to_string(Family f);
+
+// Everything the builders need from a config.json, with HF's defaults filled in by hf_config.cpp.
+struct TransformerConfig {
+  Family family = Family::llama;
+  std::string name;  // display name, e.g. "meta-llama/Llama-2-7b-hf"
+  std::int64_t hidden = 0;
+  std::int64_t intermediate = 0;
+  int layers = 0;
+  std::int64_t heads = 0;
+  std::int64_t kv_heads = 0;
+  std::int64_t head_dim = 0;
+  std::int64_t vocab = 0;
+  std::int64_t max_positions = 0;
+  std::int64_t type_vocab = 0;  // bert token types
+  bool tie_embeddings = false;
+  bool qkv_bias = false;        // qwen2: true; llama attention_bias
+  bool o_bias = false;
+  bool mlp_bias = false;
+  std::int64_t sliding_window = 0;  // mistral v0.1: 4096; 0 = full attention
+  double hidden_dropout = 0;        // gpt2 resid_pdrop / bert hidden_dropout_prob
+  double attention_dropout = 0;     // gpt2 attn_pdrop / bert attention_probs_dropout_prob
+  double embedding_dropout = 0;     // gpt2 embd_pdrop / bert hidden_dropout_prob
+  bool learned_positions = false;   // gpt2 and bert: seq_len is capped by max_positions
+  int default_seq_len = 0;
+};
+
+std::vector<Layer> transformer(const TransformerConfig& config, int seq_len, bool flash_attention);
+
+// Parses a config.json (hf_config.cpp). Throws InputError naming the bad field.
+TransformerConfig parse_hf_config(const std::string& json_text);
+
+// The zoo's language models as config.json texts (zoo_configs.cpp), built through parse_hf_config so
+// that importer and zoo share one code path.
+const std::string& zoo_hf_config(const std::string& id);
+
+}  // namespace gpusage::workload::detail

@@ -1,0 +1,177 @@
+// Language models, layer by layer as Hugging Face's modeling code runs them in training mode
+// (transformers/models/llama/modeling_llama.py, mistral, qwen2, gpt2/modeling_gpt2.py,
+// bert/modeling_bert.py). Layer names are the HF module paths; the attention core, which has no
+// module of its own, is "<attention module>.core".
+#include <stdexcept>
+#include <string>
+
+#include "core/workload/layers.hpp"
+#include "core/workload/models.hpp"
+
+namespace gpusage::workload::detail {
+
+const char* to_string(Family f) {
+  switch (f) {
+    case Family::llama:
+      return "llama";
+    case Family::mistral:
+      return "mistral";
+    case Family::qwen2:
+      return "qwen2";
+    case Family::gpt2:
+      return "gpt2";
+    case Family::bert:
+      return "bert";
+  }
+  return "?";
+}
+
+namespace {
+
+AttentionSpec attention_spec(const TransformerConfig& c, int seq_len, bool causal, bool flash) {
+  AttentionSpec a;
+  a.seq = seq_len;
+  a.heads = c.heads;
+  a.kv_heads = c.kv_heads;
+  a.head_dim = c.head_dim;
+  a.causal = causal;
+  a.dropout = c.attention_dropout;
+  a.sliding_window = c.sliding_window;
+  a.flash = flash;
+  return a;
+}
+
+LinearSpec lora_linear(std::int64_t out, bool bias) { return LinearSpec{out, bias, false, true}; }
+
+// LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM: pre-RMSNorm decoder blocks, rotary
+// positions, grouped-query attention, SwiGLU MLP (down(silu(gate(x)) * up(x))), final RMSNorm, lm_head
+// (untied unless tie_word_embeddings). No dropout in training (attention_dropout 0).
+void llama_family(Graph& g, const TransformerConfig& c, int seq, bool flash) {
+  const std::int64_t h = c.hidden;
+  Tensor x = embedding(g, "model.embed_tokens", seq, c.vocab, h, true);
+  const AttentionSpec attn = attention_spec(c, seq, true, flash);
+  for (int i = 0; i < c.layers; ++i) {
+    g.set_segment(i);
+    const std::string p = "model.layers." + std::to_string(i);
+    Tensor y = rms_norm(g, p + ".input_layernorm", x);
+    Tensor q = linear(g, p + ".self_attn.q_proj", y, lora_linear(c.heads * c.head_dim, c.qkv_bias));
+    Tensor k = linear(g, p + ".self_attn.k_proj", y, lora_linear(c.kv_heads * c.head_dim, c.qkv_bias));
+    Tensor v = linear(g, p + ".self_attn.v_proj", y, lora_linear(c.kv_heads * c.head_dim, c.qkv_bias));
+    const QK qk = rotary(g, p + ".self_attn.rotary", q, k);
+    y = attention(g, p + ".self_attn.core", qk.q, qk.k, v, attn, false);
+    y = linear(g, p + ".self_attn.o_proj", y, lora_linear(h, c.o_bias));
+    x = add(g, p + ".add", y, x);
+    y = rms_norm(g, p + ".post_attention_layernorm", x);
+    Tensor gate = linear(g, p + ".mlp.gate_proj", y, lora_linear(c.intermediate, c.mlp_bias));
+    gate = activation(g, p + ".mlp.act_fn", gate, Activation::silu);
+    Tensor up = linear(g, p + ".mlp.up_proj", y, lora_linear(c.intermediate, c.mlp_bias));
+    y = mul(g, p + ".mlp.mul", gate, up);
+    y = linear(g, p + ".mlp.down_proj", y, lora_linear(h, c.mlp_bias));
+    x = add(g, p + ".add#2", y, x);
+  }
+  g.set_segment(-1);
+  x = rms_norm(g, "model.norm", x);
+  x = linear(g, "lm_head", x, LinearSpec{c.vocab, false, c.tie_embeddings});
+  cross_entropy(g, "loss", x);
+}
+
+// GPT2LMHeadModel: token + learned position embeddings, dropout, pre-LN blocks with a fused c_attn
+// (Conv1D h -> 3h), causal attention with attn_pdrop, resid dropout, GELU MLP, ln_f, lm_head tied to
+// wte. GPT-2's "gelu_new" is counted as one fused GELU that keeps its input (HF's NewGELUActivation
+// is a Python expression that, unfused, keeps about four 4h tensors instead of one).
+void gpt2(Graph& g, const TransformerConfig& c, int seq, bool flash) {
+  const std::int64_t h = c.hidden;
+  Tensor x = embedding(g, "transformer.wte", seq, c.vocab, h, true);
+  Tensor pos = embedding(g, "transformer.wpe", seq, c.max_positions, h, false);
+  x = add(g, "transformer.add", x, pos);
+  x = dropout(g, "transformer.drop", x, c.embedding_dropout);
+  const AttentionSpec attn = attention_spec(c, seq, true, flash);
+  for (int i = 0; i < c.layers; ++i) {
+    g.set_segment(i);
+    const std::string p = "transformer.h." + std::to_string(i);
+    Tensor y = layer_norm(g, p + ".ln_1", x);
+    Tensor qkv = linear(g, p + ".attn.c_attn", y, lora_linear(3 * h, true));
+    y = attention(g, p + ".attn.core", qkv, qkv, qkv, attn, true);
+    y = linear(g, p + ".attn.c_proj", y, lora_linear(h, true));
+    y = dropout(g, p + ".attn.resid_dropout", y, c.hidden_dropout);
+    x = add(g, p + ".add", y, x);
+    y = layer_norm(g, p + ".ln_2", x);
+    y = linear(g, p + ".mlp.c_fc", y, lora_linear(c.intermediate, true));
+    y = activation(g, p + ".mlp.act", y, Activation::gelu);
+    y = linear(g, p + ".mlp.c_proj", y, lora_linear(h, true));
+    y = dropout(g, p + ".mlp.dropout", y, c.hidden_dropout);
+    x = add(g, p + ".add#2", y, x);
+  }
+  g.set_segment(-1);
+  x = layer_norm(g, "transformer.ln_f", x);
+  x = linear(g, "lm_head", x, LinearSpec{c.vocab, false, c.tie_embeddings});
+  cross_entropy(g, "loss", x);
+}
+
+// BertForPreTraining: the encoder (BertModel with pooler) plus both pre-training heads, the masked-LM
+// head (dense, GELU, LayerNorm, decoder tied to the word embeddings with its own bias) and the
+// next-sentence head on the pooled [CLS]; the MLM loss runs over every position (HF computes the
+// log-softmax of all rows, ignoring labels of -100 only in the sum). Post-LN encoder layers.
+void bert(Graph& g, const TransformerConfig& c, int seq, bool flash) {
+  const std::int64_t h = c.hidden;
+  Tensor x = embedding(g, "bert.embeddings.word_embeddings", seq, c.vocab, h, true);
+  Tensor tt = embedding(g, "bert.embeddings.token_type_embeddings", seq, c.type_vocab, h, true);
+  Tensor pos = embedding(g, "bert.embeddings.position_embeddings", seq, c.max_positions, h, false);
+  x = add(g, "bert.embeddings.add", x, tt);
+  x = add(g, "bert.embeddings.add#2", x, pos);
+  x = layer_norm(g, "bert.embeddings.LayerNorm", x);
+  x = dropout(g, "bert.embeddings.dropout", x, c.embedding_dropout);
+  const AttentionSpec attn = attention_spec(c, seq, false, flash);
+  for (int i = 0; i < c.layers; ++i) {
+    g.set_segment(i);
+    const std::string p = "bert.encoder.layer." + std::to_string(i);
+    Tensor q = linear(g, p + ".attention.self.query", x, lora_linear(h, true));
+    Tensor k = linear(g, p + ".attention.self.key", x, lora_linear(h, true));
+    Tensor v = linear(g, p + ".attention.self.value", x, lora_linear(h, true));
+    Tensor y = attention(g, p + ".attention.self.core", q, k, v, attn, false);
+    y = linear(g, p + ".attention.output.dense", y, lora_linear(h, true));
+    y = dropout(g, p + ".attention.output.dropout", y, c.hidden_dropout);
+    y = add(g, p + ".attention.output.add", y, x);
+    const Tensor attended = layer_norm(g, p + ".attention.output.LayerNorm", y);
+    y = linear(g, p + ".intermediate.dense", attended, lora_linear(c.intermediate, true));
+    y = activation(g, p + ".intermediate.intermediate_act_fn", y, Activation::gelu);
+    y = linear(g, p + ".output.dense", y, lora_linear(h, true));
+    y = dropout(g, p + ".output.dropout", y, c.hidden_dropout);
+    y = add(g, p + ".output.add", y, attended);
+    x = layer_norm(g, p + ".output.LayerNorm", y);
+  }
+  g.set_segment(-1);
+  // hidden_states[:, 0] is a strided view: the pooler's saved input keeps the last hidden state
+  // (already kept by the MLM head) alive.
+  Tensor pooled = linear(g, "bert.pooler.dense", select(x, {h}), LinearSpec{h, true});
+  pooled = activation(g, "bert.pooler.activation", pooled, Activation::tanh);
+  Tensor t = linear(g, "cls.predictions.transform.dense", x, LinearSpec{h, true});
+  t = activation(g, "cls.predictions.transform.transform_act_fn", t, Activation::gelu);
+  t = layer_norm(g, "cls.predictions.transform.LayerNorm", t);
+  t = linear(g, "cls.predictions.decoder", t, LinearSpec{c.vocab, true, c.tie_embeddings});
+  cross_entropy(g, "mlm_loss", t);
+  Tensor nsp = linear(g, "cls.seq_relationship", pooled, LinearSpec{2, true});
+  cross_entropy(g, "nsp_loss", nsp);
+}
+
+}  // namespace
+
+std::vector<Layer> transformer(const TransformerConfig& config, int seq_len, bool flash_attention) {
+  Graph g;
+  switch (config.family) {
+    case Family::llama:
+    case Family::mistral:
+    case Family::qwen2:
+      llama_family(g, config, seq_len, flash_attention);
+      break;
+    case Family::gpt2:
+      gpt2(g, config, seq_len, flash_attention);
+      break;
+    case Family::bert:
+      bert(g, config, seq_len, flash_attention);
+      break;
+  }
+  return g.finish();
+}
+
+}  // namespace gpusage::workload::detail

@@ -1,0 +1,102 @@
+// The zoo's language models as the config.json each checkpoint ships on the Hugging Face Hub (the
+// fields the builders read; tokenizer ids and initialisation settings left out). build() parses these
+// with the same importer as from_hf_config(), so the zoo also tests the importer.
+#include <map>
+#include <stdexcept>
+#include <string>
+
+#include "core/workload/models.hpp"
+
+namespace gpusage::workload::detail {
+
+namespace {
+
+// https://huggingface.co/google-bert/bert-base-uncased/blob/main/config.json
+constexpr const char* kBertBase = R"json({
+  "_name_or_path": "google-bert/bert-base-uncased", "architectures": ["BertForMaskedLM"],
+  "attention_probs_dropout_prob": 0.1, "hidden_act": "gelu", "hidden_dropout_prob": 0.1,
+  "hidden_size": 768, "intermediate_size": 3072, "max_position_embeddings": 512, "model_type": "bert",
+  "num_attention_heads": 12, "num_hidden_layers": 12, "type_vocab_size": 2, "vocab_size": 30522
+})json";
+
+// https://huggingface.co/google-bert/bert-large-uncased/blob/main/config.json
+constexpr const char* kBertLarge = R"json({
+  "_name_or_path": "google-bert/bert-large-uncased", "architectures": ["BertForMaskedLM"],
+  "attention_probs_dropout_prob": 0.1, "hidden_act": "gelu", "hidden_dropout_prob": 0.1,
+  "hidden_size": 1024, "intermediate_size": 4096, "max_position_embeddings": 512, "model_type": "bert",
+  "num_attention_heads": 16, "num_hidden_layers": 24, "type_vocab_size": 2, "vocab_size": 30522
+})json";
+
+// https://huggingface.co/openai-community/gpt2/blob/main/config.json (and -medium, -large, -xl)
+constexpr const char* kGpt2 = R"json({
+  "_name_or_path": "openai-community/gpt2", "activation_function": "gelu_new",
+  "architectures": ["GPT2LMHeadModel"], "attn_pdrop": 0.1, "embd_pdrop": 0.1, "model_type": "gpt2",
+  "n_ctx": 1024, "n_embd": 768, "n_head": 12, "n_layer": 12, "n_positions": 1024, "resid_pdrop": 0.1,
+  "vocab_size": 50257
+})json";
+constexpr const char* kGpt2Medium = R"json({
+  "_name_or_path": "openai-community/gpt2-medium", "activation_function": "gelu_new",
+  "architectures": ["GPT2LMHeadModel"], "attn_pdrop": 0.1, "embd_pdrop": 0.1, "model_type": "gpt2",
+  "n_ctx": 1024, "n_embd": 1024, "n_head": 16, "n_layer": 24, "n_positions": 1024, "resid_pdrop": 0.1,
+  "vocab_size": 50257
+})json";
+constexpr const char* kGpt2Large = R"json({
+  "_name_or_path": "openai-community/gpt2-large", "activation_function": "gelu_new",
+  "architectures": ["GPT2LMHeadModel"], "attn_pdrop": 0.1, "embd_pdrop": 0.1, "model_type": "gpt2",
+  "n_ctx": 1024, "n_embd": 1280, "n_head": 20, "n_layer": 36, "n_positions": 1024, "resid_pdrop": 0.1,
+  "vocab_size": 50257
+})json";
+constexpr const char* kGpt2Xl = R"json({
+  "_name_or_path": "openai-community/gpt2-xl", "activation_function": "gelu_new",
+  "architectures": ["GPT2LMHeadModel"], "attn_pdrop": 0.1, "embd_pdrop": 0.1, "model_type": "gpt2",
+  "n_ctx": 1024, "n_embd": 1600, "n_head": 25, "n_layer": 48, "n_positions": 1024, "resid_pdrop": 0.1,
+  "vocab_size": 50257
+})json";
+
+// https://huggingface.co/meta-llama/Llama-2-7b-hf/blob/main/config.json
+constexpr const char* kLlama2_7b = R"json({
+  "_name_or_path": "meta-llama/Llama-2-7b-hf", "architectures": ["LlamaForCausalLM"], "hidden_act": "silu",
+  "hidden_size": 4096, "intermediate_size": 11008, "max_position_embeddings": 4096, "model_type": "llama",
+  "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 32, "rms_norm_eps": 1e-05,
+  "tie_word_embeddings": false, "vocab_size": 32000
+})json";
+
+// https://huggingface.co/meta-llama/Llama-2-13b-hf/blob/main/config.json
+constexpr const char* kLlama2_13b = R"json({
+  "_name_or_path": "meta-llama/Llama-2-13b-hf", "architectures": ["LlamaForCausalLM"], "hidden_act": "silu",
+  "hidden_size": 5120, "intermediate_size": 13824, "max_position_embeddings": 4096, "model_type": "llama",
+  "num_attention_heads": 40, "num_hidden_layers": 40, "num_key_value_heads": 40, "rms_norm_eps": 1e-05,
+  "tie_word_embeddings": false, "vocab_size": 32000
+})json";
+
+// https://huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/config.json
+constexpr const char* kLlama3_8b = R"json({
+  "_name_or_path": "meta-llama/Meta-Llama-3-8B", "architectures": ["LlamaForCausalLM"], "hidden_act": "silu",
+  "hidden_size": 4096, "intermediate_size": 14336, "max_position_embeddings": 8192, "model_type": "llama",
+  "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8, "rms_norm_eps": 1e-05,
+  "rope_theta": 500000.0, "tie_word_embeddings": false, "vocab_size": 128256
+})json";
+
+// https://huggingface.co/mistralai/Mistral-7B-v0.1/blob/main/config.json
+constexpr const char* kMistral7b = R"json({
+  "_name_or_path": "mistralai/Mistral-7B-v0.1", "architectures": ["MistralForCausalLM"], "hidden_act": "silu",
+  "hidden_size": 4096, "intermediate_size": 14336, "max_position_embeddings": 32768, "model_type": "mistral",
+  "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8, "rms_norm_eps": 1e-05,
+  "rope_theta": 10000.0, "sliding_window": 4096, "tie_word_embeddings": false, "vocab_size": 32000
+})json";
+
+}  // namespace
+
+const std::string& zoo_hf_config(const std::string& id) {
+  static const std::map<std::string, std::string> configs = {
+      {"bert-base", kBertBase},     {"bert-large", kBertLarge},   {"gpt2", kGpt2},
+      {"gpt2-medium", kGpt2Medium}, {"gpt2-large", kGpt2Large},   {"gpt2-xl", kGpt2Xl},
+      {"llama2-7b", kLlama2_7b},    {"llama2-13b", kLlama2_13b},  {"llama3-8b", kLlama3_8b},
+      {"mistral-7b", kMistral7b},
+  };
+  const auto it = configs.find(id);
+  if (it == configs.end()) throw std::logic_error("no config.json for zoo model " + id);
+  return it->second;
+}
+
+}  // namespace gpusage::workload::detail

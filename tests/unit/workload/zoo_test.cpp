@@ -1,0 +1,143 @@
+// The zoo: ids and order, exact parameter counts against torchvision / Hugging Face, options.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "workload_test_util.hpp"
+
+namespace gpusage::workload {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::input_error_of;
+
+TEST(Zoo, ListsTheModelsInDisplayOrder) {
+  std::vector<std::string> ids;
+  for (const ZooEntry& e : zoo()) ids.push_back(e.id);
+  EXPECT_EQ(ids, (std::vector<std::string>{"resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "vgg16",
+                                           "mobilenet_v2", "efficientnet_b0", "vit_b_16", "vit_l_16", "bert-base",
+                                           "bert-large", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "llama2-7b",
+                                           "llama2-13b", "llama3-8b", "mistral-7b"}));
+}
+
+TEST(Zoo, EveryEntryNamesItsSourceAndVisionEntriesCarryGflops) {
+  for (const ZooEntry& e : zoo()) {
+    EXPECT_FALSE(e.reference_source.empty()) << e.id;
+    EXPECT_FALSE(e.description.empty()) << e.id;
+    EXPECT_EQ(e.reference_gflops.has_value(), e.domain == Domain::vision) << e.id;
+  }
+}
+
+// The reference counts are torchvision's num_params and Hugging Face's num_parameters(); the builders
+// must reproduce them exactly, not approximately.
+TEST(Zoo, ParameterCountsEqualTheReferenceExactly) {
+  for (const ZooEntry& e : zoo()) {
+    const Workload w = build(e.id);
+    EXPECT_EQ(w.params(), e.reference_params) << e.id;
+  }
+}
+
+TEST(Zoo, ParameterCountsOfNamedModels) {
+  EXPECT_EQ(build("resnet50").params(), 25'557'032);
+  EXPECT_EQ(build("vit_b_16").params(), 86'567'656);
+  EXPECT_EQ(build("gpt2").params(), 124'439'808);
+  EXPECT_EQ(build("llama2-7b").params(), 6'738'415'616);
+  EXPECT_EQ(build("llama3-8b").params(), 8'030'261'248);
+  EXPECT_EQ(build("mistral-7b").params(), 7'241'732'096);
+  // BertForPreTraining = BertModel (109,482,240 with pooler) + MLM transform, decoder bias and NSP head.
+  EXPECT_EQ(build("bert-base").params(), 110'106'428);
+  EXPECT_EQ(build("bert-large").params(), 336'226'108);
+}
+
+TEST(Zoo, BuiltWorkloadCarriesIdentityAndShape) {
+  const Workload r = build("resnet50");
+  EXPECT_EQ(r.id, "resnet50");
+  EXPECT_EQ(r.display_name, "ResNet-50");
+  EXPECT_EQ(r.domain, Domain::vision);
+  EXPECT_EQ(r.resolution, 224);
+  EXPECT_EQ(r.tokens_per_sample(), 0);
+  EXPECT_THAT(r.architecture_source, HasSubstr("torchvision"));
+  const Workload g = build("gpt2");
+  EXPECT_EQ(g.domain, Domain::language);
+  EXPECT_EQ(g.seq_len, 1024);
+  EXPECT_EQ(g.tokens_per_sample(), 1024);
+  EXPECT_THAT(g.architecture_source, HasSubstr("GPT2LMHeadModel"));
+}
+
+TEST(Zoo, DefaultSequenceLengthsAreTheUsualTrainingLengths) {
+  EXPECT_EQ(build("bert-base").seq_len, 512);
+  EXPECT_EQ(build("gpt2-xl").seq_len, 1024);
+  EXPECT_EQ(build("llama2-7b").seq_len, 4096);
+  EXPECT_EQ(build("llama3-8b").seq_len, 8192);
+  EXPECT_EQ(build("mistral-7b").seq_len, 8192);
+}
+
+TEST(Zoo, UnknownIdIsAnInputErrorListingCloseIds) {
+  const std::string message = input_error_of([] { build("resnet5"); });
+  EXPECT_THAT(message, HasSubstr("unknown model 'resnet5'"));
+  EXPECT_THAT(message, HasSubstr("did you mean"));
+  EXPECT_THAT(message, HasSubstr("resnet50"));
+  EXPECT_THAT(input_error_of([] { build("lama2-7b"); }), HasSubstr("llama2-7b"));
+}
+
+TEST(ZooOptions, CnnResolutionMustBeAPositiveMultipleOf32) {
+  const std::string message = input_error_of([] { build("resnet50", testing::at_resolution(100)); });
+  EXPECT_THAT(message, HasSubstr("resolution 100"));
+  EXPECT_THAT(message, HasSubstr("multiple of 32"));
+  EXPECT_THAT(input_error_of([] { build("vgg16", testing::at_resolution(0)); }), HasSubstr("resolution 0"));
+  EXPECT_THAT(input_error_of([] { build("mobilenet_v2", testing::at_resolution(-32)); }), HasSubstr("resolution -32"));
+  EXPECT_EQ(build("resnet50", testing::at_resolution(32)).resolution, 32);
+}
+
+TEST(ZooOptions, VitResolutionMustBeAMultipleOfThePatchSize) {
+  const std::string message = input_error_of([] { build("vit_b_16", testing::at_resolution(200)); });
+  EXPECT_THAT(message, HasSubstr("resolution 200"));
+  EXPECT_THAT(message, HasSubstr("multiple of 16"));
+  EXPECT_EQ(build("vit_b_16", testing::at_resolution(240)).resolution, 240);  // 240 = 15 patches, not a multiple of 32
+}
+
+// torchvision ViT_B_16_Weights.IMAGENET1K_SWAG_E2E_V1 (384 px): num_params 86,859,496 — the position
+// embedding grows with the (384/16)^2 + 1 = 577 tokens.
+TEST(ZooOptions, VitPositionEmbeddingFollowsTheResolution) {
+  const Workload w = build("vit_b_16", testing::at_resolution(384));
+  EXPECT_EQ(w.params(), 86'859'496);
+  EXPECT_EQ(testing::layer(w, "encoder.layers.encoder_layer_0.ln_1").output_shape,
+            (std::vector<std::int64_t>{577, 768}));
+}
+
+TEST(ZooOptions, NumClassesResizesTheClassifier) {
+  WorkloadOptions o;
+  o.num_classes = 10;
+  // resnet50's fc goes from 2048 x 1000 + 1000 to 2048 x 10 + 10.
+  EXPECT_EQ(build("resnet50", o).params(), 25'557'032 - 2048 * 990 - 990);
+  EXPECT_EQ(testing::layer(build("resnet50", o), "fc").output_shape, (std::vector<std::int64_t>{10}));
+  o.num_classes = 0;
+  EXPECT_THAT(input_error_of([&] { build("resnet50", o); }), HasSubstr("num_classes 0"));
+}
+
+TEST(ZooOptions, SeqLenIsCappedByLearnedPositionEmbeddings) {
+  WorkloadOptions o;
+  o.seq_len = 2048;
+  const std::string message = input_error_of([&] { build("gpt2", o); });
+  EXPECT_THAT(message, HasSubstr("seq_len 2048"));
+  EXPECT_THAT(message, HasSubstr("1 to 1024"));
+  o.seq_len = 513;
+  EXPECT_THAT(input_error_of([&] { build("bert-base", o); }), HasSubstr("1 to 512"));
+  o.seq_len = 0;
+  EXPECT_THAT(input_error_of([&] { build("llama2-7b", o); }), HasSubstr("seq_len 0"));
+  // Rotary models have no learned table to outgrow.
+  o.seq_len = 16384;
+  EXPECT_EQ(build("llama2-7b", o).seq_len, 16384);
+  o.seq_len = 128;
+  EXPECT_EQ(build("gpt2", o).tokens_per_sample(), 128);
+}
+
+TEST(ZooOptions, OptionsOfTheOtherDomainAreRejected) {
+  WorkloadOptions seq;
+  seq.seq_len = 128;
+  EXPECT_THAT(input_error_of([&] { build("resnet50", seq); }), HasSubstr("seq_len applies to language models"));
+  EXPECT_THAT(input_error_of([] { build("gpt2", testing::at_resolution(224)); }),
+              HasSubstr("resolution applies to vision models"));
+}
+
+}  // namespace
+}  // namespace gpusage::workload
