@@ -32,8 +32,8 @@ struct LayerSpec {
   double forward_flops = 0;
   double backward_flops = 0;
   double forward_io_elements = 0;
-  std::vector<Tensor> saved_inputs;  // inputs autograd keeps for this layer's backward
-  bool saves_output = false;         // autograd keeps this layer's output for its own backward
+  std::vector<Tensor> saved_inputs;    // inputs autograd keeps for this layer's backward
+  bool saves_output = false;           // autograd keeps this layer's output for its own backward
   double internal_saved_elements = 0;  // tensors made and kept inside the layer (unfused attention s^2)
   double saved_fixed_bytes = 0;
   std::vector<Matrix> lora_targets;

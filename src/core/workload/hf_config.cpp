@@ -47,7 +47,8 @@ class Fields {
     const auto it = j_.find(key);
     if (it == j_.end() || it->is_null()) return fallback;
     if (!it->is_boolean()) {
-      throw InputError("config.json field '" + std::string(key) + "' is " + it->dump() + "; expected true or false");
+      throw InputError("config.json field '" + std::string(key) + "' is " + it->dump() +
+                       "; expected true or false");
     }
     return it->get<bool>();
   }
@@ -169,7 +170,8 @@ TransformerConfig parse_hf_config(const std::string& json_text) {
   } catch (const json::parse_error& e) {
     throw InputError(std::string("config.json is not valid JSON: ") + e.what());
   }
-  if (!j.is_object()) throw InputError("config.json must be a JSON object; got " + std::string(j.type_name()));
+  if (!j.is_object())
+    throw InputError("config.json must be a JSON object; got " + std::string(j.type_name()));
   const auto type_it = j.find("model_type");
   if (type_it == j.end() || !type_it->is_string()) {
     throw InputError("config.json has no 'model_type' string; " + supported_list());

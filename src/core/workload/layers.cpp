@@ -14,15 +14,15 @@ namespace {
 // Arithmetic per element of the memory-bound kernels, counted ptflops-style (one FLOP per add, mul,
 // compare; transcendental functions as a few). The step-time model treats these ops as bandwidth
 // bound, so the counts matter only for honest totals; torchvision's published figures leave them out.
-constexpr double kSimpleFlopsPerElement = 1;      // relu, add, mul, dropout's scaled mask multiply
-constexpr double kSigmoidFlopsPerElement = 3;     // exp, add, divide
-constexpr double kSiluFlopsPerElement = 4;        // sigmoid, then multiply
-constexpr double kGeluFlopsPerElement = 8;        // erf / tanh polynomial
+constexpr double kSimpleFlopsPerElement = 1;   // relu, add, mul, dropout's scaled mask multiply
+constexpr double kSigmoidFlopsPerElement = 3;  // exp, add, divide
+constexpr double kSiluFlopsPerElement = 4;     // sigmoid, then multiply
+constexpr double kGeluFlopsPerElement = 8;     // erf / tanh polynomial
 constexpr double kTanhFlopsPerElement = 3;
-constexpr double kBatchNormFlopsPerElement = 2;   // one fused multiply-add with per-channel scale/shift
-constexpr double kLayerNormFlopsPerElement = 5;   // mean, variance, normalise, scale, shift
-constexpr double kRmsNormFlopsPerElement = 4;     // square-sum, normalise, scale
-constexpr double kRotaryFlopsPerElement = 3;      // q*cos + rotate_half(q)*sin
+constexpr double kBatchNormFlopsPerElement = 2;     // normalise as one multiply-add (scale/shift per channel)
+constexpr double kLayerNormFlopsPerElement = 5;     // mean, variance, normalise, scale, shift
+constexpr double kRmsNormFlopsPerElement = 4;       // square-sum, normalise, scale
+constexpr double kRotaryFlopsPerElement = 3;        // q*cos + rotate_half(q)*sin
 constexpr double kCrossEntropyFlopsPerElement = 4;  // max, exp, sum, log of the log-softmax
 
 // cuDNN / flash-attention keep statistics in fp32 whatever the compute precision.
@@ -69,7 +69,9 @@ Tensor view(const Tensor& x, std::vector<std::int64_t> shape) {
   return v;
 }
 
-Tensor select(const Tensor& base, std::vector<std::int64_t> shape) { return Tensor{base.id, std::move(shape)}; }
+Tensor select(const Tensor& base, std::vector<std::int64_t> shape) {
+  return Tensor{base.id, std::move(shape)};
+}
 
 // Conv2d saves its input (for the weight gradient) and its weight (a parameter, not counted). Even
 // the first conv saves its input image. Backward: input gradient + weight gradient, 2x forward; 1x
@@ -163,7 +165,8 @@ Tensor max_pool2d(Graph& g, const std::string& name, const Tensor& x, int kernel
 // adaptive_avg_pool2d to 1x1 runs as mean over H and W (ATen's shortcut), whose backward needs only
 // sizes: nothing saved. Any other output size runs _adaptive_avg_pool2d, which saves its input.
 Tensor adaptive_avg_pool2d(Graph& g, const std::string& name, const Tensor& x, std::int64_t out_side) {
-  const double window = static_cast<double>(x.shape.at(1) * x.shape.at(2)) / static_cast<double>(out_side * out_side);
+  const double window =
+      static_cast<double>(x.shape.at(1) * x.shape.at(2)) / static_cast<double>(out_side * out_side);
   LayerSpec s = elementwise_spec(name, OpClass::pooling, {x}, {x.shape.at(0), out_side, out_side},
                                  std::max(1.0, window));
   s.backward_flops = x.elements();
@@ -259,20 +262,18 @@ Tensor embedding(Graph& g, const std::string& name, std::int64_t seq, std::int64
 // through, nothing saved.
 Tensor add_parameter(Graph& g, const std::string& name, const Tensor& x, std::vector<std::int64_t> out_shape,
                      std::int64_t params) {
-  LayerSpec s = elementwise_spec(name, OpClass::elementwise, {x}, std::move(out_shape), kSimpleFlopsPerElement);
+  LayerSpec s =
+      elementwise_spec(name, OpClass::elementwise, {x}, std::move(out_shape), kSimpleFlopsPerElement);
   s.params = params;
   return g.add(std::move(s));
 }
 
 // q * cos + rotate_half(q) * sin: cos and sin need no gradient, so autograd saves only them (one
 // broadcast row, not per sample). The rotated q and k are new tensors, saved by attention.
-QK rotary(Graph& g, const std::string& name, const Tensor& q, const Tensor& k) {
+Tensor rotary(Graph& g, const std::string& name, const Tensor& q, const Tensor& k) {
   std::vector<std::int64_t> qk_shape = q.shape;
   qk_shape.back() = q.shape.back() + k.shape.back();
-  LayerSpec s = elementwise_spec(name, OpClass::elementwise, {q, k}, qk_shape, kRotaryFlopsPerElement);
-  Tensor both = g.add(std::move(s));
-  // q and k come out of one layer as one tensor; consumers see it whole, which is how it is saved.
-  return QK{both, both};
+  return g.add(elementwise_spec(name, OpClass::elementwise, {q, k}, qk_shape, kRotaryFlopsPerElement));
 }
 
 double attention_pairs(const AttentionSpec& a) {
@@ -294,8 +295,7 @@ double attention_pairs(const AttentionSpec& a) {
 //    (heads x s x s), dropout its 1-byte mask, and the PV matmul the dropped probabilities (a third
 //    s^2 tensor when dropout is on) and v. Backward is 4 matmuls, 2x. Under autocast HF's eager
 //    softmax runs in fp32, so its saved output is 4 bytes per element even in 16-bit training.
-Tensor attention(Graph& g, const std::string& name, const Tensor& q, const Tensor& k, const Tensor& v,
-                 const AttentionSpec& a, bool fused_qkv) {
+Tensor attention(Graph& g, const std::string& name, const std::vector<Tensor>& qkv, const AttentionSpec& a) {
   const double pairs = attention_pairs(a);
   const double heads = static_cast<double>(a.heads);
   const double score_elements = heads * pairs;
@@ -306,8 +306,7 @@ Tensor attention(Graph& g, const std::string& name, const Tensor& q, const Tenso
   LayerSpec s;
   s.name = name;
   s.op = OpClass::attention;
-  s.inputs = fused_qkv ? std::vector<Tensor>{q} : std::vector<Tensor>{q, k, v};
-  if (!fused_qkv && q.id == k.id) s.inputs = {q, v};  // rotated q and k arrive as one tensor
+  s.inputs = qkv;
   s.output_shape = out_shape;
   s.forward_flops = matmul_flops;
   double qkv_elements = 0;
@@ -324,8 +323,8 @@ Tensor attention(Graph& g, const std::string& name, const Tensor& q, const Tenso
     s.forward_io_elements += (a.dropout > 0 ? 6 : 4) * score_elements;
     s.internal_saved_elements = score_elements;  // softmax output
     if (a.dropout > 0) {
-      s.internal_saved_elements += score_elements;         // dropped probabilities, saved by PV
-      s.saved_fixed_bytes = kMaskBytes * score_elements;   // dropout mask
+      s.internal_saved_elements += score_elements;        // dropped probabilities, saved by PV
+      s.saved_fixed_bytes = kMaskBytes * score_elements;  // dropout mask
     }
   }
   return g.add(std::move(s));

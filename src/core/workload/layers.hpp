@@ -47,7 +47,7 @@ Tensor adaptive_avg_pool2d(Graph& g, const std::string& name, const Tensor& x, s
 
 Tensor add(Graph& g, const std::string& name, const Tensor& a, const Tensor& b);
 Tensor mul(Graph& g, const std::string& name, const Tensor& a, const Tensor& b);  // b may broadcast
-Tensor dropout(Graph& g, const std::string& name, const Tensor& x, double p);  // p == 0: no layer
+Tensor dropout(Graph& g, const std::string& name, const Tensor& x, double p);     // p == 0: no layer
 
 // ---- Sequence models ----
 struct LinearSpec {
@@ -70,12 +70,9 @@ Tensor embedding(Graph& g, const std::string& name, std::int64_t seq, std::int64
 Tensor add_parameter(Graph& g, const std::string& name, const Tensor& x, std::vector<std::int64_t> out_shape,
                      std::int64_t params);
 
-// Rotary position embedding applied to q and k (HF apply_rotary_pos_emb): returns q and k rotated.
-struct QK {
-  Tensor q;
-  Tensor k;
-};
-QK rotary(Graph& g, const std::string& name, const Tensor& q, const Tensor& k);
+// Rotary position embedding applied to q and k (HF apply_rotary_pos_emb): one output holding the
+// rotated q and k side by side, {S, (heads + kv_heads) * head_dim}.
+Tensor rotary(Graph& g, const std::string& name, const Tensor& q, const Tensor& k);
 
 struct AttentionSpec {
   std::int64_t seq = 0;
@@ -87,10 +84,10 @@ struct AttentionSpec {
   std::int64_t sliding_window = 0;  // 0: none
   bool flash = true;
 };
-// softmax(QK^T / sqrt(d)) V over per-sample q {S, heads*d}, k and v {S, kv_heads*d}; q, k and v may
-// be one fused tensor (pass the same tensor three times with fused_qkv = true).
-Tensor attention(Graph& g, const std::string& name, const Tensor& q, const Tensor& k, const Tensor& v,
-                 const AttentionSpec& a, bool fused_qkv);
+// softmax(QK^T / sqrt(d)) V over q {S, heads*d}, k and v {S, kv_heads*d}. qkv: the tensors that hold
+// them, however the model splits them: one fused projection (GPT-2, ViT), rotated q+k and v (Llama),
+// or q, k and v (BERT).
+Tensor attention(Graph& g, const std::string& name, const std::vector<Tensor>& qkv, const AttentionSpec& a);
 // Key positions one query attends to, summed over queries, in the kernel that runs.
 double attention_pairs(const AttentionSpec& a);
 

@@ -47,7 +47,7 @@ struct TransformerConfig {
   std::int64_t max_positions = 0;
   std::int64_t type_vocab = 0;  // bert token types
   bool tie_embeddings = false;
-  bool qkv_bias = false;        // qwen2: true; llama attention_bias
+  bool qkv_bias = false;  // qwen2: true; llama attention_bias
   bool o_bias = false;
   bool mlp_bias = false;
   std::int64_t sliding_window = 0;  // mistral v0.1: 4096; 0 = full attention

@@ -57,8 +57,8 @@ void llama_family(Graph& g, const TransformerConfig& c, int seq, bool flash) {
     Tensor q = linear(g, p + ".self_attn.q_proj", y, lora_linear(c.heads * c.head_dim, c.qkv_bias));
     Tensor k = linear(g, p + ".self_attn.k_proj", y, lora_linear(c.kv_heads * c.head_dim, c.qkv_bias));
     Tensor v = linear(g, p + ".self_attn.v_proj", y, lora_linear(c.kv_heads * c.head_dim, c.qkv_bias));
-    const QK qk = rotary(g, p + ".self_attn.rotary", q, k);
-    y = attention(g, p + ".self_attn.core", qk.q, qk.k, v, attn, false);
+    const Tensor qk = rotary(g, p + ".self_attn.rotary", q, k);
+    y = attention(g, p + ".self_attn.core", {qk, v}, attn);
     y = linear(g, p + ".self_attn.o_proj", y, lora_linear(h, c.o_bias));
     x = add(g, p + ".add", y, x);
     y = rms_norm(g, p + ".post_attention_layernorm", x);
@@ -91,7 +91,7 @@ void gpt2(Graph& g, const TransformerConfig& c, int seq, bool flash) {
     const std::string p = "transformer.h." + std::to_string(i);
     Tensor y = layer_norm(g, p + ".ln_1", x);
     Tensor qkv = linear(g, p + ".attn.c_attn", y, lora_linear(3 * h, true));
-    y = attention(g, p + ".attn.core", qkv, qkv, qkv, attn, true);
+    y = attention(g, p + ".attn.core", {qkv}, attn);
     y = linear(g, p + ".attn.c_proj", y, lora_linear(h, true));
     y = dropout(g, p + ".attn.resid_dropout", y, c.hidden_dropout);
     x = add(g, p + ".add", y, x);
@@ -128,7 +128,7 @@ void bert(Graph& g, const TransformerConfig& c, int seq, bool flash) {
     Tensor q = linear(g, p + ".attention.self.query", x, lora_linear(h, true));
     Tensor k = linear(g, p + ".attention.self.key", x, lora_linear(h, true));
     Tensor v = linear(g, p + ".attention.self.value", x, lora_linear(h, true));
-    Tensor y = attention(g, p + ".attention.self.core", q, k, v, attn, false);
+    Tensor y = attention(g, p + ".attention.self.core", {q, k, v}, attn);
     y = linear(g, p + ".attention.output.dense", y, lora_linear(h, true));
     y = dropout(g, p + ".attention.output.dropout", y, c.hidden_dropout);
     y = add(g, p + ".attention.output.add", y, x);

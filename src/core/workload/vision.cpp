@@ -1,8 +1,8 @@
 // Vision models, layer by layer as torchvision builds them (torchvision/models/resnet.py, vgg.py,
 // mobilenetv2.py, efficientnet.py, vision_transformer.py). Layer names are the torchvision module
 // paths; a module called more than once in a block (ResNet's relu) gets "#2", "#3".
-#include <array>
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -14,7 +14,9 @@ namespace gpusage::workload::detail {
 
 namespace {
 
-Tensor image_input(Graph& g, const VisionShape& shape) { return g.input({3, shape.resolution, shape.resolution}); }
+Tensor image_input(Graph& g, const VisionShape& shape) {
+  return g.input({3, shape.resolution, shape.resolution});
+}
 
 // avgpool to 1x1 -> flatten -> [dropout] -> Linear -> cross-entropy, as every CNN here ends.
 void classifier_head(Graph& g, const Tensor& features, const VisionShape& shape, const std::string& pool_name,
@@ -41,7 +43,8 @@ constexpr std::array<ResNetDepth, 5> kResNetDepths{{
     {152, true, {3, 8, 36, 3}},
 }};
 
-Tensor resnet_block(Graph& g, const std::string& p, const Tensor& x, std::int64_t planes, int stride, bool bottleneck) {
+Tensor resnet_block(Graph& g, const std::string& p, const Tensor& x, std::int64_t planes, int stride,
+                    bool bottleneck) {
   const std::int64_t expansion = bottleneck ? 4 : 1;
   const std::int64_t out_ch = planes * expansion;
   Tensor y;
@@ -150,8 +153,8 @@ std::vector<Layer> resnet(int depth, const VisionShape& shape) {
 // adaptive 7x7 average pool, then Linear-ReLU-Dropout(0.5) twice and the classifier. Each of the five
 // conv stages (ending in its max pool) is one segment.
 std::vector<Layer> vgg16(const VisionShape& shape) {
-  static constexpr std::array<std::array<std::int64_t, 3>, 5> kStages{{
-      {64, 64, 0}, {128, 128, 0}, {256, 256, 256}, {512, 512, 512}, {512, 512, 512}}};
+  static constexpr std::array<std::array<std::int64_t, 3>, 5> kStages{
+      {{64, 64, 0}, {128, 128, 0}, {256, 256, 256}, {512, 512, 512}, {512, 512, 512}}};
   Graph g;
   Tensor x = image_input(g, shape);
   int index = 0;  // position in torchvision's features Sequential
@@ -194,17 +197,20 @@ std::vector<Layer> mobilenet_v2(const VisionShape& shape) {
   for (const InvertedResidualStage& st : kMobileNetV2Stages) {
     for (int r = 0; r < st.repeats; ++r) {
       g.set_segment(index - 1);
-      const std::string p = "features." + std::to_string(index++) + ".conv";
+      const std::string block = "features." + std::to_string(index++);
+      const std::string p = block + ".conv";
       const int stride = r == 0 ? st.stride : 1;
       const std::int64_t in_ch = x.shape.at(0);
       const auto hidden = static_cast<std::int64_t>(std::lround(static_cast<double>(in_ch) * st.expand));
       Tensor y = x;
       int part = 0;
-      if (st.expand != 1) y = conv_bn_act(g, p + "." + std::to_string(part++), y, ConvSpec{hidden, 1}, Activation::relu6);
-      y = conv_bn_act(g, p + "." + std::to_string(part++), y, ConvSpec{hidden, 3, stride, 1, hidden}, Activation::relu6);
+      if (st.expand != 1)
+        y = conv_bn_act(g, p + "." + std::to_string(part++), y, ConvSpec{hidden, 1}, Activation::relu6);
+      y = conv_bn_act(g, p + "." + std::to_string(part++), y, ConvSpec{hidden, 3, stride, 1, hidden},
+                      Activation::relu6);
       y = conv2d(g, p + "." + std::to_string(part++), y, ConvSpec{st.channels, 1});
       y = batch_norm(g, p + "." + std::to_string(part++), y);
-      if (stride == 1 && in_ch == st.channels) y = add(g, p + ".add", x, y);
+      if (stride == 1 && in_ch == st.channels) y = add(g, block + ".add", x, y);
       x = y;
     }
   }
@@ -230,7 +236,8 @@ std::vector<Layer> efficientnet_b0(const VisionShape& shape) {
     const MBConvStage& st = kEfficientNetB0Stages[s];
     for (int l = 0; l < st.layers; ++l) {
       g.set_segment(block_id);
-      const std::string p = "features." + std::to_string(s + 1) + "." + std::to_string(l) + ".block";
+      const std::string block = "features." + std::to_string(s + 1) + "." + std::to_string(l);
+      const std::string p = block + ".block";
       const std::int64_t in_ch = l == 0 ? make_divisible(static_cast<double>(st.in_channels)) : x.shape.at(0);
       const std::int64_t out_ch = make_divisible(static_cast<double>(st.out_channels));
       const int stride = l == 0 ? st.stride : 1;
@@ -261,7 +268,7 @@ std::vector<Layer> efficientnet_b0(const VisionShape& shape) {
         const double p_drop = kEfficientNetStochasticDepth * block_id / total_blocks;
         if (p_drop > 0) {
           LayerSpec sd;
-          sd.name = p.substr(0, p.size() - 6) + ".stochastic_depth";
+          sd.name = block + ".stochastic_depth";
           sd.op = OpClass::elementwise;
           sd.inputs = {y};
           sd.output_shape = y.shape;
@@ -270,7 +277,7 @@ std::vector<Layer> efficientnet_b0(const VisionShape& shape) {
           sd.forward_io_elements = 2 * y.elements();
           y = g.add(std::move(sd));
         }
-        y = add(g, p.substr(0, p.size() - 6) + ".add", y, x);
+        y = add(g, block + ".add", y, x);
       }
       x = y;
       ++block_id;
@@ -296,16 +303,16 @@ std::vector<Layer> vit(const VitSpec& spec, const VisionShape& shape) {
   patch.bias = true;
   patch.input_needs_grad = false;
   x = conv2d(g, "conv_proj", x, patch);
-  x = view(x, {side * side, h});  // reshape + permute to tokens
-  x = add_parameter(g, "class_token", x, {seq, h}, h);                       // torch.cat
-  x = add_parameter(g, "encoder.pos_embedding", x, {seq, h}, seq * h);       // + pos_embedding
+  x = view(x, {side * side, h});                                        // reshape + permute to tokens
+  x = add_parameter(g, "class_token", x, {seq, h}, h);                  // torch.cat
+  x = add_parameter(g, "encoder.pos_embedding", x, {seq, h}, seq * h);  // + pos_embedding
   AttentionSpec attn{seq, spec.heads, spec.heads, h / spec.heads, false, 0.0, 0, shape.flash_attention};
   for (int i = 0; i < spec.layers; ++i) {
     g.set_segment(i);
     const std::string p = "encoder.layers.encoder_layer_" + std::to_string(i);
     Tensor y = layer_norm(g, p + ".ln_1", x);
     Tensor qkv = linear(g, p + ".self_attention.in_proj", y, LinearSpec{3 * h, true, false, true});
-    y = attention(g, p + ".self_attention.core", qkv, qkv, qkv, attn, true);
+    y = attention(g, p + ".self_attention.core", {qkv}, attn);
     y = linear(g, p + ".self_attention.out_proj", y, LinearSpec{h, true, false, true});
     x = add(g, p + ".add", y, x);
     y = layer_norm(g, p + ".ln_2", x);

@@ -1,5 +1,7 @@
 #include "core/workload/workload.hpp"
 
+#include <algorithm>
+
 namespace gpusage::workload {
 
 const char* to_string(OpClass op) {

@@ -5,7 +5,6 @@
 // with the compute precision (boolean masks, integer indices) are counted in bytes.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -35,7 +34,7 @@ struct Matrix {
 };
 
 struct Layer {
-  std::string name;      // torchvision / Hugging Face module path, e.g. "layer1.0.conv1"
+  std::string name;  // torchvision / Hugging Face module path, e.g. "layer1.0.conv1"
   OpClass op = OpClass::elementwise;
   std::vector<std::int64_t> output_shape;  // per sample, e.g. {64, 56, 56} or {seq, hidden}
 
@@ -77,14 +76,14 @@ struct Workload {
   std::string id;            // zoo id: "resnet50", or "hf:<model_type>" for imported configs
   std::string display_name;  // "ResNet-50"
   Domain domain = Domain::vision;
-  int resolution = 0;  // vision: input side in pixels
-  int seq_len = 0;     // language: tokens per sample
+  int resolution = 0;               // vision: input side in pixels
+  int seq_len = 0;                  // language: tokens per sample
   std::string architecture_source;  // where the architecture comes from (paper, torchvision, HF config)
   std::vector<Layer> layers;
 
   std::int64_t params() const;
-  double forward_flops() const;   // per sample
-  double backward_flops() const;  // per sample
+  double forward_flops() const;      // per sample
+  double backward_flops() const;     // per sample
   double saved_elements() const;     // per sample, sum over layers
   double saved_fixed_bytes() const;  // per sample, sum over layers
   int segment_count() const;         // number of checkpointing segments (blocks)
@@ -93,10 +92,10 @@ struct Workload {
 
 // What the user may change about a zoo model.
 struct WorkloadOptions {
-  std::optional<int> resolution;  // vision models; default 224
-  std::optional<int> seq_len;     // language models; default the model's usual training length
-  std::optional<int> num_classes; // vision heads; default 1000 (ImageNet-1k)
-  bool flash_attention = true;    // attention keeps no s^2 probabilities when true
+  std::optional<int> resolution;   // vision models; default 224
+  std::optional<int> seq_len;      // language models; default the model's usual training length
+  std::optional<int> num_classes;  // vision heads; default 1000 (ImageNet-1k)
+  bool flash_attention = true;     // attention keeps no s^2 probabilities when true
 };
 
 struct ZooEntry {

@@ -22,8 +22,9 @@ struct ZooModel {
 };
 
 std::string torchvision_source(const std::string& builder, const std::string& weights) {
-  return "torchvision " + weights + " (num_params, GFLOPS), pytorch.org/vision/stable/models/generated/torchvision.models." +
-         builder + ".html";
+  return "torchvision " + weights +
+         " (num_params, GFLOPS), pytorch.org/vision/stable/models/generated/torchvision.models." + builder +
+         ".html";
 }
 
 ZooModel vision_model(std::string id, std::string display, std::string description, std::int64_t params,
@@ -36,26 +37,27 @@ ZooModel vision_model(std::string id, std::string display, std::string descripti
 
 ZooModel language_model(std::string id, std::string display, std::string description, std::int64_t params,
                         std::string reference_source, std::string architecture_source) {
-  return ZooModel{ZooEntry{std::move(id), std::move(display), Domain::language, std::move(description), params,
-                           std::nullopt, std::move(reference_source)},
+  return ZooModel{ZooEntry{std::move(id), std::move(display), Domain::language, std::move(description),
+                           params, std::nullopt, std::move(reference_source)},
                   Kind::transformer, std::move(architecture_source)};
 }
 
 ZooModel resnet(int depth, std::int64_t params, double gflops) {
   const std::string id = "resnet" + std::to_string(depth);
-  ZooModel m = vision_model(id, "ResNet-" + std::to_string(depth),
-                            depth < 50 ? "ResNet with basic blocks, ImageNet-1k classifier"
-                                       : "ResNet v1.5 with bottleneck blocks, ImageNet-1k classifier",
-                            params, gflops, "ResNet" + std::to_string(depth) + "_Weights.IMAGENET1K_V1", Kind::resnet,
-                            "torchvision.models." + id + " (torchvision/models/resnet.py; v1.5: stride on the 3x3 conv)");
+  ZooModel m = vision_model(
+      id, "ResNet-" + std::to_string(depth),
+      depth < 50 ? "ResNet with basic blocks, ImageNet-1k classifier"
+                 : "ResNet v1.5 with bottleneck blocks, ImageNet-1k classifier",
+      params, gflops, "ResNet" + std::to_string(depth) + "_Weights.IMAGENET1K_V1", Kind::resnet,
+      "torchvision.models." + id + " (torchvision/models/resnet.py; v1.5: stride on the 3x3 conv)");
   m.resnet_depth = depth;
   return m;
 }
 
 ZooModel vit_model(const std::string& id, const std::string& display, std::int64_t params, double gflops,
                    const detail::VitSpec& spec, const std::string& weights) {
-  ZooModel m = vision_model(id, display, "Vision Transformer, 16x16 patches, ImageNet-1k classifier", params, gflops,
-                            weights, Kind::vit,
+  ZooModel m = vision_model(id, display, "Vision Transformer, 16x16 patches, ImageNet-1k classifier", params,
+                            gflops, weights, Kind::vit,
                             "torchvision.models." + id + " (torchvision/models/vision_transformer.py)");
   m.vit = spec;
   return m;
@@ -73,9 +75,10 @@ const std::vector<ZooModel>& models() {
     m.push_back(resnet(50, 25'557'032, 4.09));
     m.push_back(resnet(101, 44'549'160, 7.80));
     m.push_back(resnet(152, 60'192'808, 11.51));
-    m.push_back(vision_model("vgg16", "VGG-16", "VGG-16 (configuration D, no batch norm), ImageNet-1k classifier",
-                             138'357'544, 15.47, "VGG16_Weights.IMAGENET1K_V1", Kind::vgg16,
-                             "torchvision.models.vgg16 (torchvision/models/vgg.py, cfg 'D', batch_norm=False)"));
+    m.push_back(
+        vision_model("vgg16", "VGG-16", "VGG-16 (configuration D, no batch norm), ImageNet-1k classifier",
+                     138'357'544, 15.47, "VGG16_Weights.IMAGENET1K_V1", Kind::vgg16,
+                     "torchvision.models.vgg16 (torchvision/models/vgg.py, cfg 'D', batch_norm=False)"));
     m.push_back(vision_model("mobilenet_v2", "MobileNetV2", "MobileNetV2 width 1.0, ImageNet-1k classifier",
                              3'504'872, 0.30, "MobileNet_V2_Weights.IMAGENET1K_V1", Kind::mobilenet_v2,
                              "torchvision.models.mobilenet_v2 (torchvision/models/mobilenetv2.py)"));
@@ -89,18 +92,20 @@ const std::vector<ZooModel>& models() {
     const std::string bert_note =
         "BertModel with pooler plus the MLM head (dense, LayerNorm, decoder bias; decoder weight tied to the "
         "word embeddings) and the NSP head; equals the Hub checkpoint's safetensors parameter total";
-    m.push_back(language_model("bert-base", "BERT-base (uncased)", "BERT-base pre-training (MLM + NSP heads)",
-                               110'106'428,
-                               hf_params_source("BertForPreTraining", "google-bert/bert-base-uncased", bert_note),
-                               "Hugging Face BertForPreTraining (transformers/models/bert/modeling_bert.py)"));
-    m.push_back(language_model("bert-large", "BERT-large (uncased)", "BERT-large pre-training (MLM + NSP heads)",
-                               336'226'108,
-                               hf_params_source("BertForPreTraining", "google-bert/bert-large-uncased", bert_note),
-                               "Hugging Face BertForPreTraining (transformers/models/bert/modeling_bert.py)"));
-    const std::string gpt2_note = "num_parameters() with lm_head tied to wte (attn.bias buffers are not parameters)";
+    m.push_back(language_model(
+        "bert-base", "BERT-base (uncased)", "BERT-base pre-training (MLM + NSP heads)", 110'106'428,
+        hf_params_source("BertForPreTraining", "google-bert/bert-base-uncased", bert_note),
+        "Hugging Face BertForPreTraining (transformers/models/bert/modeling_bert.py)"));
+    m.push_back(language_model(
+        "bert-large", "BERT-large (uncased)", "BERT-large pre-training (MLM + NSP heads)", 336'226'108,
+        hf_params_source("BertForPreTraining", "google-bert/bert-large-uncased", bert_note),
+        "Hugging Face BertForPreTraining (transformers/models/bert/modeling_bert.py)"));
+    const std::string gpt2_note =
+        "num_parameters() with lm_head tied to wte (attn.bias buffers are not parameters)";
     const std::string gpt2_arch = "Hugging Face GPT2LMHeadModel (transformers/models/gpt2/modeling_gpt2.py)";
     m.push_back(language_model("gpt2", "GPT-2", "GPT-2 small, causal LM", 124'439'808,
-                               hf_params_source("GPT2LMHeadModel", "openai-community/gpt2", gpt2_note), gpt2_arch));
+                               hf_params_source("GPT2LMHeadModel", "openai-community/gpt2", gpt2_note),
+                               gpt2_arch));
     m.push_back(language_model("gpt2-medium", "GPT-2 Medium", "GPT-2 medium, causal LM", 354'823'168,
                                hf_params_source("GPT2LMHeadModel", "openai-community/gpt2-medium", gpt2_note),
                                gpt2_arch));
@@ -108,22 +113,24 @@ const std::vector<ZooModel>& models() {
                                hf_params_source("GPT2LMHeadModel", "openai-community/gpt2-large", gpt2_note),
                                gpt2_arch));
     m.push_back(language_model("gpt2-xl", "GPT-2 XL", "GPT-2 XL, causal LM", 1'557'611'200,
-                               hf_params_source("GPT2LMHeadModel", "openai-community/gpt2-xl", gpt2_note), gpt2_arch));
+                               hf_params_source("GPT2LMHeadModel", "openai-community/gpt2-xl", gpt2_note),
+                               gpt2_arch));
     const std::string llama_note = "num_parameters(), lm_head untied";
-    const std::string llama_arch = "Hugging Face LlamaForCausalLM (transformers/models/llama/modeling_llama.py)";
+    const std::string llama_arch =
+        "Hugging Face LlamaForCausalLM (transformers/models/llama/modeling_llama.py)";
     m.push_back(language_model("llama2-7b", "Llama 2 7B", "Llama 2 7B, causal LM", 6'738'415'616,
                                hf_params_source("LlamaForCausalLM", "meta-llama/Llama-2-7b-hf", llama_note),
                                llama_arch));
     m.push_back(language_model("llama2-13b", "Llama 2 13B", "Llama 2 13B, causal LM", 13'015'864'320,
                                hf_params_source("LlamaForCausalLM", "meta-llama/Llama-2-13b-hf", llama_note),
                                llama_arch));
-    m.push_back(language_model("llama3-8b", "Llama 3 8B", "Llama 3 8B, causal LM, GQA with 8 KV heads",
-                               8'030'261'248,
-                               hf_params_source("LlamaForCausalLM", "meta-llama/Meta-Llama-3-8B", llama_note),
-                               llama_arch));
     m.push_back(language_model(
-        "mistral-7b", "Mistral 7B v0.1", "Mistral 7B v0.1, causal LM, GQA with 8 KV heads, 4096-token sliding window",
-        7'241'732'096, hf_params_source("MistralForCausalLM", "mistralai/Mistral-7B-v0.1", llama_note),
+        "llama3-8b", "Llama 3 8B", "Llama 3 8B, causal LM, GQA with 8 KV heads", 8'030'261'248,
+        hf_params_source("LlamaForCausalLM", "meta-llama/Meta-Llama-3-8B", llama_note), llama_arch));
+    m.push_back(language_model(
+        "mistral-7b", "Mistral 7B v0.1",
+        "Mistral 7B v0.1, causal LM, GQA with 8 KV heads, 4096-token sliding window", 7'241'732'096,
+        hf_params_source("MistralForCausalLM", "mistralai/Mistral-7B-v0.1", llama_note),
         "Hugging Face MistralForCausalLM (transformers/models/mistral/modeling_mistral.py)"));
     return m;
   }();
@@ -150,15 +157,17 @@ const ZooModel& find_model(const std::string& id) {
 detail::VisionShape vision_shape(const std::string& id, const WorkloadOptions& o, int multiple,
                                  const std::string& why) {
   if (o.seq_len) {
-    throw InputError("seq_len applies to language models; " + id + " is a vision model (set resolution instead)");
+    throw InputError("seq_len applies to language models; " + id +
+                     " is a vision model (set resolution instead)");
   }
   detail::VisionShape shape;
   shape.flash_attention = o.flash_attention;
   if (o.resolution) {
     const int r = *o.resolution;
     if (r < multiple || r % multiple != 0) {
-      throw InputError("resolution " + std::to_string(r) + " is not accepted for " + id + ": give a positive multiple of " +
-                       std::to_string(multiple) + " (" + why + "), e.g. 224");
+      throw InputError("resolution " + std::to_string(r) + " is not accepted for " + id +
+                       ": give a positive multiple of " + std::to_string(multiple) + " (" + why +
+                       "), e.g. 224");
     }
     shape.resolution = r;
   }
@@ -173,13 +182,14 @@ detail::VisionShape vision_shape(const std::string& id, const WorkloadOptions& o
 
 int language_seq_len(const std::string& id, const detail::TransformerConfig& c, const WorkloadOptions& o) {
   if (o.resolution || o.num_classes) {
-    throw InputError(std::string(o.resolution ? "resolution" : "num_classes") + " applies to vision models; " + id +
-                     " is a language model (set seq_len instead)");
+    throw InputError(std::string(o.resolution ? "resolution" : "num_classes") +
+                     " applies to vision models; " + id + " is a language model (set seq_len instead)");
   }
   if (!o.seq_len) return c.default_seq_len;
   const int s = *o.seq_len;
   if (s < 1) {
-    throw InputError("seq_len " + std::to_string(s) + " is not accepted for " + id + ": give at least 1 token");
+    throw InputError("seq_len " + std::to_string(s) + " is not accepted for " + id +
+                     ": give at least 1 token");
   }
   if (c.learned_positions && s > c.max_positions) {
     throw InputError("seq_len " + std::to_string(s) + " is not accepted for " + id + ": it has " +
@@ -205,7 +215,8 @@ const char* hf_class(detail::Family f) {
   return "?";
 }
 
-Workload language_workload(const std::string& id, const detail::TransformerConfig& c, const WorkloadOptions& o) {
+Workload language_workload(const std::string& id, const detail::TransformerConfig& c,
+                           const WorkloadOptions& o) {
   Workload w;
   w.id = id;
   w.domain = Domain::language;

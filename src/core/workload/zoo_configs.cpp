@@ -89,9 +89,9 @@ constexpr const char* kMistral7b = R"json({
 
 const std::string& zoo_hf_config(const std::string& id) {
   static const std::map<std::string, std::string> configs = {
-      {"bert-base", kBertBase},     {"bert-large", kBertLarge},   {"gpt2", kGpt2},
-      {"gpt2-medium", kGpt2Medium}, {"gpt2-large", kGpt2Large},   {"gpt2-xl", kGpt2Xl},
-      {"llama2-7b", kLlama2_7b},    {"llama2-13b", kLlama2_13b},  {"llama3-8b", kLlama3_8b},
+      {"bert-base", kBertBase},     {"bert-large", kBertLarge},  {"gpt2", kGpt2},
+      {"gpt2-medium", kGpt2Medium}, {"gpt2-large", kGpt2Large},  {"gpt2-xl", kGpt2Xl},
+      {"llama2-7b", kLlama2_7b},    {"llama2-13b", kLlama2_13b}, {"llama3-8b", kLlama3_8b},
       {"mistral-7b", kMistral7b},
   };
   const auto it = configs.find(id);

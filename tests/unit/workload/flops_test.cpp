@@ -13,7 +13,8 @@ namespace {
 double mac_counted_flops(const Workload& w) {
   double flops = 0;
   for (const Layer& l : w.layers) {
-    if (l.op == OpClass::conv || l.op == OpClass::matmul || l.op == OpClass::attention) flops += l.forward_flops;
+    if (l.op == OpClass::conv || l.op == OpClass::matmul || l.op == OpClass::attention)
+      flops += l.forward_flops;
   }
   return flops;
 }
@@ -28,7 +29,8 @@ TEST(Flops, ForwardFlopsOverTwoMatchTorchvisionGflopsWithin2Percent) {
     if (!e.reference_gflops) continue;
     const Workload w = build(e.id);
     const double gmacs = mac_counted_flops(w) / 2 / 1e9;
-    EXPECT_NEAR(gmacs / *e.reference_gflops, 1.0, 0.02) << e.id << ": " << gmacs << " vs " << *e.reference_gflops;
+    EXPECT_NEAR(gmacs / *e.reference_gflops, 1.0, 0.02)
+        << e.id << ": " << gmacs << " vs " << *e.reference_gflops;
   }
 }
 
@@ -83,8 +85,9 @@ TEST(Flops, AttentionCountsTheSquareTerms) {
   const Layer& flash = testing::layer(build("gpt2"), "transformer.h.0.attn.core");
   EXPECT_DOUBLE_EQ(flash.forward_flops, 4.0 * (1024.0 * 1025 / 2) * 768);
   // BERT's bidirectional attention has no mask to skip.
-  EXPECT_DOUBLE_EQ(testing::layer(build("bert-base"), "bert.encoder.layer.0.attention.self.core").forward_flops,
-                   4.0 * 512 * 512 * 768);
+  EXPECT_DOUBLE_EQ(
+      testing::layer(build("bert-base"), "bert.encoder.layer.0.attention.self.core").forward_flops,
+      4.0 * 512 * 512 * 768);
 }
 
 // Mistral 7B v0.1 attends to the last 4096 positions only (sliding_window in its config.json).
@@ -96,8 +99,8 @@ TEST(Flops, MistralSlidingWindowLimitsTheKeysPerQuery) {
 }
 
 TEST(Flops, BackwardIsTwiceForwardForConvAndMatmulExceptTheFirstConv) {
-  for (const std::string id : {"resnet50", "vgg16", "mobilenet_v2", "efficientnet_b0", "vit_b_16", "gpt2", "bert-base",
-                               "llama3-8b"}) {
+  for (const std::string id : {"resnet50", "vgg16", "mobilenet_v2", "efficientnet_b0", "vit_b_16", "gpt2",
+                               "bert-base", "llama3-8b"}) {
     const Workload w = build(id);
     bool first_conv = true;
     for (const Layer& l : w.layers) {

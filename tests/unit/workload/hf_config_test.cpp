@@ -24,10 +24,8 @@ TEST(HfConfig, Llama2_7bGivesTheExactParameterCount) {
 
 TEST(HfConfig, ImportedConfigsBuildTheSameGraphAsTheZoo) {
   const std::vector<std::pair<std::string, std::string>> pairs = {
-      {"llama-2-7b-hf.config.json", "llama2-7b"},
-      {"meta-llama-3-8b.config.json", "llama3-8b"},
-      {"mistral-7b-v0.1.config.json", "mistral-7b"},
-      {"gpt2.config.json", "gpt2"},
+      {"llama-2-7b-hf.config.json", "llama2-7b"},     {"meta-llama-3-8b.config.json", "llama3-8b"},
+      {"mistral-7b-v0.1.config.json", "mistral-7b"},  {"gpt2.config.json", "gpt2"},
       {"bert-base-uncased.config.json", "bert-base"},
   };
   for (const auto& [fixture, id] : pairs) {
@@ -71,11 +69,13 @@ TEST(HfConfig, OptionsApplyToImportedModels) {
   o.seq_len = 512;
   EXPECT_EQ(from_hf_config(read_fixture("llama-2-7b-hf.config.json"), o).seq_len, 512);
   o.seq_len = 4096;
-  EXPECT_THAT(input_error_of([&] { from_hf_config(read_fixture("gpt2.config.json"), o); }), HasSubstr("1 to 1024"));
+  EXPECT_THAT(input_error_of([&] { from_hf_config(read_fixture("gpt2.config.json"), o); }),
+              HasSubstr("1 to 1024"));
 }
 
 TEST(HfConfigErrors, UnknownModelTypeListsTheSupportedTypes) {
-  const std::string message = input_error_of([] { from_hf_config(read_fixture("unsupported-falcon.config.json")); });
+  const std::string message =
+      input_error_of([] { from_hf_config(read_fixture("unsupported-falcon.config.json")); });
   EXPECT_THAT(message, HasSubstr("model_type 'falcon' is not supported"));
   EXPECT_THAT(message, HasSubstr("bert, gpt2, llama, mistral, qwen2"));
 }
@@ -87,7 +87,8 @@ TEST(HfConfigErrors, MissingFieldIsNamed) {
   EXPECT_THAT(message, HasSubstr("bert, gpt2, llama, mistral, qwen2"));
   EXPECT_THAT(input_error_of([] { from_hf_config(R"({"model_type": "gpt2", "n_embd": 768})"); }),
               HasSubstr("'n_layer'"));
-  EXPECT_THAT(input_error_of([] { from_hf_config(R"({"hidden_size": 768})"); }), HasSubstr("no 'model_type'"));
+  EXPECT_THAT(input_error_of([] { from_hf_config(R"({"hidden_size": 768})"); }),
+              HasSubstr("no 'model_type'"));
 }
 
 TEST(HfConfigErrors, BadValuesAreNamed) {

@@ -2,6 +2,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "workload_test_util.hpp"
 
 namespace gpusage::workload {
@@ -13,10 +15,11 @@ using testing::input_error_of;
 TEST(Zoo, ListsTheModelsInDisplayOrder) {
   std::vector<std::string> ids;
   for (const ZooEntry& e : zoo()) ids.push_back(e.id);
-  EXPECT_EQ(ids, (std::vector<std::string>{"resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "vgg16",
-                                           "mobilenet_v2", "efficientnet_b0", "vit_b_16", "vit_l_16", "bert-base",
-                                           "bert-large", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "llama2-7b",
-                                           "llama2-13b", "llama3-8b", "mistral-7b"}));
+  EXPECT_EQ(ids, (std::vector<std::string>{"resnet18",  "resnet34",    "resnet50",     "resnet101",
+                                           "resnet152", "vgg16",       "mobilenet_v2", "efficientnet_b0",
+                                           "vit_b_16",  "vit_l_16",    "bert-base",    "bert-large",
+                                           "gpt2",      "gpt2-medium", "gpt2-large",   "gpt2-xl",
+                                           "llama2-7b", "llama2-13b",  "llama3-8b",    "mistral-7b"}));
 }
 
 TEST(Zoo, EveryEntryNamesItsSourceAndVisionEntriesCarryGflops) {
@@ -46,6 +49,25 @@ TEST(Zoo, ParameterCountsOfNamedModels) {
   // BertForPreTraining = BertModel (109,482,240 with pooler) + MLM transform, decoder bias and NSP head.
   EXPECT_EQ(build("bert-base").params(), 110'106'428);
   EXPECT_EQ(build("bert-large").params(), 336'226'108);
+}
+
+// Every layer is named after its module path, once, and carries sane per-sample figures.
+TEST(Zoo, LayersHaveUniqueNamesAndNonNegativeFigures) {
+  for (const ZooEntry& e : zoo()) {
+    const Workload w = build(e.id);
+    std::set<std::string> names;
+    for (const Layer& l : w.layers) {
+      EXPECT_TRUE(names.insert(l.name).second) << e.id << " repeats " << l.name;
+      EXPECT_GE(l.params, 0) << l.name;
+      EXPECT_GE(l.forward_flops, 0) << l.name;
+      EXPECT_GE(l.saved_elements, 0) << l.name;
+      EXPECT_GE(l.saved_fixed_bytes, 0) << l.name;
+      EXPECT_GT(l.forward_io_elements, 0) << e.id << " " << l.name;
+      EXPECT_FALSE(l.output_shape.empty()) << l.name;
+      EXPECT_GE(l.segment, -1) << l.name;
+    }
+    EXPECT_EQ(w.layers.back().op, OpClass::loss) << e.id;
+  }
 }
 
 TEST(Zoo, BuiltWorkloadCarriesIdentityAndShape) {
@@ -84,7 +106,8 @@ TEST(ZooOptions, CnnResolutionMustBeAPositiveMultipleOf32) {
   EXPECT_THAT(message, HasSubstr("resolution 100"));
   EXPECT_THAT(message, HasSubstr("multiple of 32"));
   EXPECT_THAT(input_error_of([] { build("vgg16", testing::at_resolution(0)); }), HasSubstr("resolution 0"));
-  EXPECT_THAT(input_error_of([] { build("mobilenet_v2", testing::at_resolution(-32)); }), HasSubstr("resolution -32"));
+  EXPECT_THAT(input_error_of([] { build("mobilenet_v2", testing::at_resolution(-32)); }),
+              HasSubstr("resolution -32"));
   EXPECT_EQ(build("resnet50", testing::at_resolution(32)).resolution, 32);
 }
 
@@ -92,7 +115,8 @@ TEST(ZooOptions, VitResolutionMustBeAMultipleOfThePatchSize) {
   const std::string message = input_error_of([] { build("vit_b_16", testing::at_resolution(200)); });
   EXPECT_THAT(message, HasSubstr("resolution 200"));
   EXPECT_THAT(message, HasSubstr("multiple of 16"));
-  EXPECT_EQ(build("vit_b_16", testing::at_resolution(240)).resolution, 240);  // 240 = 15 patches, not a multiple of 32
+  EXPECT_EQ(build("vit_b_16", testing::at_resolution(240)).resolution,
+            240);  // 240 = 15 patches, not a multiple of 32
 }
 
 // torchvision ViT_B_16_Weights.IMAGENET1K_SWAG_E2E_V1 (384 px): num_params 86,859,496 — the position
@@ -134,7 +158,8 @@ TEST(ZooOptions, SeqLenIsCappedByLearnedPositionEmbeddings) {
 TEST(ZooOptions, OptionsOfTheOtherDomainAreRejected) {
   WorkloadOptions seq;
   seq.seq_len = 128;
-  EXPECT_THAT(input_error_of([&] { build("resnet50", seq); }), HasSubstr("seq_len applies to language models"));
+  EXPECT_THAT(input_error_of([&] { build("resnet50", seq); }),
+              HasSubstr("seq_len applies to language models"));
   EXPECT_THAT(input_error_of([] { build("gpt2", testing::at_resolution(224)); }),
               HasSubstr("resolution applies to vision models"));
 }
