@@ -55,7 +55,7 @@ class NvmlBackend final : public GpuBackend {
       if (const char* env = std::getenv("GPUSAGE_NVML_LIBRARY"); env && *env) path = env;
     std::string error;
     if (!library_.open(path, error)) {
-      info_.message = path.empty() ? fmt::format("no NVIDIA driver found (cannot load libnvidia-ml.so.1: {})", error)
+      info_.message = path.empty() ? fmt::format("no NVIDIA driver found ({})", error)
                                    : fmt::format("cannot load NVML from GPUSAGE_NVML_LIBRARY={} ({})", path, error);
       return;
     }

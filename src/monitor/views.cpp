@@ -1,0 +1,281 @@
+#include "monitor/views.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <ctime>
+
+#include "core/device/fields.hpp"
+#include "core/device/sample_json.hpp"
+#include "report/table.hpp"
+
+namespace gpusage::monitor {
+
+using device::GpuSample;
+using device::Sample;
+
+std::string iso_utc(double unix_time_s) {
+  auto seconds = static_cast<std::time_t>(std::floor(unix_time_s));
+  int millis = static_cast<int>((unix_time_s - static_cast<double>(seconds)) * 1000);
+  std::tm tm{};
+  ::gmtime_r(&seconds, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &tm);
+  return fmt::format("{}.{:03d}Z", text, millis);
+}
+
+namespace {
+
+const std::string kNa = "n/a";
+
+template <class T>
+std::string or_na(const std::optional<T>& value, const char* suffix = "") {
+  return value ? fmt::format("{}{}", *value, suffix) : kNa;
+}
+
+std::string gib(const std::optional<std::uint64_t>& bytes) {
+  return bytes ? report::format_bytes(static_cast<double>(*bytes)) : kNa;
+}
+
+std::string pair_text(const std::string& a, const std::string& b, const char* unit) {
+  if (a == kNa && b == kNa) return kNa;
+  return fmt::format("{} / {}{}", a, b, unit);
+}
+
+std::string watts(const std::optional<double>& w) { return w ? fmt::format("{:.0f}", *w) : kNa; }
+
+std::string rate(const std::optional<std::uint64_t>& bytes_per_s) {
+  return bytes_per_s ? report::format_bytes(static_cast<double>(*bytes_per_s)) + "/s" : kNa;
+}
+
+}  // namespace
+
+std::string render_summary(const Sample& sample, const std::vector<Alert>& alerts, int width) {
+  std::string out = fmt::format("gpusage monitor  {}  driver {}  CUDA {}\n", iso_utc(sample.unix_time_s),
+                                sample.driver_version.value_or(kNa),
+                                sample.cuda_driver_version ? sample.cuda_driver_version->to_string() : kNa);
+  const auto& host = sample.host;
+  out += fmt::format("Host: CPU {} of {} cores, memory {} of {}\n",
+                     host.cpu_percent ? fmt::format("{:.0f}%", *host.cpu_percent) : kNa, or_na(host.cpu_count),
+                     gib(host.memory_used_bytes), gib(host.memory_total_bytes));
+  if (!sample.gpu_available) {
+    out += fmt::format("GPU: {}; showing host CPU and memory only\n", sample.gpu_message);
+    return out;
+  }
+  if (sample.gpus.empty()) return out + "GPU: none found\n";
+
+  // Two tables so that each fits a usual terminal: what the GPU is doing, then its clocks and links.
+  report::Table gpus;
+  gpus.columns = {{"GPU", "", report::Align::left},
+                  {"Name", "", report::Align::left},
+                  {"Util", "%"},
+                  {"Mem util", "%", report::Align::right, 3},
+                  {"Memory used / total", ""},
+                  {"Temp", "C"},
+                  {"Power/limit", "W"},
+                  {"Fan", "%", report::Align::right, 2},
+                  {"Perf", "", report::Align::right, 1}};
+  report::Table links;
+  links.columns = {{"GPU", "", report::Align::left},
+                   {"SM clock / max", "MHz"},
+                   {"Mem clock / max", "MHz"},
+                   {"PCIe", ""},
+                   {"PCIe TX / RX", "", report::Align::right, 2},
+                   {"ECC corrected / uncorrected", "", report::Align::right, 3}};
+  report::Table processes;
+  processes.columns = {{"GPU", "", report::Align::left},
+                       {"PID", ""},
+                       {"Process", "", report::Align::left},
+                       {"GPU memory", ""},
+                       {"CPU", "% of a core"}};
+  std::string throttle_lines;
+  for (const GpuSample& g : sample.gpus) {
+    std::string memory = pair_text(gib(g.memory_used_bytes), gib(g.memory_total_bytes), "");
+    if (auto f = g.memory_used_fraction()) memory += fmt::format(" ({:.0f}%)", *f * 100);
+    std::string pcie = g.pcie_gen || g.pcie_width ? fmt::format("gen {} x{}", or_na(g.pcie_gen), or_na(g.pcie_width)) : kNa;
+    gpus.add_row({std::to_string(g.index), g.name, or_na(g.utilization_gpu_percent), or_na(g.utilization_memory_percent),
+                  memory, or_na(g.temperature_c), pair_text(watts(g.power_w), watts(g.power_limit_w), ""),
+                  or_na(g.fan_percent), g.pstate ? fmt::format("P{}", *g.pstate) : kNa});
+    links.add_row({std::to_string(g.index), pair_text(or_na(g.sm_clock_mhz), or_na(g.sm_clock_max_mhz), ""),
+                   pair_text(or_na(g.memory_clock_mhz), or_na(g.memory_clock_max_mhz), ""), pcie,
+                   pair_text(rate(g.pcie_tx_bytes_per_s), rate(g.pcie_rx_bytes_per_s), ""),
+                   pair_text(or_na(g.ecc_corrected_volatile), or_na(g.ecc_uncorrected_volatile), "")});
+    throttle_lines += fmt::format("  GPU {}: {}\n", g.index,
+                                  g.throttle_mask ? device::throttle::describe(*g.throttle_mask) : kNa);
+    for (const auto& p : g.processes)
+      processes.add_row({std::to_string(g.index), std::to_string(p.pid), p.name.empty() ? kNa : p.name,
+                         gib(p.used_memory_bytes), p.cpu_percent ? fmt::format("{:.0f}", *p.cpu_percent) : kNa});
+  }
+  out += "\n" + report::render_text(gpus, width) + "\n" + report::render_text(links, width);
+  out += "\nClock throttle reasons:\n" + throttle_lines;
+  out += "\nProcesses:\n";
+  out += processes.rows.empty() ? "  no GPU processes\n" : report::render_text(processes, width);
+  if (!alerts.empty()) {
+    out += "\nAlerts:\n";
+    for (const Alert& a : alerts) out += fmt::format("  [{}] {}\n", a.severity, a.message);
+  }
+  return out;
+}
+
+namespace {
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string quoted = "\"";
+  for (char c : s) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+template <class T>
+std::string csv_value(const std::optional<T>& v) {
+  return v ? fmt::format("{}", *v) : "";
+}
+
+}  // namespace
+
+std::string csv_header() {
+  std::string header = "time_utc,unix_time_s,gpu,name,uuid";
+  GpuSample gpu;
+  device::for_each_metric(gpu, [&](const char* key, const auto&) { header += std::string(",") + key; });
+  header += ",throttle_reasons,process_count,process_memory_bytes";
+  device::HostSample host;
+  device::for_each_metric(host, [&](const char* key, const auto&) { header += std::string(",host_") + key; });
+  return header + "\n";
+}
+
+std::string csv_rows(const Sample& sample) {
+  std::string host;
+  device::for_each_metric(sample.host, [&](const char*, const auto& v) { host += "," + csv_value(v); });
+  std::string time = fmt::format("{},{:.3f}", iso_utc(sample.unix_time_s), sample.unix_time_s);
+  if (sample.gpus.empty()) {
+    std::string empty;
+    const GpuSample none;
+    device::for_each_metric(none, [&](const char*, const auto&) { empty += ","; });
+    return time + ",,," + empty + ",,," + host + "\n";
+  }
+  std::string out;
+  for (const GpuSample& g : sample.gpus) {
+    std::string row = fmt::format("{},{},{},{}", time, g.index, csv_field(g.name), csv_field(g.uuid));
+    device::for_each_metric(g, [&](const char*, const auto& v) { row += "," + csv_value(v); });
+    std::string reasons;
+    if (g.throttle_mask)
+      for (const auto& id : device::throttle::decode_ids(*g.throttle_mask)) reasons += (reasons.empty() ? "" : "|") + id;
+    std::optional<std::uint64_t> process_bytes;
+    for (const auto& p : g.processes)
+      if (p.used_memory_bytes) process_bytes = process_bytes.value_or(0) + *p.used_memory_bytes;
+    row += fmt::format(",{},{},{}", reasons, g.processes.size(), csv_value(process_bytes));
+    out += row + host + "\n";
+  }
+  return out;
+}
+
+nlohmann::json sample_json(const Sample& sample, const std::vector<Alert>& alerts) {
+  nlohmann::json j = device::to_json(sample);
+  j["time_utc"] = iso_utc(sample.unix_time_s);
+  nlohmann::json events = nlohmann::json::array();
+  for (const Alert& a : alerts) events.push_back(to_json(a));
+  j["alerts"] = std::move(events);
+  return j;
+}
+
+namespace {
+
+// Label values escape backslash, double quote and newline (Prometheus exposition format).
+std::string label_value(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+struct Family {
+  const char* name;
+  const char* help;
+  std::string lines;
+};
+
+}  // namespace
+
+std::string prometheus_text(const Sample& sample, const std::vector<Alert>& alerts) {
+  std::vector<Family> families;
+  auto family = [&](const char* name, const char* help) -> Family& {
+    for (auto& f : families)
+      if (std::string_view(f.name) == name) return f;
+    families.push_back({name, help, {}});
+    return families.back();
+  };
+  auto gauge = [&](const char* name, const char* help, const std::string& labels, auto value) {
+    if (!value) return;
+    if (labels.empty())
+      family(name, help).lines += fmt::format("{} {}\n", name, *value);
+    else
+      family(name, help).lines += fmt::format("{}{{{}}} {}\n", name, labels, *value);
+  };
+  constexpr double kMiB = 1024.0 * 1024.0;
+  auto mib = [&](std::optional<std::uint64_t> bytes) {
+    return bytes ? std::optional<double>(static_cast<double>(*bytes) / kMiB) : std::nullopt;
+  };
+  for (const GpuSample& g : sample.gpus) {
+    std::string labels = fmt::format("gpu=\"{}\",uuid=\"{}\",name=\"{}\"", g.index, label_value(g.uuid), label_value(g.name));
+    gauge("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).", labels, g.utilization_gpu_percent);
+    gauge("DCGM_FI_DEV_MEM_COPY_UTIL", "Memory utilization (in %).", labels, g.utilization_memory_percent);
+    // dcgm-exporter reports framebuffer memory in MiB.
+    gauge("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB).", labels, mib(g.memory_used_bytes));
+    std::optional<std::uint64_t> free_bytes;
+    if (g.memory_used_bytes && g.memory_total_bytes)
+      free_bytes = *g.memory_total_bytes - std::min(*g.memory_total_bytes, *g.memory_used_bytes);
+    gauge("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).", labels, mib(free_bytes));
+    gauge("DCGM_FI_DEV_FB_TOTAL", "Framebuffer memory total (in MiB).", labels, mib(g.memory_total_bytes));
+    gauge("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).", labels, g.temperature_c);
+    gauge("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W).", labels, g.power_w);
+    gauge("DCGM_FI_DEV_POWER_MGMT_LIMIT", "Power limit in force (in W).", labels, g.power_limit_w);
+    gauge("DCGM_FI_DEV_SM_CLOCK", "SM clock frequency (in MHz).", labels, g.sm_clock_mhz);
+    gauge("DCGM_FI_DEV_MEM_CLOCK", "Memory clock frequency (in MHz).", labels, g.memory_clock_mhz);
+    gauge("DCGM_FI_DEV_MAX_SM_CLOCK", "Maximum SM clock frequency (in MHz).", labels, g.sm_clock_max_mhz);
+    gauge("DCGM_FI_DEV_MAX_MEM_CLOCK", "Maximum memory clock frequency (in MHz).", labels, g.memory_clock_max_mhz);
+    gauge("DCGM_FI_DEV_FAN_SPEED", "Fan speed (in %).", labels, g.fan_percent);
+    gauge("DCGM_FI_DEV_PSTATE", "Performance state (0 = P0, maximum performance).", labels, g.pstate);
+    gauge("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "Clock throttle reasons (NVML bitmask).", labels, g.throttle_mask);
+    gauge("DCGM_FI_DEV_PCIE_LINK_GEN", "PCIe current link generation.", labels, g.pcie_gen);
+    gauge("DCGM_FI_DEV_PCIE_LINK_WIDTH", "PCIe current link width (lanes).", labels, g.pcie_width);
+    gauge("gpusage_pcie_tx_bytes_per_second", "PCIe transmit throughput (bytes/s).", labels, g.pcie_tx_bytes_per_s);
+    gauge("gpusage_pcie_rx_bytes_per_second", "PCIe receive throughput (bytes/s).", labels, g.pcie_rx_bytes_per_s);
+    // NVML's corrected/uncorrected volatile totals are DCGM's single-/double-bit volatile totals.
+    gauge("DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "Corrected (single-bit) ECC errors since the driver loaded.", labels,
+          g.ecc_corrected_volatile);
+    gauge("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "Uncorrected (double-bit) ECC errors since the driver loaded.", labels,
+          g.ecc_uncorrected_volatile);
+    if (g.throttle_mask)
+      for (const auto& reason : device::throttle::reasons())
+        gauge("gpusage_clock_throttle_active", "1 while the clock-throttle reason holds.",
+              labels + fmt::format(",reason=\"{}\"", reason.id),
+              std::optional<int>((*g.throttle_mask & reason.bit) ? 1 : 0));
+    for (const auto& p : g.processes) {
+      std::string plabels = labels + fmt::format(",pid=\"{}\",process=\"{}\"", p.pid, label_value(p.name));
+      gauge("gpusage_process_gpu_memory_bytes", "GPU memory used by a process (bytes).", plabels, p.used_memory_bytes);
+      gauge("gpusage_process_cpu_percent", "Host CPU use of a GPU process (100 = one core).", plabels, p.cpu_percent);
+    }
+  }
+  gauge("gpusage_host_cpu_utilization_percent", "Host CPU utilization, all cores (in %).", "", sample.host.cpu_percent);
+  gauge("gpusage_host_memory_used_bytes", "Host memory used (MemTotal - MemAvailable).", "",
+        sample.host.memory_used_bytes);
+  gauge("gpusage_host_memory_total_bytes", "Host memory total.", "", sample.host.memory_total_bytes);
+  gauge("gpusage_gpu_available", "1 when GPU metrics could be read.", "",
+        std::optional<int>(sample.gpu_available ? 1 : 0));
+  for (const Alert& a : alerts)
+    gauge("gpusage_alert_active", "1 while an alert holds.",
+          fmt::format("gpu=\"{}\",uuid=\"{}\",kind=\"{}\",severity=\"{}\"", a.gpu, label_value(a.uuid),
+                      to_string(a.kind), a.severity),
+          std::optional<int>(1));
+  std::string out;
+  for (const Family& f : families) out += fmt::format("# HELP {} {}\n# TYPE {} gauge\n{}", f.name, f.help, f.name, f.lines);
+  return out;
+}
+
+}  // namespace gpusage::monitor

@@ -1,0 +1,78 @@
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "core/common/error.hpp"
+#include "core/common/text.hpp"
+#include "e2e/run_cli.hpp"
+#include "monitor/log_writer.hpp"
+#include "monitor/views.hpp"
+#include "unit/monitor/sample_fixture.hpp"
+
+namespace gpusage::monitor {
+namespace {
+
+using testing::sample_at;
+using testing::training_gpu;
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("gpusage-log-" + std::to_string(::getpid()) + "-" + name)).string();
+}
+
+TEST(LogWriter, CsvHeaderIsWrittenOnceAcrossRuns) {
+  std::string path = temp_path("a.csv");
+  std::filesystem::remove(path);
+  {
+    LogWriter log(path);
+    log.write(sample_at(1, {training_gpu()}), {});
+  }
+  {
+    LogWriter log(path);  // appends
+    log.write(sample_at(2, {training_gpu()}), {});
+  }
+  auto lines = text::split(gpusage::testing::read_text(path), '\n');
+  ASSERT_EQ(lines.size(), 4u);  // header, two rows, and the empty piece after the final newline
+  EXPECT_EQ(lines[0] + "\n", csv_header());
+  EXPECT_TRUE(lines[1].starts_with("1970-01-01T00:00:01.000Z,1.000,0,"));
+  EXPECT_TRUE(lines[2].starts_with("1970-01-01T00:00:02.000Z,2.000,0,"));
+  EXPECT_EQ(lines[3], "");
+  std::filesystem::remove(path);
+}
+
+TEST(LogWriter, JsonLinesHoldOneSamplePerLine) {
+  std::string path = temp_path("b.jsonl");
+  std::filesystem::remove(path);
+  {
+    LogWriter log(path);
+    EXPECT_EQ(log.format(), LogFormat::json_lines);
+    log.write(sample_at(1, {training_gpu()}), {});
+    log.write(sample_at(2, {}), {});
+  }
+  auto lines = text::split(gpusage::testing::read_text(path), '\n');
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(nlohmann::json::parse(lines[0]).at("gpus").size(), 1u);
+  EXPECT_EQ(nlohmann::json::parse(lines[1]).at("unix_time_s"), 2.0);
+  std::filesystem::remove(path);
+}
+
+TEST(LogWriter, AnUnknownExtensionIsAnInputError) {
+  try {
+    LogWriter log(temp_path("c.txt"));
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("use .csv, or .jsonl"), std::string::npos) << e.what();
+  }
+}
+
+TEST(LogWriter, AnUnwritablePathIsAnInputErrorNamingIt) {
+  try {
+    LogWriter log("/nonexistent-dir/run.csv");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("'/nonexistent-dir/run.csv'"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace gpusage::monitor
