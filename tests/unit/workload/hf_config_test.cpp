@@ -55,6 +55,15 @@ TEST(HfConfig, Qwen2HasQkvBiasesAndOptionalTying) {
   EXPECT_EQ(layer(big, "lm_head").params, 152064LL * 3584);
 }
 
+// Llama 3.2 1B (Hub: 1,235,814,400 parameters): lm_head tied to the embeddings, explicit head_dim.
+TEST(HfConfig, TiedLlamaWithExplicitHeadDim) {
+  const Workload w = from_hf_config(read_fixture("llama-3.2-1b.config.json"));
+  EXPECT_EQ(w.params(), 1'235'814'400);
+  EXPECT_EQ(layer(w, "lm_head").params, 0);
+  EXPECT_EQ(layer(w, "model.layers.0.self_attn.k_proj").output_shape, (std::vector<std::int64_t>{8192, 8 * 64}));
+  EXPECT_EQ(w.seq_len, 8192);  // 131,072 positions, default capped at 8,192 tokens
+}
+
 TEST(HfConfig, MissingKeyValueHeadsMeansMultiHeadAttention) {
   const std::string config = R"({"model_type": "llama", "hidden_size": 256, "intermediate_size": 688,
     "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 1000})";
