@@ -1,12 +1,405 @@
-// Placeholder until the gpus work lands.
-#include "cli/commands.hpp"
+// `gpusage gpus`: the catalog as a buyer's comparison (table, Markdown, CSV, JSON, SVG chart), and
+// `gpusage gpus show ID`: every field of one GPU with the source behind it.
+#include <fmt/format.h>
 
-#include <stdexcept>
+#include <algorithm>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "cli/commands.hpp"
+#include "cli/options.hpp"
+#include "core/catalog/catalog.hpp"
+#include "core/catalog/fields.hpp"
+#include "core/common/error.hpp"
+#include "core/common/text.hpp"
+#include "report/output_file.hpp"
+#include "report/svg_chart.hpp"
+#include "report/table.hpp"
 
 namespace gpusage::cli {
-void add_gpus_command(CLI::App& app) {
-  auto* command = app.add_subcommand("gpus", "(not built yet)");
-  command->allow_extras();
-  command->callback([] { throw std::runtime_error("'gpusage gpus' is not implemented in this build yet"); });
+
+namespace {
+
+using catalog::Catalog;
+using catalog::Gpu;
+using catalog::Metric;
+using Json = nlohmann::ordered_json;  // keys in schema order, as a person reads the file
+
+constexpr double kGroupFrom = 1000;  // "8,960" beside "21,760" in one column
+constexpr const char* kDefaultChartMetrics = "cuda_cores,fp16_tflops,memory_gb,memory_bandwidth_gbs,tdp_w";
+
+struct ListOptions {
+  std::string family = "rtx50";
+  std::string gpus;  // --gpu: names, ids, families
+  std::string sort;
+  Format format = Format::table;
+  std::string chart;
+  std::string metrics = kDefaultChartMetrics;
+  bool wide = false;
+};
+
+struct ShowOptions {
+  std::vector<std::string> words;  // `show RTX 5090` unquoted arrives as two words
+  Format format = Format::table;
+};
+
+// --family takes one family, "all", or a comma list of them; anything else is a mistake worth naming
+// (a GPU name there would silently select one card).
+std::vector<const Gpu*> select_gpus(const Catalog& catalog, const ListOptions& options) {
+  if (!options.gpus.empty()) return catalog.select(options.gpus);
+  for (const std::string& part : text::split(options.family, ',')) {
+    if (text::to_lower(part) != "all" && !catalog::parse_family(part)) {
+      throw InputError(fmt::format("--family: '{}' is not one of rtx50, rtx40, rtx30, datacenter, workstation, all",
+                                   part));
+    }
+  }
+  return catalog.select(options.family);
 }
+
+// Highest first; GPUs without the figure keep their order at the end.
+void sort_gpus(std::vector<const Gpu*>& gpus, const Metric& metric) {
+  std::stable_sort(gpus.begin(), gpus.end(), [&metric](const Gpu* a, const Gpu* b) {
+    auto va = metric.value(*a), vb = metric.value(*b);
+    if (va && vb) return *va > *vb;
+    return va.has_value() && !vb.has_value();
+  });
+}
+
+std::size_t count_sources(const std::vector<const Gpu*>& gpus) {
+  std::set<std::string> urls;
+  for (const Gpu* gpu : gpus) {
+    for (const auto& source : gpu->sources) urls.insert(source.url);
+  }
+  return urls.size();
+}
+
+// ---- the comparison table (text and Markdown) ------------------------------------------------------
+
+struct ListColumn {
+  report::Column column;
+  std::function<std::string(const Gpu&)> cell;
+};
+
+ListColumn metric_column(const std::string& metric_name, std::string header, std::string unit, int drop_priority,
+                         double scale = 1, std::optional<int> decimals = std::nullopt) {
+  Metric metric = catalog::find_metric(metric_name, "column");
+  int places = decimals.value_or(metric.decimals);
+  return {{std::move(header), std::move(unit), report::Align::right, drop_priority},
+          [metric, scale, places](const Gpu& gpu) {
+            auto value = metric.value(gpu);
+            return report::format_optional(value ? std::optional<double>(*value * scale) : std::nullopt, places,
+                                           kGroupFrom);
+          }};
+}
+
+// What a buyer compares first. Drop priorities: higher numbers leave first when the terminal is narrow.
+std::vector<ListColumn> buyer_columns() {
+  std::vector<ListColumn> columns;
+  columns.push_back({{"GPU", "", report::Align::left, 0}, [](const Gpu& g) { return g.id; }});
+  columns.push_back({{"Name", "", report::Align::left, 9}, [](const Gpu& g) { return g.name; }});
+  columns.push_back({{"Arch", "", report::Align::left, 7}, [](const Gpu& g) { return g.architecture; }});
+  columns.push_back(metric_column("cuda_cores", "CUDA", "cores", 5));
+  columns.push_back(metric_column("fp32_tflops", "FP32", "TFLOPS", 0));
+  columns.push_back(metric_column("fp16_tflops", "FP16", "TFLOPS", 0));
+  columns.push_back(metric_column("fp8_tflops", "FP8", "TFLOPS", 3));
+  columns.push_back(metric_column("fp4_tflops", "FP4", "TFLOPS", 4));
+  columns.push_back(metric_column("memory_gb", "VRAM", "GB", 0));
+  columns.push_back(metric_column("memory_bandwidth_gbs", "Mem BW", "GB/s", 0));
+  columns.push_back(metric_column("tdp_w", "TDP", "W", 1));
+  columns.push_back(metric_column("msrp_usd", "Price", "USD", 0));
+  // Per $1,000 rather than per dollar: 0.105 TFLOPS/$ is harder to compare by eye than 104.8.
+  columns.push_back(metric_column("fp16_tflops_per_usd", "FP16/$1k", "TFLOPS", 2, 1000, 1));
+  columns.push_back(metric_column("fp16_tflops_per_watt", "FP16/W", "TFLOPS", 6, 1, 2));
+  return columns;
+}
+
+report::Table comparison_table(const Catalog& catalog, const std::vector<const Gpu*>& gpus,
+                               const std::optional<Metric>& sort) {
+  std::vector<ListColumn> columns = buyer_columns();
+  // The figure the rows are sorted by is always shown, even when it is not a usual column.
+  static const std::set<std::string> shown_metrics{"cuda_cores", "fp32_tflops", "fp16_tflops", "fp8_tflops",
+                                                   "fp4_tflops", "memory_gb", "memory_bandwidth_gbs", "tdp_w",
+                                                   "msrp_usd", "fp16_tflops_per_usd", "fp16_tflops_per_watt"};
+  if (sort && !shown_metrics.count(sort->name)) {
+    std::string header = sort->label;
+    columns.push_back(metric_column(sort->name, header, sort->unit, 0));
+  }
+  report::Table table;
+  table.units_on_own_line = true;
+  for (const auto& c : columns) table.columns.push_back(c.column);
+  for (const Gpu* gpu : gpus) {
+    std::vector<std::string> row;
+    for (const auto& c : columns) row.push_back(c.cell(*gpu));
+    table.add_row(std::move(row));
+  }
+  if (gpus.empty()) table.notes.push_back("(no GPUs selected)");
+  if (sort) table.notes.push_back(fmt::format("Sorted by {}, highest first; unknown values last.", sort->name));
+  table.notes.push_back(
+      "FP16, FP8, FP4: dense tensor-core TFLOPS with FP32 accumulate. Price: launch MSRP. "
+      "FP16/$1k: FP16 TFLOPS per $1,000.");
+  table.notes.push_back(fmt::format("Figures: {} cited sources in {}; `gpusage gpus show ID` gives each field's source.",
+                                    count_sources(gpus), catalog.origin()));
+  return table;
+}
+
+// ---- CSV and JSON: every field, raw values ----------------------------------------------------------
+
+// Exactly as stored: "104.8", "21760". Derived ratios get 6 significant digits, enough for any sheet.
+std::string raw_number(double value) { return fmt::format("{}", value); }
+
+report::Table data_table(const std::vector<const Gpu*>& gpus) {
+  report::Table table;
+  for (const auto& field : catalog::fields()) table.columns.push_back({field.name, "", report::Align::right, 0});
+  for (const auto& metric : catalog::derived_metrics()) {
+    table.columns.push_back({metric.name, "", report::Align::right, 0});
+  }
+  table.columns.push_back({"sources", "", report::Align::left, 0});
+  for (const Gpu* gpu : gpus) {
+    std::vector<std::string> row;
+    for (const auto& field : catalog::fields()) {
+      if (field.text) {
+        row.push_back(field.text(*gpu).value_or(""));
+      } else {
+        auto value = field.number(*gpu);
+        row.push_back(value ? raw_number(*value) : "");
+      }
+    }
+    const catalog::Derived derived = catalog::derive(*gpu);
+    for (const auto& metric : catalog::derived_metrics()) {
+      const auto& value = derived.*(metric.member);
+      row.push_back(value ? fmt::format("{:.6g}", *value) : "");
+    }
+    std::vector<std::string> urls;
+    for (const auto& source : gpu->sources) urls.push_back(source.url);
+    row.push_back(text::join(urls, " "));
+    table.add_row(std::move(row));
+  }
+  return table;
+}
+
+Json gpu_json(const Gpu& gpu) {
+  Json j = Json::object();
+  for (const auto& field : catalog::fields()) {
+    if (field.text) {
+      auto value = field.text(gpu);
+      j[field.name] = value ? Json(*value) : Json(nullptr);
+    } else if (auto value = field.number(gpu); !value) {
+      j[field.name] = nullptr;
+    } else if (field.kind == catalog::FieldKind::integer) {
+      j[field.name] = static_cast<long long>(*value);
+    } else {
+      j[field.name] = *value;
+    }
+  }
+  Json sources = Json::array();
+  for (const auto& source : gpu.sources) {
+    sources.push_back({{"title", source.title}, {"url", source.url}, {"fields", source.fields}});
+  }
+  j["sources"] = std::move(sources);
+  Json derived = Json::object();
+  const catalog::Derived d = catalog::derive(gpu);
+  for (const auto& metric : catalog::derived_metrics()) {
+    const auto& value = d.*(metric.member);
+    derived[metric.name] = value ? Json(*value) : Json(nullptr);
+  }
+  j["derived"] = std::move(derived);
+  return j;
+}
+
+// ---- the chart ---------------------------------------------------------------------------------------
+
+void check_chart_path(const std::string& path) {
+  std::string lower = text::to_lower(path);
+  if (!lower.ends_with(".svg")) {
+    throw InputError(fmt::format("--chart: '{}' has an unsupported extension; accepted: .svg", path));
+  }
+}
+
+report::BarChart comparison_chart(const Catalog& catalog, const std::vector<const Gpu*>& gpus,
+                                  const std::vector<Metric>& metrics, const std::string& selection) {
+  report::BarChart chart;
+  chart.title = fmt::format("GPU comparison: {}", selection);
+  chart.subtitle = fmt::format(
+      "Each metric's bars are scaled to its largest value in this chart; labels give the actual values. "
+      "Data: {}.",
+      catalog.origin());
+  chart.y_axis_label = "% of the largest value of each metric";
+  for (const Gpu* gpu : gpus) chart.groups.push_back(gpu->name);
+  for (const Metric& metric : metrics) {
+    report::BarSeries series{metric.label, metric.unit, metric.decimals, {}};
+    for (const Gpu* gpu : gpus) series.values.push_back(metric.value(*gpu));
+    chart.series.push_back(std::move(series));
+  }
+  return chart;
+}
+
+std::vector<Metric> parse_metrics(const std::string& list) {
+  std::vector<Metric> metrics;
+  for (const std::string& name : text::split(list, ',')) {
+    if (name.empty()) throw InputError(fmt::format("--metrics: empty name in '{}'", list));
+    metrics.push_back(catalog::find_metric(name, "--metrics"));
+  }
+  return metrics;
+}
+
+// ---- the commands ------------------------------------------------------------------------------------
+
+void run_list(const ListOptions& options) {
+  const Catalog& catalog = Catalog::active();
+  std::optional<Metric> sort;
+  if (!options.sort.empty()) sort = catalog::find_metric(options.sort, "--sort");
+  std::vector<Metric> chart_metrics;
+  if (!options.chart.empty()) {
+    check_chart_path(options.chart);
+    chart_metrics = parse_metrics(options.metrics);
+  }
+  std::vector<const Gpu*> gpus = select_gpus(catalog, options);
+  if (sort) sort_gpus(gpus, *sort);
+
+  // The chart first: when its path is bad, nothing has been printed yet that looks like success.
+  if (!options.chart.empty()) {
+    if (gpus.empty()) throw InputError("--chart: no GPUs selected, nothing to draw");
+    // "rtx50 (8 GPUs)" for a family; the ids themselves for a short --gpu list.
+    std::vector<std::string> ids;
+    for (const Gpu* gpu : gpus) ids.push_back(gpu->id);
+    const std::string selection = options.gpus.empty() || gpus.size() > 6
+                                      ? fmt::format("{} ({} GPUs)", options.gpus.empty() ? options.family : "selected",
+                                                    gpus.size())
+                                      : text::join(ids);
+    report::write_file_atomically(options.chart,
+                                  report::render_svg(comparison_chart(catalog, gpus, chart_metrics, selection)));
+  }
+
+  switch (options.format) {
+    case Format::json: {
+      Json out = Json::array();
+      for (const Gpu* gpu : gpus) out.push_back(gpu_json(*gpu));
+      emit(out.dump(2) + "\n");
+      break;
+    }
+    case Format::csv: emit(report::render_csv(data_table(gpus))); break;
+    case Format::markdown: emit(report::render_markdown(comparison_table(catalog, gpus, sort))); break;
+    case Format::table: {
+      // --wide: never drop a column, however wide the table gets.
+      int width = options.wide ? 1 << 20 : terminal_width();
+      emit(report::render_text(comparison_table(catalog, gpus, sort), width));
+      break;
+    }
+  }
+  if (!options.chart.empty()) {
+    fmt::print(stderr, "gpusage: wrote {} ({} GPUs, {} metrics)\n", options.chart, gpus.size(), chart_metrics.size());
+  }
+}
+
+// Every stored value exactly ("0.5", "21,760"), with its unit.
+std::string show_value(const catalog::Field& field, const Gpu& gpu) {
+  if (field.text) return field.text(gpu).value_or("n/a");
+  auto value = field.number(gpu);
+  if (!value) return "n/a";
+  // As many decimals as the shortest exact form has ("0.5", "1978.9"), grouped like the table.
+  const std::string exact = raw_number(*value);
+  const std::size_t dot = exact.find('.');
+  const int decimals = dot == std::string::npos || exact.find('e') != std::string::npos
+                           ? 0
+                           : static_cast<int>(exact.size() - dot - 1);
+  std::string s = report::format_number(*value, decimals, kGroupFrom);
+  return *field.unit ? s + " " + field.unit : s;
+}
+
+void run_show(const ShowOptions& options) {
+  const Catalog& catalog = Catalog::active();
+  const Gpu& gpu = catalog.resolve(text::join(options.words, " "));
+  auto source_numbers = [&gpu](std::string_view field) {
+    std::vector<std::string> numbers;
+    for (const catalog::Source* source : catalog::sources_for(gpu, field)) {
+      numbers.push_back(fmt::format("[{}]", source - gpu.sources.data() + 1));
+    }
+    return text::join(numbers, " ");
+  };
+
+  if (options.format == Format::json) {
+    Json j = gpu_json(gpu);
+    Json field_sources = Json::object();
+    for (const auto& field : catalog::fields()) {
+      bool known = field.text ? field.text(gpu).has_value() : field.number(gpu).has_value();
+      if (!known) continue;
+      Json urls = Json::array();
+      for (const catalog::Source* source : catalog::sources_for(gpu, field.name)) urls.push_back(source->url);
+      field_sources[field.name] = std::move(urls);
+    }
+    j["field_sources"] = std::move(field_sources);
+    emit(j.dump(2) + "\n");
+    return;
+  }
+
+  report::Table table;
+  table.columns = {{"Field", "", report::Align::left, 0},
+                   {"Key", "", report::Align::left, 2},
+                   {"Value", "", report::Align::right, 0},
+                   {"Source", "", report::Align::left, 0}};
+  for (const auto& field : catalog::fields()) {
+    std::string value = show_value(field, gpu);
+    table.add_row({field.label, field.name, value, value == "n/a" ? "" : source_numbers(field.name)});
+  }
+  const catalog::Derived derived = catalog::derive(gpu);
+  for (const auto& metric : catalog::derived_metrics()) {
+    const auto& value = derived.*(metric.member);
+    table.add_row({metric.label, metric.name,
+                   value ? report::format_number(*value, metric.decimals, kGroupFrom) + " " + metric.unit : "n/a",
+                   value ? "derived" : ""});
+  }
+  for (std::size_t i = 0; i < gpu.sources.size(); ++i) {
+    const auto& source = gpu.sources[i];
+    std::string scope = source.fields.empty() ? "" : " (" + text::join(source.fields) + ")";
+    table.notes.push_back(fmt::format("[{}] {}{}: {}", i + 1, source.title, scope, source.url));
+  }
+  table.notes.push_back(fmt::format("Catalog: {}. Tensor figures are dense; n/a: not supported or not published.",
+                                    catalog.origin()));
+  std::string heading = fmt::format("{} ({})\n\n", gpu.name, gpu.id);
+  if (options.format == Format::markdown) {
+    emit("## " + heading + report::render_markdown(table));
+  } else {
+    emit(heading + report::render_text(table, terminal_width()));
+  }
+}
+
+}  // namespace
+
+void add_gpus_command(CLI::App& app) {
+  auto list = std::make_shared<ListOptions>();
+  auto show = std::make_shared<ShowOptions>();
+  auto* command = app.add_subcommand("gpus", "Compare GPUs from the catalog: specs, prices, derived metrics");
+  command->footer(
+      "Examples:\n"
+      "  gpusage gpus                                # the RTX 50 series\n"
+      "  gpusage gpus --family all --sort fp16_tflops_per_usd\n"
+      "  gpusage gpus --gpu \"RTX 5090,4090,h100-sxm5-80gb\" --chart gpus.svg\n"
+      "  gpusage gpus show \"RTX 5070 Ti\"");
+  auto* family = command->add_option("--family", list->family,
+                                     "rtx50|rtx40|rtx30|datacenter|workstation|all, or a comma list of them")
+                     ->default_str("rtx50");
+  auto* gpus = command->add_option("--gpu", list->gpus, "GPUs by id, name or family, comma separated");
+  family->excludes(gpus);
+  command->add_option("--sort", list->sort, "Sort by a numeric field or derived metric, highest first");
+  add_format_option(*command, list->format, {Format::table, Format::markdown, Format::csv, Format::json});
+  auto* chart = command->add_option("--chart", list->chart, "Also draw a grouped bar chart to FILE.svg");
+  command->add_option("--metrics", list->metrics, "Chart metrics, comma separated")
+      ->default_str(kDefaultChartMetrics)
+      ->needs(chart);
+  command->add_flag("--wide", list->wide, "Never drop table columns to fit the terminal");
+
+  auto* show_command = command->add_subcommand("show", "Every field of one GPU, with the source behind each");
+  show_command->add_option("gpu", show->words, "GPU id or name (\"RTX 5090\", \"5070 ti\")")->required();
+  add_format_option(*show_command, show->format, {Format::table, Format::markdown, Format::json});
+  show_command->callback([show] { run_show(*show); });
+
+  command->require_subcommand(0, 1);
+  command->callback([list, show_command] {
+    if (show_command->parsed()) return;
+    run_list(*list);
+  });
+}
+
 }  // namespace gpusage::cli

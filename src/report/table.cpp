@@ -40,9 +40,14 @@ std::string csv_field(const std::string& s) {
 
 std::string render_text(const Table& table, int width) {
   const std::size_t n = table.columns.size();
+  const bool two_lines = table.units_on_own_line;
+  auto first_header = [&](std::size_t c) {
+    return two_lines ? table.columns[c].header : header_text(table.columns[c]);
+  };
   std::vector<std::size_t> widths(n);
   for (std::size_t c = 0; c < n; ++c) {
-    widths[c] = display_width(header_text(table.columns[c]));
+    widths[c] = display_width(first_header(c));
+    if (two_lines) widths[c] = std::max(widths[c], display_width(table.columns[c].unit));
     for (const auto& row : table.rows) {
       if (c < row.size()) widths[c] = std::max(widths[c], display_width(row[c]));
     }
@@ -82,7 +87,8 @@ std::string render_text(const Table& table, int width) {
     while (!text.empty() && text.back() == ' ') text.pop_back();
     out += text + "\n";
   };
-  line([&](std::size_t c) { return header_text(table.columns[c]); });
+  line([&](std::size_t c) { return first_header(c); });
+  if (two_lines) line([&](std::size_t c) { return table.columns[c].unit; });
   line([&](std::size_t c) { return std::string(widths[c], '-'); });
   for (const auto& row : table.rows) {
     line([&](std::size_t c) { return c < row.size() ? row[c] : std::string(); });
@@ -135,11 +141,11 @@ std::string render_csv(const Table& table) {
   return out;
 }
 
-std::string format_number(double value, int decimals) {
+std::string format_number(double value, int decimals, double group_from) {
   if (!std::isfinite(value)) return "n/a";
   std::string s = fmt::format("{:.{}f}", value, decimals);
-  // Thousands separators on the integer part of values of 10,000 and more.
-  if (std::fabs(value) < 10000) return s;
+  // Thousands separators on the integer part.
+  if (std::fabs(value) < group_from) return s;
   std::size_t dot = s.find('.');
   std::size_t int_end = dot == std::string::npos ? s.size() : dot;
   std::size_t int_begin = s[0] == '-' ? 1 : 0;
@@ -152,8 +158,8 @@ std::string format_number(double value, int decimals) {
   return out + s.substr(int_end);
 }
 
-std::string format_optional(const std::optional<double>& value, int decimals) {
-  return value ? format_number(*value, decimals) : "n/a";
+std::string format_optional(const std::optional<double>& value, int decimals, double group_from) {
+  return value ? format_number(*value, decimals, group_from) : "n/a";
 }
 
 std::string format_bytes(double bytes) {

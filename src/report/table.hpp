@@ -22,6 +22,9 @@ struct Table {
   std::vector<Column> columns;
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> notes;  // printed under the text and Markdown tables
+  // Text only: print units on a second header line under their headers ("FP16" over "TFLOPS"), so that
+  // many numeric columns fit a terminal. Markdown and CSV keep "header (unit)".
+  bool units_on_own_line = false;
 
   void add_row(std::vector<std::string> row) { rows.push_back(std::move(row)); }
 };
@@ -31,9 +34,11 @@ std::string render_text(const Table& table, int width = 120);
 std::string render_markdown(const Table& table);
 std::string render_csv(const Table& table);
 
-// Number formatting shared by every table: fixed decimals, thousands separators for large values.
-std::string format_number(double value, int decimals = 0);
-std::string format_optional(const std::optional<double>& value, int decimals = 0);  // "n/a" when empty
+// Number formatting shared by every table: fixed decimals, thousands separators for values from
+// `group_from` up (10,000 by default; a column mixing 8960 and 21,760 reads better with 1000).
+std::string format_number(double value, int decimals = 0, double group_from = 10000);
+// "n/a" when empty
+std::string format_optional(const std::optional<double>& value, int decimals = 0, double group_from = 10000);
 std::string format_bytes(double bytes);   // "12.3 GiB", "512 MiB"
 std::string format_duration(double seconds);  // "1.2 ms", "3.4 s", "2 h 05 min"
 

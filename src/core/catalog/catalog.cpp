@@ -258,6 +258,12 @@ Gpu read_gpu(const toml::table& table, const std::string& origin, std::size_t in
   }
   g.msrp_usd = r.optional_number("msrp_usd");
   g.sources = r.sources();
+  // Every figure needs a source (data/README.md). Names, families and the like are classification.
+  for (const Field& field : fields()) {
+    if (field.number && field.number(g) && sources_for(g, field.name).empty()) {
+      r.fail(field.name, "has no source: list it in a source's 'fields', or add a source without 'fields'");
+    }
+  }
   return g;
 }
 

@@ -126,7 +126,7 @@ TEST(CatalogLoad, MiniFixtureKeepsFileOrderAndValues) {
 TEST(CatalogLoad, EveryOptionalFieldIsRead) {
   Catalog catalog = Catalog::load(fixture("full.toml"));
   const Gpu& g = catalog.gpus().front();
-  EXPECT_EQ(g.form_factor, "PCIe dual slot");
+  EXPECT_EQ(g.form_factor, "PCIe, dual slot");
   EXPECT_EQ(g.tensor_cores, 400);
   EXPECT_EQ(g.tensor_core_generation, 4);
   EXPECT_EQ(g.base_clock_mhz, 1500);
@@ -254,6 +254,17 @@ TEST(CatalogValidation, SourceFieldsMustNameCatalogFields) {
   EXPECT_EQ(load_error(with(valid_entry(), "sources",
                             "[ { title = \"t\", url = \"https://a.invalid\", fields = [\"msrp_usd\", 3] } ]")),
             "bad.toml: gpu 'testgpu': field 'sources' 'fields' must list field names");
+}
+
+TEST(CatalogValidation, EveryFigureNeedsASource) {
+  Entry entry = with(valid_entry(), "sources",
+                     "[ { title = \"spec\", url = \"https://a.invalid\", fields = [\"sm_count\", \"cuda_cores\", "
+                     "\"boost_clock_mhz\", \"memory_gb\", \"memory_bus_bits\", \"memory_bandwidth_gbs\", \"tdp_w\", "
+                     "\"fp32_tflops\", \"fp16_tflops\"] } ]");
+  EXPECT_EQ(load_error(entry),
+            "bad.toml: gpu 'testgpu': field 'msrp_usd' has no source: list it in a source's 'fields', or add a "
+            "source without 'fields'");
+  EXPECT_EQ(load_error(without(entry, "msrp_usd")), "");
 }
 
 TEST(CatalogValidation, TomlSyntaxErrorNamesFileLineAndColumn) {
