@@ -1,11 +1,190 @@
-// Placeholder until the doctor work lands: the command exists and says so honestly.
+// gpusage doctor: what is wrong with this machine's GPU setup, and (with --log) with this training run.
+// The core probes and judges (src/core/diagnose); this file parses options and renders the report.
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <memory>
+
 #include "cli/commands.hpp"
+#include "cli/options.hpp"
+#include "core/catalog/catalog.hpp"
 #include "core/common/error.hpp"
+#include "core/common/text.hpp"
+#include "core/diagnose/doctor.hpp"
+#include "core/estimate/plan.hpp"
+#include "core/workload/workload.hpp"
 
 namespace gpusage::cli {
-void add_doctor_command(CLI::App& app) {
-  auto* command = app.add_subcommand("doctor", "(not built yet)");
-  command->allow_extras();
-  command->callback([] { throw std::runtime_error("'gpusage doctor' is not implemented in this build yet"); });
+
+namespace {
+
+using diagnose::Category;
+using diagnose::DoctorReport;
+using diagnose::EnvironmentFacts;
+using diagnose::Finding;
+
+std::string or_missing(const std::optional<diagnose::Installed>& value) {
+  if (!value) return "not found";
+  return fmt::format("{} ({})", value->version, value->where);
 }
+
+std::string gib(std::uint64_t bytes) { return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / (1 << 30)); }
+
+// "sm_50 sm_60 … sm_90": the ends of a long list are what a reader compares against.
+std::string short_arch_list(const std::vector<std::string>& list) {
+  if (list.size() <= 4) return text::join(list, " ");
+  return fmt::format("{} {} … {} {}", list[0], list[1], list[list.size() - 2], list.back());
+}
+
+std::string environment_text(const EnvironmentFacts& f) {
+  std::vector<std::pair<std::string, std::string>> rows;
+  if (f.driver_version) {
+    std::string cuda = f.cuda_driver_version ? fmt::format("CUDA {}, ", f.cuda_driver_version->to_string()) : "";
+    rows.emplace_back("NVIDIA driver", fmt::format("{} ({}from {})", *f.driver_version, cuda, f.driver_from));
+  } else {
+    rows.emplace_back("NVIDIA driver", "not found");
+  }
+  if (f.system.gpus.empty()) {
+    rows.emplace_back("GPUs", f.system.available ? "none" : "not available: " + f.system.message);
+  }
+  for (const auto& g : f.system.gpus) {
+    std::string line = g.name;
+    if (g.compute_capability) line += fmt::format(", sm_{}{}", g.compute_capability->major, g.compute_capability->minor);
+    if (g.memory_total_bytes) line += ", " + gib(*g.memory_total_bytes);
+    rows.emplace_back(fmt::format("GPU {}", g.index), line);
+  }
+  rows.emplace_back("CUDA toolkit", or_missing(f.nvcc));
+  rows.emplace_back("cuDNN", or_missing(f.cudnn));
+  rows.emplace_back("NCCL", or_missing(f.nccl));
+  rows.emplace_back("LibTorch", or_missing(f.libtorch));
+  const auto& py = f.python;
+  if (py.path.empty()) {
+    rows.emplace_back("Python", fmt::format("'{}' not found", py.interpreter));
+  } else {
+    rows.emplace_back("Python", fmt::format("{} ({}){}", py.version.value_or("?"), py.path,
+                                            py.timed_out ? ", stopped at the deadline" : ""));
+    if (py.torch_version) {
+      rows.emplace_back("PyTorch", fmt::format("{}, CUDA {}, compiled for {}", *py.torch_version,
+                                               py.torch_cuda.value_or("none (CPU-only)"),
+                                               py.torch_arch_list.empty() ? "no GPU architectures"
+                                                                          : short_arch_list(py.torch_arch_list)));
+    } else {
+      rows.emplace_back("PyTorch", py.torch_reported ? "not installed" : "not checked");
+    }
+    if (py.packages_reported) {
+      rows.emplace_back("TensorFlow", py.tensorflow ? *py.tensorflow
+                                                    : (py.tensorflow_gpu ? "tensorflow-gpu " + *py.tensorflow_gpu
+                                                                         : std::string("not installed")));
+    }
+  }
+  std::string out = "Environment\n";
+  for (const auto& [key, value] : rows) out += fmt::format("  {:<14} {}\n", key, value);
+  return out;
+}
+
+const char* heading(Category c) {
+  switch (c) {
+    case Category::environment: return "Environment findings";
+    case Category::gpu: return "GPU findings";
+    case Category::log: return "Log findings";
+  }
+  return "Findings";
+}
+
+std::string report_text(const DoctorReport& report) {
+  std::string out = environment_text(report.facts);
+  for (Category c : {Category::environment, Category::gpu, Category::log}) {
+    std::vector<const Finding*> group;
+    for (const auto& f : report.findings) {
+      if (f.category == c) group.push_back(&f);
+    }
+    if (c == Category::log && report.log_path) {
+      out += fmt::format("\n{} ({}, {} lines)\n", heading(c), *report.log_path, report.log_lines.value_or(0));
+    } else if (group.empty()) {
+      if (c != Category::log) out += fmt::format("\n{}: none\n", heading(c));
+      continue;
+    } else {
+      out += fmt::format("\n{}\n", heading(c));
+    }
+    for (const Finding* f : group) {
+      out += fmt::format("  [{}] {}\n", diagnose::to_string(f->severity), f->title);
+      if (!f->evidence.empty()) out += fmt::format("      evidence: {}\n", f->evidence);
+      out += fmt::format("      fix: {}\n", f->fix);
+      out += fmt::format("      source: {} <{}>\n", f->source_title, f->source_url);
+    }
+  }
+  std::size_t errors = 0;
+  std::size_t warnings = 0;
+  for (const auto& f : report.findings) {
+    errors += f.severity == diagnose::Severity::error;
+    warnings += f.severity == diagnose::Severity::warning;
+  }
+  out += fmt::format("\n{} error(s), {} warning(s), {} finding(s) in all\n", errors, warnings, report.findings.size());
+  return out;
+}
+
+}  // namespace
+
+void add_doctor_command(CLI::App& app) {
+  struct State {
+    std::string log;
+    std::string model;
+    std::optional<int> batch;
+    std::string precision;
+    std::string gpu;
+    std::string python = "python3";
+    std::optional<double> python_timeout;
+    Format format = Format::table;
+    std::string out;
+  };
+  auto state = std::make_shared<State>();
+  auto* command = app.add_subcommand(
+      "doctor",
+      "Check the GPU training setup (driver, CUDA, cuDNN, NCCL, PyTorch/TensorFlow, GPU settings) and,\n"
+      "with --log, explain a failed training run (OOM, NaN, NCCL, DataLoader, cuDNN, no kernel image).\n"
+      "Examples:\n"
+      "  gpusage doctor\n"
+      "  gpusage doctor --log train.log --model resnet50 --batch 256 --gpu rtx4090\n"
+      "  gpusage doctor --python ~/venv/bin/python --format json");
+  command->add_option("--log", state->log, "Training log to read");
+  command->add_option("--model", state->model, "Zoo model of the run, for the OOM fixes (e.g. resnet50, gpt2)");
+  command->add_option("--batch", state->batch, "Per-GPU batch of the run (default: what the log prints)")
+      ->check(CLI::Range(1, 1 << 24));
+  command->add_option("--precision", state->precision, "fp32 | tf32 | fp16 | bf16 | fp8 of the run (default fp32)")
+      ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16", "fp8"}));
+  command->add_option("--gpu", state->gpu, "GPU of the run (default: guessed from the OOM's total capacity)");
+  command->add_option("--python", state->python, "Python interpreter to ask about PyTorch and TensorFlow")
+      ->capture_default_str();
+  command->add_option("--python-timeout", state->python_timeout, "Seconds before the Python probe is stopped")
+      ->check(CLI::Range(0.1, 600.0));
+  add_format_option(*command, state->format, {Format::table, Format::json});
+  command->add_option("--out", state->out, "Write the report to FILE instead of stdout");
+  command->callback([state] {
+    const auto& rules = diagnose::RuleTable::builtin();
+    diagnose::DoctorRequest request;
+    request.probe.python = state->python;
+    request.probe.python_timeout_s = state->python_timeout.value_or(rules.thresholds().python_timeout_s);
+    // Bad names are input errors even when the log turns out to need them not.
+    std::optional<workload::Workload> workload;
+    if (!state->model.empty()) workload = workload::build(state->model);
+    const catalog::Catalog& catalog = catalog::Catalog::active();
+    if (!state->gpu.empty()) request.run.gpu = &catalog.resolve(state->gpu);
+    request.run.catalog = &catalog;
+    request.run.workload = workload ? &*workload : nullptr;
+    request.run.batch = state->batch;
+    if (!state->precision.empty()) request.run.precision = catalog::parse_precision(state->precision);
+    if (!state->log.empty()) {
+      request.log_path = state->log;
+      request.log_text = diagnose::read_log_file(state->log);
+    }
+    // GPUSAGE_DOCTOR_ROOT prefixes every probed file and the CUDA directories: a test hook that points the
+    // live prober at a fixture tree (tests/fixtures/doctor/envs/*).
+    diagnose::HostOptions host;
+    if (const char* root = std::getenv("GPUSAGE_DOCTOR_ROOT")) host.root = root;
+    auto env = diagnose::open_host_environment(host);
+    const DoctorReport report = diagnose::run_doctor(*env, request, rules);
+    emit(state->format == Format::json ? diagnose::to_json(report).dump(2) + "\n" : report_text(report), state->out);
+  });
+}
+
 }  // namespace gpusage::cli

@@ -1,0 +1,129 @@
+#include "core/diagnose/doctor.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "core/common/error.hpp"
+#include "core/diagnose/environment_rules.hpp"
+
+namespace gpusage::diagnose {
+
+namespace {
+
+template <typename T>
+nlohmann::json optional_json(const std::optional<T>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+nlohmann::json installed_json(const std::optional<Installed>& value) {
+  if (!value) return nullptr;
+  return {{"version", value->version}, {"from", value->where}};
+}
+
+}  // namespace
+
+std::string read_log_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("cannot read log file '{}'", path));
+  std::ostringstream s;
+  s << in.rdbuf();
+  if (in.bad()) throw InputError(fmt::format("cannot read log file '{}'", path));
+  return s.str();
+}
+
+DoctorReport run_doctor(Environment& env, const DoctorRequest& request, const RuleTable& rules) {
+  DoctorReport report;
+  report.facts = probe(env, request.probe);
+  std::vector<Finding> findings = check_environment(report.facts, rules);
+  if (request.log_text) {
+    const LogScan scan = scan_log(*request.log_text);
+    report.log_path = request.log_path;
+    report.log_lines = scan.lines;
+    auto log = check_log(scan, request.run, rules);
+    findings.insert(findings.end(), log.begin(), log.end());
+  }
+  // Grouped by category (environment, GPUs, log), most severe first within each.
+  std::vector<Finding> ordered;
+  for (Category c : {Category::environment, Category::gpu, Category::log}) {
+    std::vector<Finding> group;
+    for (const auto& f : findings) {
+      if (f.category == c) group.push_back(f);
+    }
+    sort_findings(group);
+    ordered.insert(ordered.end(), group.begin(), group.end());
+  }
+  report.findings = std::move(ordered);
+  return report;
+}
+
+nlohmann::json to_json(const Finding& f) {
+  return {{"id", f.id},
+          {"severity", to_string(f.severity)},
+          {"category", to_string(f.category)},
+          {"title", f.title},
+          {"evidence", f.evidence},
+          {"fix", f.fix},
+          {"source", f.source_url},
+          {"source_title", f.source_title}};
+}
+
+nlohmann::json to_json(const EnvironmentFacts& facts) {
+  nlohmann::json gpus = nlohmann::json::array();
+  for (const auto& g : facts.system.gpus) {
+    gpus.push_back({{"index", g.index},
+                    {"name", g.name},
+                    {"uuid", g.uuid},
+                    {"compute_capability", g.compute_capability ? nlohmann::json(g.compute_capability->to_string())
+                                                                : nlohmann::json(nullptr)},
+                    {"memory_total_bytes", optional_json(g.memory_total_bytes)},
+                    {"persistence_mode", optional_json(g.persistence_mode)},
+                    {"power_limit_w", optional_json(g.power_limit_w)},
+                    {"power_limit_default_w", optional_json(g.power_limit_default_w)},
+                    {"pcie_gen_current", optional_json(g.pcie_gen_current)},
+                    {"pcie_gen_max", optional_json(g.pcie_gen_max)},
+                    {"pcie_width_current", optional_json(g.pcie_width_current)},
+                    {"pcie_width_max", optional_json(g.pcie_width_max)}});
+  }
+  const PythonInfo& py = facts.python;
+  nlohmann::json python = nullptr;
+  if (!py.path.empty()) {
+    nlohmann::json torch = nullptr;
+    if (py.torch_version) {
+      torch = {{"version", *py.torch_version},
+               {"cuda", optional_json(py.torch_cuda)},
+               {"arch_list", py.torch_arch_list},
+               {"cuda_available", optional_json(py.torch_cuda_available)}};
+    }
+    python = {{"interpreter", py.path},
+              {"version", optional_json(py.version)},
+              {"timed_out", py.timed_out},
+              {"torch", torch},
+              {"tensorflow", optional_json(py.tensorflow)},
+              {"tensorflow_gpu", optional_json(py.tensorflow_gpu)}};
+  }
+  return {{"gpu_available", facts.system.available},
+          {"gpu_message", facts.system.message},
+          {"driver_version", optional_json(facts.driver_version)},
+          {"driver_from", facts.driver_from.empty() ? nlohmann::json(nullptr) : nlohmann::json(facts.driver_from)},
+          {"cuda_driver_version",
+           facts.cuda_driver_version ? nlohmann::json(facts.cuda_driver_version->to_string()) : nlohmann::json(nullptr)},
+          {"gpus", gpus},
+          {"cuda_toolkit", installed_json(facts.nvcc)},
+          {"cudnn", installed_json(facts.cudnn)},
+          {"nccl", installed_json(facts.nccl)},
+          {"libtorch", installed_json(facts.libtorch)},
+          {"python", python},
+          {"cpu_count", optional_json(facts.cpu_count)}};
+}
+
+nlohmann::json to_json(const DoctorReport& report) {
+  nlohmann::json findings = nlohmann::json::array();
+  for (const auto& f : report.findings) findings.push_back(to_json(f));
+  nlohmann::json log = nullptr;
+  if (report.log_lines) log = {{"path", optional_json(report.log_path)}, {"lines", *report.log_lines}};
+  return {{"findings", findings}, {"environment", to_json(report.facts)}, {"log", log}};
+}
+
+}  // namespace gpusage::diagnose

@@ -1,0 +1,43 @@
+// `gpusage doctor` as one call: probe the environment, run the environment and GPU rules, read the log
+// (when given) and run the log rules. The CLI renders the report; to_json is its `--format json` form:
+//   { "findings": [ { "id", "severity", "category", "title", "evidence", "fix", "source" (URL), "source_title" } ],
+//     "environment": { "driver": …, "gpus": [ … ], "cuda_toolkit": …, "cudnn": …, "nccl": …, "libtorch": …,
+//                      "python": { … } }, "log": { "path", "lines" } | null }
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/diagnose/environment.hpp"
+#include "core/diagnose/finding.hpp"
+#include "core/diagnose/log_rules.hpp"
+#include "core/diagnose/probe.hpp"
+
+namespace gpusage::diagnose {
+
+struct DoctorRequest {
+  ProbeOptions probe;
+  std::optional<std::string> log_path;  // read and scanned when set
+  std::optional<std::string> log_text;  // the log's text (the caller reads the file: InputError on failure)
+  RunContext run;
+};
+
+struct DoctorReport {
+  EnvironmentFacts facts;
+  std::vector<Finding> findings;  // sorted most severe first within each category
+  std::optional<std::string> log_path;
+  std::optional<std::size_t> log_lines;
+};
+
+DoctorReport run_doctor(Environment& env, const DoctorRequest& request, const RuleTable& rules = RuleTable::builtin());
+
+// Reads a log file; throws InputError naming the path when it cannot be read.
+std::string read_log_file(const std::string& path);
+
+nlohmann::json to_json(const Finding& finding);
+nlohmann::json to_json(const EnvironmentFacts& facts);
+nlohmann::json to_json(const DoctorReport& report);
+
+}  // namespace gpusage::diagnose
