@@ -53,7 +53,7 @@ struct EnvironmentFacts {
 struct ProbeOptions {
   std::string python = "python3";
   double python_timeout_s = 2.0;
-  double tool_timeout_s = 1.5;  // nvcc --version
+  double tool_timeout_s = 1.0;  // nvcc --version (about 50 ms when healthy)
 };
 
 // Asks `env` for everything; quick (every command has a deadline) and never throws for a missing piece.
