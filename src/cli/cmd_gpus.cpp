@@ -265,7 +265,9 @@ void run_list(const ListOptions& options) {
     std::vector<std::string> ids;
     for (const Gpu* gpu : gpus) ids.push_back(gpu->id);
     const std::string selection = options.gpus.empty() || gpus.size() > 6
-                                      ? fmt::format("{} ({} GPUs)", options.gpus.empty() ? options.family : "selected",
+                                      ? fmt::format("{} ({} GPUs)",
+                                                    options.gpus.empty() ? text::join(text::split(options.family, ','))
+                                                                         : "selected",
                                                     gpus.size())
                                       : text::join(ids);
     report::write_file_atomically(options.chart,
@@ -391,6 +393,7 @@ void add_gpus_command(CLI::App& app) {
   command->add_flag("--wide", list->wide, "Never drop table columns to fit the terminal");
 
   auto* show_command = command->add_subcommand("show", "Every field of one GPU, with the source behind each");
+  show_command->footer("Examples:\n  gpusage gpus show rtx5090\n  gpusage gpus show 5070 ti --format json");
   show_command->add_option("gpu", show->words, "GPU id or name (\"RTX 5090\", \"5070 ti\")")->required();
   add_format_option(*show_command, show->format, {Format::table, Format::markdown, Format::json});
   show_command->callback([show] { run_show(*show); });

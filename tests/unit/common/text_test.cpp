@@ -26,4 +26,22 @@ TEST(Text, ClosestPrefersSubstringsThenSmallEdits) {
   EXPECT_TRUE(closest("zzzzzzzz", ids).empty());
 }
 
+TEST(Text, TrimRemovesSurroundingWhitespaceOnly) {
+  EXPECT_EQ(trim("  RTX 5090\t\n"), "RTX 5090");
+  EXPECT_EQ(trim(" \t "), "");
+}
+
+TEST(Text, ToLowerLeavesDigitsAndPunctuation) { EXPECT_EQ(to_lower("H100-SXM5-80GB"), "h100-sxm5-80gb"); }
+
+TEST(Text, JoinUsesTheSeparatorBetweenPartsOnly) {
+  EXPECT_EQ(join({"rtx5090", "rtx5080"}), "rtx5090, rtx5080");
+  EXPECT_EQ(join({"a", "b", "c"}, " or "), "a or b or c");
+  EXPECT_EQ(join({}), "");
+}
+
+TEST(Text, ClosestStopsAtTheLimitInScoreOrder) {
+  std::vector<std::string> ids{"rtx5070", "rtx5090", "rtx5080", "rtx4090"};
+  EXPECT_EQ(closest("rtx5090", ids, 2), (std::vector<std::string>{"rtx5090", "rtx5070"}));
+}
+
 }  // namespace gpusage::text

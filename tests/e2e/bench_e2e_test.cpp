@@ -1,0 +1,87 @@
+// `gpusage bench` end to end on the CPU: the CI-sized version of
+// `gpusage bench resnet18 --device cpu --resolution 64 --batch 2,4,8 --steps 5`.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "e2e/run_cli.hpp"
+
+namespace gpusage::testing {
+namespace {
+
+using nlohmann::json;
+
+TEST(BenchE2E, CpuSweepReportsEveryBatchWithItsDistributionAndNoPrediction) {
+  const CliResult r = run_cli("bench resnet18 --device cpu --resolution 32 --batch 1,2 --steps 2 --warmup 1 "
+                              "--threads 1 --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["model"], "resnet18");
+  EXPECT_EQ(j["environment"]["device"], "cpu");
+  EXPECT_FALSE(j["environment"]["libtorch_version"].get<std::string>().empty());
+  EXPECT_EQ(j["config"]["model_params"], 11'689'512);
+  ASSERT_EQ(j["runs"].size(), 2u);
+  for (const auto& run : j["runs"]) {
+    EXPECT_EQ(run["status"], "ok");
+    EXPECT_GT(run["throughput"].get<double>(), 0);
+    EXPECT_EQ(run["step_time_s"]["count"], 2);
+    EXPECT_LE(run["step_time_s"]["p50"].get<double>(), run["step_time_s"]["p99"].get<double>());
+    EXPECT_GE(run["data_wait_fraction"].get<double>(), 0);
+    EXPECT_LT(run["data_wait_fraction"].get<double>(), 1);
+    EXPECT_TRUE(run["prediction"]["throughput"].is_null());
+    EXPECT_NE(run["prediction"]["reason"].get<std::string>().find("CPU"), std::string::npos);
+  }
+  EXPECT_EQ(j["runs"][1]["batch"], 2);
+}
+
+TEST(BenchE2E, TableShowsMeasuredBesidePredicted) {
+  const CliResult r = run_cli("bench mobilenet_v2 --device cpu --resolution 32 --batch 1 --steps 1 --warmup 0 "
+                              "--threads 1",
+                              "COLUMNS=200");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("measured (samples/s)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("predicted (samples/s)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("warning: timed steps (1)"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("mobilenet_v2 batch 1"), std::string::npos) << r.err;  // the progress line
+}
+
+TEST(BenchE2E, DistributedTwoProcessesAllReduceOverGlooAndReportScaling) {
+  const CliResult r = run_cli("bench resnet18 --device cpu --resolution 32 --batch 2 --steps 2 --warmup 1 "
+                              "--distributed 2 --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  const json& d = j["distributed"];
+  EXPECT_EQ(d["backend"], "gloo");
+  ASSERT_EQ(d["ranks"].size(), 2u);
+  for (const auto& rank : d["ranks"]) EXPECT_EQ(rank["status"], "ok") << rank.dump();
+  EXPECT_EQ(d["baseline"]["status"], "ok");
+  EXPECT_GT(d["scaling_efficiency"].get<double>(), 0);
+  // Data parallel: every rank applies the same averaged gradients, so their losses stay identical.
+  EXPECT_EQ(d["ranks"][0]["per_step"]["loss"].size(), 2u);
+}
+
+TEST(BenchE2E, AutoBatchUnderAnInjectedLimitReportsTheSearch) {
+  const CliResult r = run_cli("bench resnet18 --device cpu --resolution 32 --batch auto --memory-limit 1000 "
+                              "--steps 1 --warmup 0 --threads 1 --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["batch_search"]["max_batch"], 0);
+  EXPECT_EQ(j["runs"][0]["status"], "failed");
+  EXPECT_EQ(j["runs"][0]["failure"], "out_of_memory");
+  EXPECT_TRUE(j["runs"][0]["throughput"].is_null());
+}
+
+TEST(BenchE2E, BadInputIsOneLineAndExitTwo) {
+  const CliResult model = run_cli("bench resnet9000 --device cpu");
+  EXPECT_EQ(model.exit_code, 2);
+  EXPECT_NE(model.err.find("unknown model 'resnet9000'"), std::string::npos) << model.err;
+  const CliResult data = run_cli("bench resnet18 --device cpu --data /tmp");
+  EXPECT_EQ(data.exit_code, 2);
+  EXPECT_NE(data.err.find("ImageFolder input is not available yet"), std::string::npos) << data.err;
+  const CliResult fp16 = run_cli("bench resnet18 --device cpu --precision fp16");
+  EXPECT_EQ(fp16.exit_code, 2);
+  EXPECT_EQ(fp16.err, "gpusage: --precision fp16 needs --device cuda; on CPU use fp32 or bf16\n");
+}
+
+}  // namespace
+}  // namespace gpusage::testing
