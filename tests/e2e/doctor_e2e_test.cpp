@@ -11,12 +11,13 @@
 namespace gpusage::testing {
 namespace {
 
-// The environment prefix for a run on scripted machine `env_name` with NVML script `nvml_script`.
+// The environment prefix for a run on scripted machine `env_name` with NVML script `nvml_script`. PATH is
+// only the fixture's bin (its scripts use shell built-ins), so this machine's own nvcc or python never answer.
 std::string machine(const std::string& env_name, const std::string& nvml_script) {
   const std::string root = fixture("doctor/envs/" + env_name);
   return "GPUSAGE_NVML_LIBRARY=" + std::string(GPUSAGE_NVML_STUB_MODERN) + " GPUSAGE_NVML_STUB_SCRIPT=" +
-         fixture(nvml_script) + " GPUSAGE_DOCTOR_ROOT=" + root + " PATH=" + root + "/bin:/usr/bin:/bin" +
-         " TF_FORCE_GPU_ALLOW_GROWTH= COLUMNS=120";
+         fixture(nvml_script) + " GPUSAGE_DOCTOR_ROOT=" + root + " PATH=" + root + "/bin" +
+         " CUDA_HOME= LIBTORCH= TF_FORCE_GPU_ALLOW_GROWTH= COLUMNS=120";
 }
 
 const nlohmann::json* finding(const nlohmann::json& report, const std::string& id) {

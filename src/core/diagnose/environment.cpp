@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 
 #include "core/common/text.hpp"
@@ -180,6 +181,8 @@ std::optional<std::string> ScriptedEnvironment::find_program(const std::string& 
 }
 
 CommandResult ScriptedEnvironment::run(const std::vector<std::string>& argv, double /*timeout_s*/) {
+  static std::mutex mutex;  // probe() runs the python probe on its own thread
+  const std::lock_guard<std::mutex> lock(mutex);
   runs.push_back(argv);
   if (argv.empty()) return {};
   const std::string key = argv.size() > 1 ? argv[0] + " " + argv[1] : argv[0];

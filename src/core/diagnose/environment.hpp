@@ -31,7 +31,8 @@ class Environment {
   // `extra_dirs` (live-system paths such as /usr/local/cuda/bin).
   virtual std::optional<std::string> find_program(const std::string& name,
                                                   const std::vector<std::string>& extra_dirs = {}) = 0;
-  // Runs argv[0] (a path from find_program) with the arguments; never blocks past `timeout_s`.
+  // Runs argv[0] (a path from find_program) with the arguments; never blocks past `timeout_s`. Called from
+  // two threads at once (probe() runs the python probe beside the rest); the other calls from one.
   virtual CommandResult run(const std::vector<std::string>& argv, double timeout_s) = 0;
   virtual std::optional<std::string> getenv(const std::string& name) = 0;
 };

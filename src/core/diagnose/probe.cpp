@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <future>
 #include <regex>
 
 #include "core/common/text.hpp"
@@ -12,11 +13,18 @@ namespace {
 
 std::vector<std::string> lines_of(std::string_view text) { return text::split(text, '\n'); }
 
+// An environment variable that is set and not empty (CUDA_HOME= means unset).
+std::optional<std::string> variable(Environment& env, const std::string& name) {
+  auto value = env.getenv(name);
+  if (value && value->empty()) return std::nullopt;
+  return value;
+}
+
 // Header locations: distribution packages, the CUDA toolkit, and $CUDA_HOME when set.
 std::vector<std::string> include_dirs(Environment& env) {
   std::vector<std::string> dirs = {"/usr/include", "/usr/include/x86_64-linux-gnu", "/usr/local/cuda/include",
                                    "/usr/local/include"};
-  if (auto home = env.getenv("CUDA_HOME")) dirs.insert(dirs.begin(), *home + "/include");
+  if (auto home = variable(env, "CUDA_HOME")) dirs.insert(dirs.begin(), *home + "/include");
   return dirs;
 }
 
@@ -36,7 +44,7 @@ std::optional<Installed> header_version(Environment& env, const std::vector<std:
 std::optional<Installed> probe_libtorch(Environment& env) {
   const std::string header = "/include/torch/csrc/api/include/torch/version.h";
   std::vector<std::string> prefixes;
-  if (auto dir = env.getenv("LIBTORCH")) prefixes.push_back(*dir);
+  if (auto dir = variable(env, "LIBTORCH")) prefixes.push_back(*dir);
   prefixes.insert(prefixes.end(), {"/usr", "/usr/local", "/opt/libtorch"});
   for (const auto& prefix : prefixes) {
     const std::string path = prefix + header;
@@ -203,6 +211,13 @@ std::optional<unsigned> parse_cpu_count(std::string_view cpuinfo) {
 
 EnvironmentFacts probe(Environment& env, const ProbeOptions& options) {
   EnvironmentFacts facts;
+  // The python probe is the slow one (importing torch): it runs beside the rest, so the whole probe takes
+  // about as long as the python deadline at worst.
+  auto python = std::async(std::launch::async, [&env, &options] {
+    PythonInfo info;
+    probe_python(env, options, info);
+    return info;
+  });
   facts.system = env.gpus();
   if (facts.system.driver_version) {
     facts.driver_version = facts.system.driver_version;
@@ -214,7 +229,7 @@ EnvironmentFacts probe(Environment& env, const ProbeOptions& options) {
   facts.cuda_driver_version = facts.system.cuda_driver_version;
 
   std::vector<std::string> cuda_bins = {"/usr/local/cuda/bin"};
-  if (auto home = env.getenv("CUDA_HOME")) cuda_bins.insert(cuda_bins.begin(), *home + "/bin");
+  if (auto home = variable(env, "CUDA_HOME")) cuda_bins.insert(cuda_bins.begin(), *home + "/bin");
   if (auto nvcc = env.find_program("nvcc", cuda_bins)) {
     const CommandResult r = env.run({*nvcc, "--version"}, options.tool_timeout_s);
     if (auto v = parse_nvcc_version(r.out)) facts.nvcc = Installed{*v, *nvcc};
@@ -223,7 +238,7 @@ EnvironmentFacts probe(Environment& env, const ProbeOptions& options) {
   facts.cudnn = header_version(env, {"cudnn_version.h", "cudnn.h"}, {"CUDNN_MAJOR", "CUDNN_MINOR", "CUDNN_PATCHLEVEL"});
   facts.nccl = header_version(env, {"nccl.h"}, {"NCCL_MAJOR", "NCCL_MINOR", "NCCL_PATCH"});
   facts.libtorch = probe_libtorch(env);
-  probe_python(env, options, facts.python);
+  facts.python = python.get();
   facts.tf_force_gpu_allow_growth = env.getenv("TF_FORCE_GPU_ALLOW_GROWTH");
   if (auto cpuinfo = env.read_file("/proc/cpuinfo")) facts.cpu_count = parse_cpu_count(*cpuinfo);
   return facts;
