@@ -72,7 +72,7 @@ AlertEngine::Update AlertEngine::evaluate(const device::Sample& sample) {
         *job->used_memory_bytes >= config_.training_process_memory_bytes) {
       std::string cpu = job->cpu_percent ? fmt::format(", its CPU use is {:.0f}% of a core", *job->cpu_percent) : "";
       starving = fmt::format(
-          "GPU {}: utilization {}% for at least {:.0f} s while {} holds {}{}: likely an input bottleneck. Try more "
+          "GPU {}: utilization {}% for at least {:g} s while {} holds {}{}: likely an input bottleneck. Try more "
           "DataLoader workers (num_workers), pin_memory=True, persistent_workers=True, and caching decoded data.",
           gpu.index, *gpu.utilization_gpu_percent, config_.low_utilization_window_s, process_label(*job),
           report::format_bytes(static_cast<double>(*job->used_memory_bytes)), cpu);
