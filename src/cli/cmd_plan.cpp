@@ -1,12 +1,52 @@
-// Placeholder until the plan work lands.
-#include "cli/commands.hpp"
+// gpusage plan MODEL: will this training fit on these GPUs, and how fast will it run?
+#include <memory>
 
-#include <stdexcept>
+#include "cli/commands.hpp"
+#include "cli/options.hpp"
+#include "cli/plan_view.hpp"
+#include "core/catalog/catalog.hpp"
 
 namespace gpusage::cli {
+
 void add_plan_command(CLI::App& app) {
-  auto* command = app.add_subcommand("plan", "(not built yet)");
-  command->allow_extras();
-  command->callback([] { throw std::runtime_error("'gpusage plan' is not implemented in this build yet"); });
+  struct State {
+    RunOptions run;
+    std::string gpus = "rtx50";
+    std::string batch = "auto";
+    std::optional<int> target_batch;
+    Format format = Format::table;
+    bool wide = false;
+    std::string out;
+  };
+  auto state = std::make_shared<State>();
+  auto* command = app.add_subcommand(
+      "plan",
+      "Predict training memory and speed of a model on GPUs (also ones you do not own).\n"
+      "Examples:\n"
+      "  gpusage plan resnet50 --gpu rtx50 --batch 32,64,128,256 --precision fp16\n"
+      "  gpusage plan llama3-8b --gpu rtx5090 --qlora --seq-len 2048 --batch auto\n"
+      "  gpusage plan gpt2 --gpu h100 --target-batch 512 --precision bf16 --format json");
+  state->run.add_to(*command);
+  command->add_option("--gpu", state->gpus, "GPU ids or names, families (rtx50, rtx40, rtx30, datacenter, "
+                                            "workstation) or all, comma separated")
+      ->capture_default_str();
+  command->add_option("--batch", state->batch, "Per-GPU batch sizes (32,64,…) or auto: the largest that fits")
+      ->capture_default_str();
+  command->add_option("--target-batch", state->target_batch,
+                      "Global batch to reach: picks the per-GPU batch and gradient-accumulation steps")
+      ->check(CLI::Range(1, 1 << 24));
+  add_format_option(*command, state->format, {Format::table, Format::json});
+  command->add_flag("--wide", state->wide, "Show every table column, however wide");
+  command->add_option("--out", state->out, "Write the output to FILE instead of stdout");
+  command->callback([state] {
+    PlanRequest request;
+    request.gpus = catalog::Catalog::active().select(state->gpus);
+    request.batches = parse_batches(state->batch);
+    request.target_batch = state->target_batch;
+    const PlanResults results = run_plan(state->run, request);
+    emit(state->format == Format::json ? plan_json(results).dump(2) + "\n" : plan_table(results, state->wide ? 100000 : terminal_width()),
+         state->out);
+  });
 }
+
 }  // namespace gpusage::cli

@@ -1,0 +1,43 @@
+// The options that describe a training run, shared by `plan`, `guide` and `validate`: which model
+// (zoo id or --hf-config), its shape, precision, optimizer, parallelism and calibration.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+
+#include "core/estimate/calibration.hpp"
+#include "core/estimate/plan.hpp"
+#include "core/workload/workload.hpp"
+
+namespace gpusage::cli {
+
+struct RunOptions {
+  std::string model;
+  std::string hf_config;
+  std::optional<int> resolution;
+  std::optional<int> seq_len;
+  std::string precision = "fp16";
+  std::string optimizer;  // empty: momentum for vision, adamw for language
+  bool checkpointing = false;
+  std::optional<int> lora;
+  bool qlora = false;
+  int gpus = 1;
+  int nodes = 1;
+  std::string parallel = "ddp";
+  double dataset_size = 0;
+  double network_gbps = 0;
+  std::string calibration_file;
+  bool no_flash_attention = false;
+
+  // Registers the options above on `command` (the model as a positional when `with_model`).
+  void add_to(CLI::App& command, bool with_model = true);
+
+  workload::Workload build_workload() const;
+  // The training config for `w`, batch 1 (callers set the batch).
+  estimate::TrainingConfig training_config(const workload::Workload& w) const;
+  // The calibration in force: defaults, refined by --calibration when given.
+  estimate::Calibration calibration() const;
+};
+
+}  // namespace gpusage::cli

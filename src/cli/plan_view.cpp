@@ -1,0 +1,249 @@
+#include "cli/plan_view.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "core/common/error.hpp"
+#include "core/common/text.hpp"
+#include "core/estimate/gpu_rates.hpp"
+#include "report/table.hpp"
+
+namespace gpusage::cli {
+
+std::vector<int> parse_batches(const std::string& spec) {
+  if (text::to_lower(spec) == "auto") return {};
+  std::vector<int> out;
+  for (const std::string& part : text::split(spec, ',')) {
+    char* end = nullptr;
+    long value = std::strtol(part.c_str(), &end, 10);
+    if (part.empty() || *end != '\0' || value < 1 || value > (1 << 20)) {
+      throw InputError(fmt::format("--batch: '{}' is not a batch size (accepted: auto, or whole numbers from 1 to "
+                                   "1048576 separated by commas)",
+                                   part));
+    }
+    out.push_back(static_cast<int>(value));
+  }
+  return out;
+}
+
+PlanResults run_plan(const RunOptions& options, const PlanRequest& request) {
+  PlanResults results{options.build_workload(), {}, {}, {}};
+  const workload::Workload& w = results.workload;
+  const estimate::Calibration calibration = options.calibration();
+  results.notes = calibration.notes;
+  const estimate::TrainingConfig base = options.training_config(w);
+  for (const catalog::Gpu* listed : request.gpus) {
+    estimate::CompletedGpu completed = estimate::complete_tensor_rates(*listed, catalog::Catalog::active());
+    for (auto& note : completed.notes) results.notes.push_back(std::move(note));
+    results.gpus.push_back(std::make_unique<catalog::Gpu>(completed.gpu));
+    const catalog::Gpu& gpu = *results.gpus.back();
+    std::vector<estimate::TrainingConfig> configs;
+    if (request.target_batch) {
+      estimate::TrainingConfig c = base;
+      if (estimate::max_batch(w, c, gpu, &calibration) < 1) {
+        c.batch_per_gpu = 1;  // reported as not fitting, with advice
+      } else {
+        c = estimate::plan_target_batch(w, c, gpu, *request.target_batch, &calibration);
+      }
+      configs.push_back(c);
+    } else if (request.batches.empty()) {
+      estimate::TrainingConfig c = base;
+      c.batch_per_gpu = std::max(1, estimate::max_batch(w, c, gpu, &calibration));
+      configs.push_back(c);
+    } else {
+      for (int batch : request.batches) {
+        estimate::TrainingConfig c = base;
+        c.batch_per_gpu = batch;
+        configs.push_back(c);
+      }
+    }
+    for (const auto& c : configs) results.predictions.push_back(estimate::predict(w, c, gpu, &calibration));
+  }
+  return results;
+}
+
+namespace {
+
+nlohmann::json optional_json(const std::optional<double>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+const char* sample_unit(const workload::Workload& w) { return w.domain == workload::Domain::vision ? "img/s" : "seq/s"; }
+
+}  // namespace
+
+nlohmann::json plan_json(const PlanResults& results) {
+  const workload::Workload& w = results.workload;
+  nlohmann::json model = {
+      {"id", w.id},
+      {"name", w.display_name},
+      {"domain", w.domain == workload::Domain::vision ? "vision" : "language"},
+      {"params", w.params()},
+      {"forward_gflops_per_sample", w.forward_flops() / 1e9},
+      {"resolution", w.domain == workload::Domain::vision ? nlohmann::json(w.resolution) : nlohmann::json(nullptr)},
+      {"seq_len", w.domain == workload::Domain::language ? nlohmann::json(w.seq_len) : nlohmann::json(nullptr)},
+      {"architecture_source", w.architecture_source},
+  };
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& p : results.predictions) {
+    const auto& m = p.memory;
+    rows.push_back({
+        {"gpu", p.gpu->id},
+        {"gpu_name", p.gpu->name},
+        {"batch", p.config.batch_per_gpu},
+        {"precision", catalog::to_string(p.config.precision)},
+        {"optimizer", estimate::to_string(p.config.optimizer)},
+        {"fits", p.fits},
+        {"memory",
+         {{"weights", m.weights_bytes},
+          {"gradients", m.gradients_bytes},
+          {"optimizer", m.optimizer_bytes},
+          {"activations", m.activations_bytes},
+          {"workspace", m.workspace_bytes},
+          {"context", m.context_bytes},
+          {"total", m.total_bytes()}}},
+        {"capacity_bytes", p.capacity_bytes},
+        {"max_batch", p.max_batch},
+        {"step_time_s", p.time.step_s},
+        {"time",
+         {{"compute_s", p.time.compute_s},
+          {"memory_s", p.time.memory_s},
+          {"overhead_s", p.time.overhead_s},
+          {"optimizer_s", p.time.optimizer_s},
+          {"communication_s", p.time.communication_s},
+          {"recompute_s", p.time.recompute_s}}},
+        {"throughput", p.throughput},
+        {"tokens_per_s", optional_json(p.tokens_per_s)},
+        {"accumulation_steps", p.config.accumulation_steps},
+        {"effective_batch", p.effective_batch},
+        {"gpus", p.config.world_size()},
+        {"epoch_time_s", optional_json(p.epoch_time_s)},
+        {"energy_wh_per_epoch", optional_json(p.energy_wh_per_epoch)},
+        {"bound", estimate::to_string(p.time.bound)},
+        {"advice", p.advice},
+    });
+  }
+  return {{"model", model}, {"results", rows}, {"notes", results.notes}};
+}
+
+std::string plan_table(const PlanResults& results, int width) {
+  const workload::Workload& w = results.workload;
+  const auto& predictions = results.predictions;
+  if (predictions.empty()) return "";
+  std::string out = fmt::format("{}: {:.1f} M parameters, {:.2f} GFLOPs forward per sample{}, {} training, {}\n\n",
+                                w.display_name, w.params() / 1e6, w.forward_flops() / 1e9,
+                                w.domain == workload::Domain::vision ? fmt::format(" at {} px", w.resolution)
+                                                                     : fmt::format(" at {} tokens", w.seq_len),
+                                catalog::to_string(predictions.front().config.precision),
+                                estimate::to_string(predictions.front().config.optimizer));
+  // One row per GPU; per batch a throughput and a memory column. Cards that run out are marked OOM.
+  std::vector<int> batches;
+  std::set<std::pair<int, int>> seen;
+  bool uniform = true;
+  for (const auto& p : predictions) {
+    if (p.gpu != predictions.front().gpu) break;
+    batches.push_back(p.config.batch_per_gpu);
+  }
+  if (predictions.size() % batches.size() != 0) uniform = false;
+  for (std::size_t i = 0; uniform && i < predictions.size(); ++i) {
+    uniform = predictions[i].config.batch_per_gpu == batches[i % batches.size()] &&
+              predictions[i].config.accumulation_steps == 1;
+  }
+  const char* unit = sample_unit(w);
+  report::Table table;
+  if (uniform && batches.size() > 1) {
+    table.columns = {{"GPU", "", report::Align::left}, {"VRAM", "GiB"}, {"max batch", ""}};
+    for (int b : batches) table.columns.push_back({fmt::format("batch {}", b), ""});
+    for (std::size_t i = 0; i < predictions.size(); i += batches.size()) {
+      const auto& first = predictions[i];
+      std::vector<std::string> row{first.gpu->name, report::format_number(first.capacity_bytes / (1 << 30), 0),
+                                   report::format_number(first.max_batch)};
+      for (std::size_t j = 0; j < batches.size(); ++j) {
+        const auto& p = predictions[i + j];
+        const std::string memory = report::format_number(p.memory.total_bytes() / (1 << 30), 1);
+        row.push_back(p.fits ? fmt::format("{} / {}", report::format_number(p.throughput), memory)
+                             : fmt::format("OOM / {}", memory));
+      }
+      table.add_row(row);
+    }
+    table.notes.push_back(fmt::format("Each cell: predicted {} per GPU / predicted peak memory in GiB. OOM: does not "
+                                      "fit in the card's VRAM.",
+                                      unit));
+  } else {
+    table.columns = {{"GPU", "", report::Align::left},
+                     {"batch", ""},
+                     {"accum", "", report::Align::right, 1},
+                     {"fits", "", report::Align::left},
+                     {"memory", "GiB of VRAM"},
+                     {"max batch", ""},
+                     {"throughput", unit},
+                     {"step", "ms"},
+                     {"epoch", "", report::Align::right, 2},
+                     {"energy", "kWh/epoch", report::Align::right, 2},
+                     {"bound", "", report::Align::left, 3}};
+    if (w.domain == workload::Domain::language) {
+      table.columns.insert(table.columns.begin() + 7, {"tokens/s", "", report::Align::right, 1});
+    }
+    for (const auto& p : predictions) {
+      std::vector<std::string> row{p.gpu->name,
+                                   report::format_number(p.config.batch_per_gpu),
+                                   report::format_number(p.config.accumulation_steps),
+                                   p.fits ? "yes" : "NO",
+                                   fmt::format("{} of {}", report::format_number(p.memory.total_bytes() / (1 << 30), 1),
+                                               report::format_number(p.capacity_bytes / (1 << 30), 0)),
+                                   report::format_number(p.max_batch),
+                                   p.fits ? report::format_number(p.throughput, p.throughput < 100 ? 1 : 0) : "OOM"};
+      if (w.domain == workload::Domain::language) {
+        row.push_back(p.tokens_per_s && p.fits ? report::format_number(*p.tokens_per_s) : "n/a");
+      }
+      row.push_back(p.fits ? report::format_number(p.time.step_s * 1e3, 1) : "n/a");
+      row.push_back(p.epoch_time_s && p.fits ? report::format_duration(*p.epoch_time_s) : "n/a");
+      row.push_back(p.energy_wh_per_epoch && p.fits ? report::format_number(*p.energy_wh_per_epoch / 1000, 2) : "n/a");
+      row.push_back(estimate::to_string(p.time.bound));
+      table.add_row(row);
+    }
+    table.notes.push_back(fmt::format("Throughput per GPU; energy at TDP (an upper bound); accum = gradient "
+                                      "accumulation steps per optimizer step."));
+  }
+  out += report::render_text(table, width);
+
+  // Ranking of the cards at their best fitting configuration in this plan.
+  std::map<const catalog::Gpu*, const estimate::Prediction*> best;
+  for (const auto& p : predictions) {
+    if (!p.fits) continue;
+    auto& b = best[p.gpu];
+    if (!b || p.throughput > b->throughput) b = &p;
+  }
+  if (best.size() > 1) {
+    std::vector<const estimate::Prediction*> ranked;
+    for (auto& [gpu, p] : best) ranked.push_back(p);
+    std::sort(ranked.begin(), ranked.end(), [](auto* a, auto* b) { return a->throughput > b->throughput; });
+    report::Table rank;
+    rank.columns = {{"#", ""}, {"GPU", "", report::Align::left}, {"batch", ""}, {"throughput", unit},
+                    {"per $1000", unit}, {"per 100 W", unit}};
+    int i = 0;
+    for (auto* p : ranked) {
+      rank.add_row({std::to_string(++i), p->gpu->name, report::format_number(p->config.batch_per_gpu),
+                    report::format_number(p->throughput),
+                    p->gpu->msrp_usd ? report::format_number(p->throughput / *p->gpu->msrp_usd * 1000) : "n/a",
+                    report::format_number(p->throughput / p->gpu->tdp_w * 100)});
+    }
+    rank.notes.push_back("Prices are launch MSRPs, power is TDP, both from the catalog (gpusage gpus show ID).");
+    out += "\nRanking (best fitting batch per card):\n" + report::render_text(rank, width);
+  }
+  // Advice: for a single prediction all of it; otherwise the first line of each card that does not fit.
+  if (predictions.size() == 1) {
+    if (!predictions.front().advice.empty()) out += "\nAdvice:\n";
+    for (const auto& line : predictions.front().advice) out += "  - " + line + "\n";
+  }
+  if (!results.notes.empty()) {
+    out += "\nNotes:\n";
+    for (const auto& note : results.notes) out += "  - " + note + "\n";
+  }
+  return out;
+}
+
+}  // namespace gpusage::cli

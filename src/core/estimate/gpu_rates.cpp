@@ -1,0 +1,59 @@
+#include "core/estimate/gpu_rates.hpp"
+
+#include <fmt/format.h>
+
+namespace gpusage::estimate {
+
+namespace {
+
+struct RateField {
+  const char* name;
+  std::optional<double> catalog::Gpu::*member;
+};
+
+constexpr RateField kRates[] = {
+    {"tf32_tflops", &catalog::Gpu::tf32_tflops},
+    {"fp16_tflops", &catalog::Gpu::fp16_tflops},
+    {"bf16_tflops", &catalog::Gpu::bf16_tflops},
+    {"fp8_tflops", &catalog::Gpu::fp8_tflops},
+};
+
+// Same SM design: same architecture and the same product line (GeForce vs data-center parts differ,
+// e.g. GeForce Ada halves FP16 with FP32 accumulate, L40S does not).
+bool same_sm(const catalog::Gpu& a, const catalog::Gpu& b) {
+  auto geforce = [](const catalog::Gpu& g) {
+    using F = catalog::Family;
+    return g.family == F::rtx50 || g.family == F::rtx40 || g.family == F::rtx30;
+  };
+  return a.architecture == b.architecture && geforce(a) == geforce(b) &&
+         a.compute_capability == b.compute_capability;
+}
+
+}  // namespace
+
+CompletedGpu complete_tensor_rates(const catalog::Gpu& gpu, const catalog::Catalog& catalog) {
+  CompletedGpu out{gpu, {}};
+  std::vector<std::string> modelled;
+  const catalog::Gpu* used = nullptr;
+  for (const RateField& rate : kRates) {
+    if (out.gpu.*rate.member) continue;
+    for (const catalog::Gpu& sibling : catalog.gpus()) {
+      if (sibling.id == gpu.id || !same_sm(sibling, gpu) || !(sibling.*rate.member)) continue;
+      const double per_sm_mhz = *(sibling.*rate.member) / (sibling.sm_count * sibling.boost_clock_mhz);
+      out.gpu.*rate.member = per_sm_mhz * gpu.sm_count * gpu.boost_clock_mhz;
+      modelled.push_back(fmt::format("{} {:.1f}", rate.name, *(out.gpu.*rate.member)));
+      used = &sibling;
+      break;
+    }
+  }
+  if (used) {
+    std::string list;
+    for (const auto& m : modelled) list += (list.empty() ? "" : ", ") + m;
+    out.notes.push_back(fmt::format("{}: no published tensor rate; modelled from {} per SM per MHz ({} SMs x {:.0f} "
+                                    "MHz): {}",
+                                    gpu.id, used->id, gpu.sm_count, gpu.boost_clock_mhz, list));
+  }
+  return out;
+}
+
+}  // namespace gpusage::estimate

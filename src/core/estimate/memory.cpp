@@ -1,0 +1,154 @@
+// Memory model: bytes on one GPU at the peak of a training step. See docs/MODEL.md.
+#include <algorithm>
+#include <map>
+
+#include "core/estimate/plan.hpp"
+#include "core/estimate/precision.hpp"
+
+namespace gpusage::estimate {
+
+namespace {
+
+// Optimizer state per trainable parameter, fp32: momentum keeps one buffer, Adam/AdamW two
+// (ZeRO, Rajbhandari et al. SC'20, section 3.1: 4+4+K bytes with K = 4 (momentum) or 8 (Adam)).
+double optimizer_bytes_per_param(Optimizer optimizer) {
+  switch (optimizer) {
+    case Optimizer::sgd: return 0;
+    case Optimizer::momentum: return 4;
+    case Optimizer::adam:
+    case Optimizer::adamw: return 8;
+  }
+  return 8;
+}
+
+// Activations kept for backward, per sample. With checkpointing, each segment keeps only its input
+// and one segment at a time is recomputed, so its full working set is added once (Chen et al. 2016,
+// "Training Deep Nets with Sublinear Memory Cost").
+double activation_bytes_per_sample(const workload::Workload& w, const TrainingConfig& config) {
+  const double element = activation_element_bytes(config.precision);
+  auto saved = [element](const workload::Layer& layer) {
+    return layer.saved_elements * element + layer.saved_fixed_bytes;
+  };
+  if (!config.checkpointing) {
+    double total = 0;
+    for (const auto& layer : w.layers) total += saved(layer);
+    return total;
+  }
+  double outside = 0;
+  std::map<int, double> segment_saved;
+  std::map<int, double> segment_input;
+  for (const auto& layer : w.layers) {
+    if (layer.segment < 0) {
+      outside += saved(layer);
+      continue;
+    }
+    if (!segment_input.count(layer.segment)) segment_input[layer.segment] = layer.input_elements * element;
+    segment_saved[layer.segment] += saved(layer);
+  }
+  double inputs = 0, largest = 0;
+  for (const auto& [segment, bytes] : segment_input) inputs += bytes;
+  for (const auto& [segment, bytes] : segment_saved) largest = std::max(largest, bytes);
+  return outside + inputs + largest;
+}
+
+}  // namespace
+
+AdapterShape adapter_shape(const workload::Workload& w, const TrainingConfig& config) {
+  AdapterShape shape;
+  for (const auto& layer : w.layers) {
+    for (const auto& m : layer.lora_targets) shape.linear_params += static_cast<double>(m.in * m.out);
+  }
+  const int rank = lora_rank(config);
+  if (rank > 0) {
+    for (const auto& layer : w.layers) {
+      for (const auto& m : layer.lora_targets) shape.adapter_params += static_cast<double>(rank) * (m.in + m.out);
+    }
+  }
+  return shape;
+}
+
+MemoryBreakdown estimate_memory(const workload::Workload& w, const TrainingConfig& config, const catalog::Gpu& gpu,
+                                const Calibration* calibration) {
+  (void)gpu;  // capacity is compared by the caller; the breakdown itself does not depend on the card
+  const ModelConstants& k = calibration ? calibration->constants : default_constants();
+  const double params = static_cast<double>(w.params());
+  const bool low_precision = activation_element_bytes(config.precision) < 4;
+  const AdapterShape adapters = adapter_shape(w, config);
+  const bool adapted = lora_rank(config) > 0;
+  const double trainable = adapted ? adapters.adapter_params : params;
+
+  MemoryBreakdown m;
+  if (!adapted) {
+    m.weights_bytes = 4 * params;  // fp32 master weights, also under autocast
+  } else {
+    // A frozen base is stored in the training dtype (16-bit under mixed precision, as PEFT loads it);
+    // QLoRA stores the linear layers in NF4 and keeps the rest (embeddings, norms) in 16-bit.
+    const double base_element = low_precision ? 2 : 4;
+    double base = params * base_element;
+    if (config.qlora) {
+      base = adapters.linear_params * k.qlora_bits_per_param / 8 + (params - adapters.linear_params) * 2;
+    }
+    m.weights_bytes = base + 4 * adapters.adapter_params;
+  }
+  m.gradients_bytes = 4 * trainable;
+  m.optimizer_bytes = optimizer_bytes_per_param(config.optimizer) * trainable;
+
+  if (config.parallel == Parallel::fsdp && config.world_size() > 1) {
+    // FULL_SHARD (ZeRO-3): every rank holds 1/N of weights, gradients and optimizer state, and gathers
+    // one unit's full parameters at a time (two with forward prefetch). Units are the workload's segments.
+    const double n = config.world_size();
+    std::map<int, double> unit_params;
+    for (const auto& layer : w.layers) unit_params[layer.segment] += static_cast<double>(layer.params);
+    double largest_unit = 0;
+    for (const auto& [segment, p] : unit_params) {
+      if (segment >= 0) largest_unit = std::max(largest_unit, p);
+    }
+    const double gathered_element = low_precision ? 2 : 4;
+    m.weights_bytes = m.weights_bytes / n + 2 * largest_unit * gathered_element;
+    m.gradients_bytes /= n;
+    m.optimizer_bytes /= n;
+  }
+
+  m.activations_bytes = config.batch_per_gpu * activation_bytes_per_sample(w, config);
+
+  // Transients: library workspaces; autocast's 16-bit copies of the fp32 weights (cached for the
+  // forward pass and kept by autograd for backward); the largest gradient pair in flight during
+  // backward (grad of a layer's output and of its input).
+  double largest_output = 0;
+  for (const auto& layer : w.layers) {
+    double elements = 1;
+    for (auto d : layer.output_shape) elements *= static_cast<double>(d);
+    largest_output = std::max(largest_output, elements);
+  }
+  const double element = activation_element_bytes(config.precision);
+  m.workspace_bytes = k.library_workspace_bytes + 2 * config.batch_per_gpu * largest_output * element;
+  if (low_precision && !adapted) m.workspace_bytes += 2 * params;
+
+  m.context_bytes = k.cuda_context_bytes + k.allocator_overhead_fraction * (m.activations_bytes + m.workspace_bytes);
+  return m;
+}
+
+int max_batch(const workload::Workload& w, const TrainingConfig& config, const catalog::Gpu& gpu,
+              const Calibration* calibration) {
+  // Memory grows monotonically with the batch: double until it no longer fits, then bisect.
+  auto fits = [&](int batch) {
+    TrainingConfig c = config;
+    c.batch_per_gpu = batch;
+    return estimate_memory(w, c, gpu, calibration).total_bytes() <= gpu.memory_bytes();
+  };
+  if (!fits(1)) return 0;
+  int good = 1, bad = 2;
+  constexpr int kLimit = 1 << 20;
+  while (bad < kLimit && fits(bad)) {
+    good = bad;
+    bad *= 2;
+  }
+  if (bad >= kLimit && fits(kLimit)) return kLimit;
+  while (bad - good > 1) {
+    int mid = good + (bad - good) / 2;
+    (fits(mid) ? good : bad) = mid;
+  }
+  return good;
+}
+
+}  // namespace gpusage::estimate

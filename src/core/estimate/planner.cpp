@@ -1,0 +1,199 @@
+// The planner: predictions for one configuration, the largest batch, accumulation to a target batch,
+// and advice with the numbers after each change.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/common/error.hpp"
+#include "core/estimate/plan.hpp"
+#include "core/estimate/precision.hpp"
+
+namespace gpusage::estimate {
+
+const ModelConstants& default_constants() {
+  static const ModelConstants constants{};
+  return constants;
+}
+
+const char* to_string(Optimizer optimizer) {
+  switch (optimizer) {
+    case Optimizer::sgd: return "sgd";
+    case Optimizer::momentum: return "momentum";
+    case Optimizer::adam: return "adam";
+    case Optimizer::adamw: return "adamw";
+  }
+  return "?";
+}
+
+std::optional<Optimizer> parse_optimizer(const std::string& name) {
+  for (Optimizer o : {Optimizer::sgd, Optimizer::momentum, Optimizer::adam, Optimizer::adamw}) {
+    if (name == to_string(o)) return o;
+  }
+  return std::nullopt;
+}
+
+const char* to_string(Bound bound) {
+  switch (bound) {
+    case Bound::compute: return "compute";
+    case Bound::memory: return "memory";
+    case Bound::overhead: return "overhead";
+  }
+  return "?";
+}
+
+double default_dataset_size(const workload::Workload& w) {
+  // ImageNet-1k (ILSVRC 2012) training split: 1,281,167 images (Russakovsky et al. 2015, Table 2).
+  return w.domain == workload::Domain::vision ? 1281167.0 : 0.0;
+}
+
+TrainingConfig plan_target_batch(const workload::Workload& w, TrainingConfig config, const catalog::Gpu& gpu,
+                                 int target_batch, const Calibration* calibration) {
+  if (target_batch < 1) throw InputError(fmt::format("--target-batch {} must be at least 1", target_batch));
+  const int largest = max_batch(w, config, gpu, calibration);
+  if (largest < 1) {
+    throw InputError(fmt::format("{} does not fit on {} even at batch 1, so no accumulation plan reaches "
+                                 "--target-batch {}",
+                                 w.display_name, gpu.name, target_batch));
+  }
+  const int world = config.world_size();
+  const int per_gpu = (target_batch + world - 1) / world;  // samples each GPU contributes per step
+  // Fewest accumulation steps first; among those, an exact split of the target when one exists.
+  const int min_steps = (per_gpu + largest - 1) / largest;
+  for (int steps = min_steps; steps <= min_steps * 4 && steps <= per_gpu; ++steps) {
+    if (per_gpu % steps == 0 && per_gpu / steps <= largest && per_gpu * world == target_batch) {
+      config.accumulation_steps = steps;
+      config.batch_per_gpu = per_gpu / steps;
+      return config;
+    }
+  }
+  config.accumulation_steps = min_steps;
+  config.batch_per_gpu = (per_gpu + min_steps - 1) / min_steps;
+  return config;
+}
+
+namespace {
+
+std::string gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / (1024.0 * 1024 * 1024)); }
+
+std::optional<catalog::Precision> mixed_precision_for(const catalog::Gpu& gpu) {
+  if (gpu.supports(catalog::Precision::bf16)) return catalog::Precision::bf16;
+  if (gpu.supports(catalog::Precision::fp16)) return catalog::Precision::fp16;
+  return std::nullopt;
+}
+
+void add_advice(Prediction& p, const workload::Workload& w, const catalog::Gpu& gpu, const Calibration* calibration) {
+  const TrainingConfig& c = p.config;
+  auto& advice = p.advice;
+  using catalog::Precision;
+
+  if (!gpu.matmul_tflops(c.precision)) {
+    advice.push_back(fmt::format("{} has no {} tensor cores: matrix math runs at its FP32 rate of {:.1f} TFLOPS; "
+                                 "use {} instead",
+                                 gpu.name, catalog::to_string(c.precision), gpu.fp32_tflops,
+                                 gpu.supports(Precision::fp16) ? "fp16" : "fp32"));
+  }
+
+  if (!p.fits) {
+    advice.push_back(fmt::format("batch {} needs {} but {} has {}: it does not fit", c.batch_per_gpu,
+                                 gib(p.memory.total_bytes()), gpu.name, gib(p.capacity_bytes)));
+    if (p.max_batch > 0) {
+      const int steps = (c.batch_per_gpu + p.max_batch - 1) / p.max_batch;
+      advice.push_back(fmt::format("keep the effective batch: --batch {} with {} accumulation steps "
+                                   "(--target-batch {})",
+                                   (c.batch_per_gpu + steps - 1) / steps, steps, c.batch_per_gpu * c.world_size()));
+    }
+    if (c.precision == Precision::fp32 || c.precision == Precision::tf32) {
+      if (auto mixed = mixed_precision_for(gpu)) {
+        TrainingConfig m = c;
+        m.precision = *mixed;
+        advice.push_back(fmt::format("mixed precision (--precision {}): largest batch {}",
+                                     catalog::to_string(*mixed), max_batch(w, m, gpu, calibration)));
+      }
+    }
+    if (!c.checkpointing) {
+      TrainingConfig m = c;
+      m.checkpointing = true;
+      const int largest = max_batch(w, m, gpu, calibration);
+      if (largest > p.max_batch) {
+        advice.push_back(fmt::format("activation checkpointing (--checkpointing): largest batch {} for about "
+                                     "a third more compute",
+                                     largest));
+      }
+    }
+    if (w.domain == workload::Domain::language && lora_rank(c) == 0) {
+      TrainingConfig m = c;
+      m.lora_rank = 16;
+      const double lora_total = estimate_memory(w, m, gpu, calibration).total_bytes();
+      m.qlora = true;
+      const double qlora_total = estimate_memory(w, m, gpu, calibration).total_bytes();
+      advice.push_back(fmt::format("fine-tune with LoRA rank 16 (--lora 16): {} at this batch; QLoRA (--qlora): {}",
+                                   gib(lora_total), gib(qlora_total)));
+    }
+    if (c.parallel != Parallel::fsdp) {
+      for (int gpus : {2, 4, 8}) {
+        TrainingConfig m = c;
+        m.parallel = Parallel::fsdp;
+        m.gpus_per_node = gpus;
+        m.nodes = 1;
+        if (estimate_memory(w, m, gpu, calibration).total_bytes() <= gpu.memory_bytes()) {
+          advice.push_back(fmt::format("shard weights, gradients and optimizer state with FSDP over {} GPUs "
+                                       "(--parallel fsdp --gpus {}): {} per GPU",
+                                       gpus, gpus, gib(estimate_memory(w, m, gpu, calibration).total_bytes())));
+          break;
+        }
+      }
+    }
+    return;
+  }
+
+  const double used = p.memory.total_bytes() / p.capacity_bytes;
+  if (used > 0.9) {
+    advice.push_back(fmt::format("uses {:.0f}% of memory: fragmentation or a longer sequence could OOM; "
+                                 "batch {} leaves 10% headroom",
+                                 used * 100, std::max(1, static_cast<int>(p.max_batch * 0.9))));
+  }
+  if (p.time.bound == Bound::overhead) {
+    advice.push_back("kernel launch overhead dominates: a larger batch, CUDA graphs or torch.compile would "
+                     "keep the GPU busy");
+  }
+  if (c.precision == Precision::fp32 || c.precision == Precision::tf32) {
+    if (auto mixed = mixed_precision_for(gpu)) {
+      TrainingConfig m = c;
+      m.precision = *mixed;
+      const StepTime faster = estimate_step_time(w, m, gpu, calibration);
+      const double throughput = m.batch_per_gpu * m.accumulation_steps / faster.step_s;
+      advice.push_back(fmt::format("mixed precision (--precision {}) predicts {:.0f} samples/s ({:.1f}x)",
+                                   catalog::to_string(*mixed), throughput, throughput / p.throughput));
+    }
+  }
+}
+
+}  // namespace
+
+Prediction predict(const workload::Workload& w, const TrainingConfig& config, const catalog::Gpu& gpu,
+                   const Calibration* calibration) {
+  if (config.batch_per_gpu < 1) throw InputError(fmt::format("batch {} must be at least 1", config.batch_per_gpu));
+  if (config.gpus_per_node < 1 || config.nodes < 1) throw InputError("--gpus and --nodes must be at least 1");
+  Prediction p;
+  p.config = config;
+  p.gpu = &gpu;
+  p.memory = estimate_memory(w, config, gpu, calibration);
+  p.capacity_bytes = gpu.memory_bytes();
+  p.fits = p.memory.total_bytes() <= p.capacity_bytes;
+  p.max_batch = max_batch(w, config, gpu, calibration);
+  p.time = estimate_step_time(w, config, gpu, calibration);
+  const int accumulation = std::max(1, config.accumulation_steps);
+  p.effective_batch = config.batch_per_gpu * accumulation * config.world_size();
+  p.throughput = config.batch_per_gpu * accumulation / p.time.step_s;
+  if (w.domain == workload::Domain::language) p.tokens_per_s = p.throughput * w.seq_len;
+  const double dataset = config.dataset_size > 0 ? config.dataset_size : default_dataset_size(w);
+  if (dataset > 0) {
+    p.epoch_time_s = dataset / (p.throughput * config.world_size());
+    p.energy_wh_per_epoch = *p.epoch_time_s * gpu.tdp_w * config.world_size() / 3600.0;
+  }
+  add_advice(p, w, gpu, calibration);
+  return p;
+}
+
+}  // namespace gpusage::estimate

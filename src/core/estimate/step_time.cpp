@@ -1,0 +1,205 @@
+// Step-time model: a roofline per layer with calibrated efficiencies, forward plus backward, the
+// optimizer step, kernel overheads and data-parallel communication. See docs/MODEL.md.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <vector>
+
+#include "core/estimate/plan.hpp"
+#include "core/estimate/precision.hpp"
+
+namespace gpusage::estimate {
+
+namespace {
+
+using workload::OpClass;
+
+bool is_gemm_like(OpClass op) { return op == OpClass::conv || op == OpClass::matmul || op == OpClass::attention; }
+
+double output_elements(const workload::Layer& layer) {
+  double elements = 1;
+  for (auto d : layer.output_shape) elements *= static_cast<double>(d);
+  return layer.output_shape.empty() ? 0 : elements;
+}
+
+// Bytes moved per parameter by one optimizer step (read param, grad and state; write param and state),
+// all fp32: SGD 12, momentum 20, Adam/AdamW 28.
+double optimizer_traffic_per_param(Optimizer optimizer) {
+  switch (optimizer) {
+    case Optimizer::sgd: return 12;
+    case Optimizer::momentum: return 20;
+    case Optimizer::adam:
+    case Optimizer::adamw: return 28;
+  }
+  return 28;
+}
+
+// Per-direction bandwidth of a PCIe x16 link by generation, GB/s (PCI-SIG: 8/16/32 GT/s with
+// 128b/130b encoding for gen 3/4/5 = 0.985 GB/s per lane per GT/8 ... = 15.75, 31.5, 63.0).
+double pcie_gbs(const catalog::Gpu& gpu) {
+  const int gen = gpu.pcie_gen.value_or(4);
+  const int lanes = gpu.pcie_lanes.value_or(16);
+  const double per_lane = gen <= 3 ? 0.985 : gen == 4 ? 1.969 : gen == 5 ? 3.938 : 7.877;
+  return per_lane * lanes;
+}
+
+// A convolution doing fewer than 32 multiply-adds per output element is depthwise (k x k MACs per
+// output: 9 or 25); a dense conv does C_in x k x k (at least 3 x 7 x 7 = 147 for an RGB stem).
+bool is_depthwise(const workload::Layer& layer) {
+  const double outputs = output_elements(layer);
+  return layer.op == OpClass::conv && outputs > 0 && layer.forward_flops / 2 / outputs < 32;
+}
+
+// The fitted factor of the GPU's compute capability; for one without measurements (a new architecture)
+// the median of the fitted factors, i.e. "as well as a typical architecture's libraries do".
+double architecture_compute_factor(const ModelConstants& k, const catalog::Gpu& gpu) {
+  if (k.architecture_compute_factor.empty()) return 1.0;
+  if (auto it = k.architecture_compute_factor.find(gpu.compute_capability); it != k.architecture_compute_factor.end()) {
+    return it->second;
+  }
+  std::vector<double> factors;
+  for (const auto& [cc, factor] : k.architecture_compute_factor) factors.push_back(factor);
+  std::sort(factors.begin(), factors.end());
+  const std::size_t n = factors.size();
+  return n % 2 ? factors[n / 2] : (factors[n / 2 - 1] + factors[n / 2]) / 2;
+}
+
+struct Roofline {
+  double time_s = 0;
+  bool compute_bound = false;
+  double fixed_s = 0;
+};
+
+}  // namespace
+
+StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& config, const catalog::Gpu& gpu,
+                            const Calibration* calibration) {
+  const ModelConstants& k = calibration ? calibration->constants : default_constants();
+  const double batch = config.batch_per_gpu;
+  const double element = activation_element_bytes(config.precision);
+  const bool fp32_math = config.precision == catalog::Precision::fp32;
+  // A precision the card has no tensor cores for runs at its FP32 CUDA-core rate (bf16 on Volta/Turing).
+  const double matmul_peak = gpu.matmul_tflops(config.precision).value_or(gpu.fp32_tflops) * 1e12;
+  const bool tensor_cores = !fp32_math && gpu.matmul_tflops(config.precision).has_value();
+  const double vector_peak = gpu.fp32_tflops * 1e12;
+  const double bandwidth = gpu.memory_bandwidth_gbs * 1e9 * k.memory_efficiency;
+  const double weight_element = element;  // autocast reads the 16-bit weight copies
+  const double fill_tiles = gpu.sm_count * k.tiles_per_sm_to_fill;
+
+  auto efficiency = [&](OpClass op) {
+    if (op == OpClass::conv) return tensor_cores ? k.conv_tensor_efficiency : k.conv_fp32_efficiency;
+    double matmul = tensor_cores ? k.matmul_tensor_efficiency : k.matmul_fp32_efficiency;
+    return op == OpClass::attention ? matmul * k.attention_relative_efficiency : matmul;
+  };
+
+  const double architecture_factor = architecture_compute_factor(k, gpu);
+  auto roofline = [&](const workload::Layer& layer, double flops, double bytes, double kernels) {
+    Roofline r;
+    double rate = vector_peak;
+    double memory_rate = bandwidth;
+    if (is_gemm_like(layer.op)) {
+      const double tiles = batch * output_elements(layer) / k.tile_elements;
+      const double fill = std::clamp(tiles / fill_tiles, 1.0 / fill_tiles, 1.0);
+      rate = matmul_peak * efficiency(layer.op) * fill * architecture_factor;
+      if (is_depthwise(layer)) memory_rate *= k.depthwise_conv_relative_efficiency;
+    }
+    const double compute_s = flops / rate;
+    const double memory_s = bytes / memory_rate;
+    r.compute_bound = compute_s >= memory_s;
+    r.fixed_s = kernels * k.kernel_fixed_s;
+    r.time_s = std::max(compute_s, memory_s) + r.fixed_s;
+    return r;
+  };
+
+  StepTime t;
+  double forward_s = 0, backward_s = 0, recompute_s = 0, kernels = 0, fixed_s = 0;
+  double parameter_tensors = 0;
+  const bool trains_base = !(lora_rank(config) > 0);
+  for (const auto& layer : w.layers) {
+    const double io_bytes = batch * layer.forward_io_elements * element + layer.params * weight_element;
+    const Roofline f = roofline(layer, batch * layer.forward_flops, io_bytes, 1);
+    // Backward reads the output gradient and the saved input and writes the input gradient (and the
+    // weight gradient): about twice the forward traffic. GEMM-like layers launch two kernels.
+    double backward_flops = batch * layer.backward_flops;
+    if (!trains_base && is_gemm_like(layer.op) && layer.params > 0) backward_flops /= 2;  // no weight grads
+    const Roofline b = roofline(layer, backward_flops, 2 * io_bytes, is_gemm_like(layer.op) ? 2 : 1);
+    forward_s += f.time_s;
+    backward_s += b.time_s;
+    fixed_s += f.fixed_s + b.fixed_s;
+    kernels += is_gemm_like(layer.op) ? 3 : 2;
+    (f.compute_bound ? t.compute_s : t.memory_s) += f.time_s - f.fixed_s;
+    (b.compute_bound ? t.compute_s : t.memory_s) += b.time_s - b.fixed_s;
+    if (config.checkpointing && layer.segment >= 0) {
+      recompute_s += f.time_s;
+      kernels += 1;
+      (f.compute_bound ? t.compute_s : t.memory_s) += f.time_s - f.fixed_s;
+      fixed_s += f.fixed_s;
+    }
+    if (layer.params > 0) parameter_tensors += 2;  // weight and (usually) bias or norm shift
+  }
+  const double params = static_cast<double>(w.params());
+  const double trainable = trains_base ? params : adapter_shape(w, config).adapter_params;
+  // Autocast casts each fp32 weight to 16-bit once per forward: read 4 B, write 2 B per parameter.
+  if (element < 4 && trains_base) {
+    const double cast_s = 6 * params / bandwidth + parameter_tensors / 2 * k.kernel_fixed_s;
+    forward_s += cast_s;
+    t.memory_s += 6 * params / bandwidth;
+    fixed_s += parameter_tensors / 2 * k.kernel_fixed_s;
+    kernels += parameter_tensors / 2;
+  }
+
+  // Optimizer: a memory-bound sweep over trainable parameters and their state, in multi-tensor kernels.
+  // Mixed precision adds the grad scaler's unscale and inf check (read and write each gradient).
+  double optimizer_bytes = optimizer_traffic_per_param(config.optimizer) * trainable;
+  if (config.precision == catalog::Precision::fp16) optimizer_bytes += 8 * trainable;
+  const double optimizer_kernels = std::ceil(parameter_tensors / k.optimizer_tensors_per_kernel) * 4;
+  t.optimizer_s = optimizer_bytes / bandwidth + optimizer_kernels * k.kernel_fixed_s;
+
+  // Data-parallel communication, once per optimizer step (DDP's no_sync skips it on accumulation steps).
+  const int world = config.world_size();
+  if (world > 1) {
+    double link_gbs = gpu.nvlink_gbs ? *gpu.nvlink_gbs / 2 : pcie_gbs(gpu);  // per direction
+    if (config.gpus_per_node == 1) link_gbs = 1e18;                          // no intra-node hop
+    if (config.nodes > 1) {
+      const double network = config.network_gbs > 0 ? config.network_gbs : k.default_network_gbs;
+      // Per GPU, the node's NIC is shared by the GPUs of the node in a ring across nodes.
+      link_gbs = std::min(link_gbs, network);
+    }
+    const double bus = link_gbs * 1e9 * k.link_efficiency;
+    const double ring = 2.0 * (world - 1) / world;  // ring all-reduce: 2(n-1)/n of the bytes per rank
+    double exposed = 0;
+    if (config.parallel == Parallel::ddp) {
+      const double gradient_bytes = 4 * trainable;
+      const double total_s = ring * gradient_bytes / bus;
+      const double last_bucket_s = ring * std::min(gradient_bytes, k.ddp_bucket_bytes) / bus;
+      exposed = std::max(last_bucket_s, total_s - k.allreduce_overlap_fraction * backward_s);
+    } else {
+      // FSDP: all-gather the parameters for forward and again for backward, reduce-scatter gradients;
+      // each moves (n-1)/n of the bytes, overlapped with compute by prefetching.
+      const double gathered = element < 4 ? 2 : 4;
+      const double bytes = (world - 1.0) / world * (2 * params * gathered + trainable * gathered);
+      exposed = std::max(0.0, bytes / bus - k.allreduce_overlap_fraction * (forward_s + backward_s));
+    }
+    t.communication_s = exposed;
+  }
+
+  const int accumulation = std::max(1, config.accumulation_steps);
+  const double micro_s = forward_s + backward_s + recompute_s;
+  double gpu_s = accumulation * micro_s + t.optimizer_s;
+  // The host issues every kernel; when it is slower than the GPU, the GPU waits (eager-mode overhead).
+  const double host_s = (accumulation * kernels + optimizer_kernels) * k.host_dispatch_s;
+  t.compute_s *= accumulation;
+  t.memory_s = t.memory_s * accumulation + optimizer_bytes / bandwidth;
+  t.overhead_s = fixed_s * accumulation + optimizer_kernels * k.kernel_fixed_s + std::max(0.0, host_s - gpu_s);
+  t.recompute_s = recompute_s * accumulation;
+  const double scale = calibration ? calibration->scale_for(gpu.id) : 1.0;
+  t.step_s = (std::max(gpu_s, host_s) + t.communication_s) * scale;
+  if (t.overhead_s >= t.compute_s && t.overhead_s >= t.memory_s) {
+    t.bound = Bound::overhead;
+  } else {
+    t.bound = t.compute_s >= t.memory_s ? Bound::compute : Bound::memory;
+  }
+  return t;
+}
+
+}  // namespace gpusage::estimate

@@ -1,0 +1,117 @@
+#include <gtest/gtest.h>
+
+#include "core/estimate/plan.hpp"
+#include "toy.hpp"
+
+namespace gpusage::estimate {
+namespace {
+
+using catalog::Precision;
+constexpr double kMiB = 1024.0 * 1024.0;
+
+TrainingConfig config(int batch, Precision precision, Optimizer optimizer) {
+  TrainingConfig c;
+  c.batch_per_gpu = batch;
+  c.precision = precision;
+  c.optimizer = optimizer;
+  return c;
+}
+
+TEST(Memory, Fp32AdamKeepsSixteenBytesPerParameter) {
+  auto w = toy::two_block_model();
+  auto m = estimate_memory(w, config(4, Precision::fp32, Optimizer::adam), toy::gpu());
+  EXPECT_DOUBLE_EQ(m.weights_bytes, 4 * 2000);
+  EXPECT_DOUBLE_EQ(m.gradients_bytes, 4 * 2000);
+  EXPECT_DOUBLE_EQ(m.optimizer_bytes, 8 * 2000);
+}
+
+TEST(Memory, MomentumKeepsOneBufferAndSgdNone) {
+  auto w = toy::two_block_model();
+  EXPECT_DOUBLE_EQ(estimate_memory(w, config(1, Precision::fp32, Optimizer::momentum), toy::gpu()).optimizer_bytes,
+                   4 * 2000);
+  EXPECT_DOUBLE_EQ(estimate_memory(w, config(1, Precision::fp32, Optimizer::sgd), toy::gpu()).optimizer_bytes, 0);
+}
+
+TEST(Memory, ActivationsScaleWithBatchAndElementSize) {
+  auto w = toy::two_block_model();
+  // fp32: 4 samples x (2 layers x 100 elements x 4 B + 10 fixed B) = 3240 B.
+  EXPECT_DOUBLE_EQ(estimate_memory(w, config(4, Precision::fp32, Optimizer::sgd), toy::gpu()).activations_bytes, 3240);
+  // bf16 autocast stores 2-byte activations; the fixed bytes stay: 4 x (200 x 2 + 10) = 1640 B.
+  EXPECT_DOUBLE_EQ(estimate_memory(w, config(4, Precision::bf16, Optimizer::sgd), toy::gpu()).activations_bytes, 1640);
+}
+
+TEST(Memory, MixedPrecisionKeepsFp32MasterWeightsPlusSixteenBitCopies) {
+  auto w = toy::two_block_model();
+  auto m = estimate_memory(w, config(4, Precision::fp16, Optimizer::adamw), toy::gpu());
+  EXPECT_DOUBLE_EQ(m.weights_bytes + m.gradients_bytes + m.optimizer_bytes, 16 * 2000);
+  // Workspace: 256 MiB library workspace + 2 x batch x largest output (50) x 2 B + 2 B per parameter.
+  EXPECT_DOUBLE_EQ(m.workspace_bytes, 256 * kMiB + 2 * 4 * 50 * 2 + 2 * 2000);
+}
+
+TEST(Memory, ContextIsCudaContextPlusAllocatorOverhead) {
+  auto w = toy::two_block_model();
+  auto m = estimate_memory(w, config(4, Precision::fp32, Optimizer::sgd), toy::gpu());
+  EXPECT_DOUBLE_EQ(m.context_bytes, 0.29e9 + 0.08 * (m.activations_bytes + m.workspace_bytes));
+  EXPECT_DOUBLE_EQ(m.total_bytes(), m.weights_bytes + m.gradients_bytes + m.optimizer_bytes + m.activations_bytes +
+                                        m.workspace_bytes + m.context_bytes);
+}
+
+TEST(Memory, CheckpointingKeepsSegmentInputsAndOneSegmentWorkingSet) {
+  auto w = toy::two_block_model();
+  auto c = config(1, Precision::fp32, Optimizer::sgd);
+  c.checkpointing = true;
+  // Outside segments: 10 fixed bytes; inputs: 2 segments x 20 elements x 4 B; largest segment: 100 x 4 B.
+  EXPECT_DOUBLE_EQ(estimate_memory(w, c, toy::gpu()).activations_bytes, 10 + 160 + 400);
+}
+
+TEST(Memory, LoraTrainsOnlyAdaptersOverASixteenBitFrozenBase) {
+  auto w = toy::two_block_model();
+  auto c = config(1, Precision::bf16, Optimizer::adamw);
+  c.lora_rank = 4;
+  auto m = estimate_memory(w, c, toy::gpu());
+  const double adapters = 2 * 4 * (10 + 100);  // r (in + out) per adapted matrix
+  EXPECT_DOUBLE_EQ(m.weights_bytes, 2 * 2000 + 4 * adapters);
+  EXPECT_DOUBLE_EQ(m.gradients_bytes, 4 * adapters);
+  EXPECT_DOUBLE_EQ(m.optimizer_bytes, 8 * adapters);
+}
+
+TEST(Memory, QloraStoresAdaptedMatricesInNf4) {
+  auto w = toy::two_block_model();
+  auto c = config(1, Precision::bf16, Optimizer::adamw);
+  c.qlora = true;  // default rank 16
+  auto m = estimate_memory(w, c, toy::gpu());
+  const double linear = 2 * 10 * 100;  // the adapted matrices' own parameters
+  const double adapters = 2 * 16 * (10 + 100);
+  EXPECT_DOUBLE_EQ(m.weights_bytes, linear * 4.127 / 8 + (2000 - linear) * 2 + 4 * adapters);
+}
+
+TEST(Memory, FsdpShardsStateAndGathersTheLargestUnit) {
+  auto w = toy::two_block_model();
+  auto c = config(1, Precision::fp32, Optimizer::adam);
+  c.parallel = Parallel::fsdp;
+  c.gpus_per_node = 4;
+  auto m = estimate_memory(w, c, toy::gpu());
+  EXPECT_DOUBLE_EQ(m.weights_bytes, 4 * 2000 / 4.0 + 2 * 1000 * 4);
+  EXPECT_DOUBLE_EQ(m.gradients_bytes, 4 * 2000 / 4.0);
+  EXPECT_DOUBLE_EQ(m.optimizer_bytes, 8 * 2000 / 4.0);
+}
+
+TEST(Memory, MaxBatchIsTheLargestBatchThatFits) {
+  auto w = toy::two_block_model();
+  auto gpu = toy::gpu(1.0);
+  auto c = config(1, Precision::fp32, Optimizer::sgd);
+  int largest = max_batch(w, c, gpu);
+  ASSERT_GT(largest, 1);
+  c.batch_per_gpu = largest;
+  EXPECT_LE(estimate_memory(w, c, gpu).total_bytes(), gpu.memory_bytes());
+  c.batch_per_gpu = largest + 1;
+  EXPECT_GT(estimate_memory(w, c, gpu).total_bytes(), gpu.memory_bytes());
+}
+
+TEST(Memory, MaxBatchIsZeroWhenNothingFits) {
+  auto w = toy::two_block_model();
+  EXPECT_EQ(max_batch(w, config(1, Precision::fp32, Optimizer::sgd), toy::gpu(0.5)), 0);
+}
+
+}  // namespace
+}  // namespace gpusage::estimate
