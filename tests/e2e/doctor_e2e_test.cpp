@@ -129,6 +129,13 @@ TEST(DoctorE2E, UnreadableLogIsBadInput) {
   EXPECT_TRUE(r.out.empty());
 }
 
+TEST(DoctorE2E, DirectoryAsLogIsBadInput) {
+  const std::string dir = fixture("doctor/logs");
+  const CliResult r = run_cli("doctor --log " + dir, machine("no-gpu", "nvml_stub/init_fails.json"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "gpusage: log file '" + dir + "' is a directory\n");
+}
+
 TEST(DoctorE2E, UnknownGpuOrModelIsBadInput) {
   const std::string env = machine("no-gpu", "nvml_stub/init_fails.json");
   const CliResult gpu = run_cli("doctor --gpu notagpu9000", env);

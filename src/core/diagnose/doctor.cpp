@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -25,6 +26,8 @@ nlohmann::json installed_json(const std::optional<Installed>& value) {
 }  // namespace
 
 std::string read_log_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(fmt::format("log file '{}' is a directory", path));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("cannot read log file '{}'", path));
   std::ostringstream s;
