@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 
+#include "core/diagnose/doctor.hpp"
 #include "core/diagnose/environment_rules.hpp"
+#include "core/diagnose/log_rules.hpp"
 
 namespace gpusage::diagnose {
 namespace {
@@ -222,6 +225,69 @@ TEST(EnvironmentRules, MissingPythonTimeoutAndMissingTorchAreNotChecked) {
   const std::optional<Finding> torch = find(check_environment(f), "torch-missing");
   ASSERT_TRUE(torch.has_value());
   EXPECT_EQ(torch->evidence, "ModuleNotFoundError: No module named 'torch'");
+}
+
+}  // namespace
+}  // namespace gpusage::diagnose
+
+namespace gpusage::diagnose {
+namespace {
+
+// Every rule in data/doctor/rules.toml fires in at least one scripted scenario or fixture log, so a rule
+// added to the table without code (or code that stopped firing one) fails here.
+TEST(RuleCoverage, EveryRuleInTheTableFiresSomewhere) {
+  std::set<std::string> fired;
+  auto note = [&](const std::vector<Finding>& findings) {
+    for (const auto& f : findings) fired.insert(f.id);
+  };
+  EnvironmentFacts blackwell = healthy();
+  blackwell.system.gpus = {gpu(0, "NVIDIA GeForce RTX 5090", 12, 0)};
+  blackwell.system.gpus[0].persistence_mode = false;
+  blackwell.system.gpus[0].power_limit_w = 450;
+  blackwell.system.gpus[0].power_limit_default_w = 575;
+  blackwell.system.gpus[0].pcie_gen_current = 3;
+  blackwell.system.gpus[0].pcie_gen_max = 5;
+  blackwell.python.tensorflow_gpu = "2.10.0";
+  note(check_environment(blackwell));
+
+  EnvironmentFacts old_driver = healthy();
+  old_driver.nvcc = Installed{"13.0.88", "/usr/local/cuda/bin/nvcc"};
+  old_driver.python.torch_cuda = "12.8";
+  note(check_environment(old_driver));
+
+  EnvironmentFacts volta = healthy();
+  volta.system.gpus = {gpu(0, "Tesla V100-SXM2-32GB", 7, 0)};
+  volta.cuda_driver_version = device::CudaVersion{13, 0};
+  volta.driver_version = "580.65.06";
+  volta.nvcc = Installed{"13.0.88", "/usr/local/cuda/bin/nvcc"};
+  note(check_environment(volta));
+
+  EnvironmentFacts cpu_torch = healthy();
+  cpu_torch.python.torch_cuda.reset();
+  note(check_environment(cpu_torch));
+
+  EnvironmentFacts bare;
+  bare.python.interpreter = "python3";
+  note(check_environment(bare));
+
+  EnvironmentFacts slow = healthy();
+  slow.python.torch_reported = false;
+  slow.python.torch_version.reset();
+  slow.python.timed_out = true;
+  note(check_environment(slow));
+
+  EnvironmentFacts no_torch = healthy();
+  no_torch.python.torch_version.reset();
+  no_torch.python.torch_error = "ModuleNotFoundError: No module named 'torch'";
+  note(check_environment(no_torch));
+
+  for (const char* log : {"oom_pytorch1.log", "oom_pytorch2.log", "nan_loss.log", "grad_explosion.log",
+                          "no_kernel_image.log", "nccl_timeout.log", "nccl_error.log", "dataloader_shm.log",
+                          "cudnn_error.log", "tf_oom.log", "workers_zero.log", "fp16_overflow.log", "clean.log"}) {
+    note(check_log(scan_log(read_log_file(std::string(GPUSAGE_SOURCE_DIR) + "/tests/fixtures/doctor/logs/" + log)),
+                   RunContext{}));
+  }
+  for (const auto& rule : RuleTable::builtin().rules()) EXPECT_EQ(fired.count(rule.id), 1u) << rule.id;
 }
 
 }  // namespace
