@@ -211,6 +211,10 @@ TEST(EnvironmentRules, MissingPythonTimeoutAndMissingTorchAreNotChecked) {
   EXPECT_EQ(missing->severity, Severity::not_checked);
 
   f.python.path = "/usr/bin/python3";
+  const auto broken = find(check_environment(f), "python-missing");
+  ASSERT_TRUE(broken.has_value());
+  EXPECT_EQ(broken->title, "Python frameworks not checked: '/usr/bin/python3' could not be started");
+
   f.python.ran = true;
   f.python.timed_out = true;
   f.python.timeout_s = 2;

@@ -78,6 +78,26 @@ TEST(ParseOom, ReadsPrivatePoolWordingAndTheCapactyTypo) {
   EXPECT_DOUBLE_EQ(*r.unallocated_bytes, 8 * kGiB);
 }
 
+TEST(ParseOom, Pytorch1WithAMemoryFractionCapStillReadsEveryFigure) {
+  // set_per_process_memory_fraction adds "X allowed;" before the reserved figure.
+  const OomReport r = parse_oom(
+      "CUDA out of memory. Tried to allocate 20.00 MiB (GPU 1; 10.76 GiB total capacity; 4.29 GiB already "
+      "allocated; 10.12 MiB free; 4.46 GiB allowed; 4.38 GiB reserved in total by PyTorch)");
+  EXPECT_EQ(r.gpu_index, std::optional<int>(1));
+  EXPECT_DOUBLE_EQ(*r.free_bytes, 10.12 * kMiB);
+  EXPECT_DOUBLE_EQ(*r.reserved_bytes, 4.38 * kGiB);
+}
+
+TEST(LogRules, BareCudaOutOfMemoryHasNoFiguresButStillCounts) {
+  const LogScan s = scan_log("RuntimeError: CUDA error: out of memory\nCUDA kernel errors might be asynchronously "
+                             "reported\n");
+  ASSERT_EQ(s.cuda_oom.size(), 1u);
+  EXPECT_EQ(s.cuda_oom[0].wording, "cuda");
+  const auto f = find(check_log(s, {}), "log-cuda-oom");
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->title, "CUDA out of memory (1x): allocation failed");
+}
+
 TEST(ScanLog, JoinsAnOomMessageWrappedOverLines) {
   const LogScan s = scan_log(
       "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 GiB. GPU 0 has a total capacity of\n"
