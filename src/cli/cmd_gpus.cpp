@@ -9,6 +9,7 @@
 #include <set>
 
 #include "cli/commands.hpp"
+#include "cli/gpus_view.hpp"
 #include "cli/options.hpp"
 #include "core/catalog/catalog.hpp"
 #include "core/catalog/fields.hpp"
@@ -368,6 +369,15 @@ void run_show(const ShowOptions& options) {
 }
 
 }  // namespace
+
+std::string gpus_comparison_text(const Catalog& catalog, const std::vector<const Gpu*>& gpus, int width) {
+  return report::render_text(comparison_table(catalog, gpus, std::nullopt), width);
+}
+
+report::BarChart gpus_comparison_chart(const Catalog& catalog, const std::vector<const Gpu*>& gpus,
+                                       const std::string& selection) {
+  return comparison_chart(catalog, gpus, parse_metrics(kDefaultChartMetrics), selection);
+}
 
 void add_gpus_command(CLI::App& app) {
   auto list = std::make_shared<ListOptions>();

@@ -1,12 +1,78 @@
-// Placeholder until the guide work lands.
-#include "cli/commands.hpp"
+// gpusage guide: the first screen for someone choosing a card — the RTX 50 catalog side by side, and
+// how fast ResNet-50 trains on each across batch sizes (what fits, what does not). `make run` runs it.
+#include <fmt/format.h>
 
-#include <stdexcept>
+#include <algorithm>
+#include <map>
+#include <memory>
+
+#include "cli/commands.hpp"
+#include "cli/gpus_view.hpp"
+#include "cli/options.hpp"
+#include "cli/plan_view.hpp"
+#include "core/common/error.hpp"
+#include "core/common/text.hpp"
+#include "report/output_file.hpp"
 
 namespace gpusage::cli {
+
 void add_guide_command(CLI::App& app) {
-  auto* command = app.add_subcommand("guide", "(not built yet)");
-  command->allow_extras();
-  command->callback([] { throw std::runtime_error("'gpusage guide' is not implemented in this build yet"); });
+  struct State {
+    RunOptions run;
+    std::string gpus = "rtx50";
+    std::string batch = "32,64,128,256";
+    std::string chart;
+  };
+  auto state = std::make_shared<State>();
+  state->run.model = "resnet50";
+  auto* command = app.add_subcommand(
+      "guide",
+      "The buyer's guide: GPU specs side by side, then predicted training speed and memory of a model\n"
+      "across batch sizes on each card. Example: gpusage guide --chart guide.svg");
+  state->run.add_to(*command);
+  command->add_option("--gpu", state->gpus, "GPU ids, names or families, comma separated")->capture_default_str();
+  command->add_option("--batch", state->batch, "Per-GPU batch sizes")->capture_default_str();
+  command->add_option("--chart", state->chart, "Also write the comparison chart (SVG): specs and predicted speed");
+  command->callback([state] {
+    if (!state->chart.empty() && !text::to_lower(state->chart).ends_with(".svg")) {
+      throw InputError(fmt::format("--chart: '{}' has an unsupported extension; accepted: .svg", state->chart));
+    }
+    const catalog::Catalog& catalog = catalog::Catalog::active();
+    PlanRequest request;
+    request.gpus = catalog.select(state->gpus);
+    request.batches = parse_batches(state->batch);
+    const PlanResults results = run_plan(state->run, request);
+    const int width = terminal_width();
+
+    std::string out = fmt::format("== Which GPU? {} side by side ==\n\n", state->gpus);
+    out += gpus_comparison_text(catalog, request.gpus, width);
+    out += fmt::format("\n== Will it fit, and how fast? {} training, predicted ==\n\n", results.workload.display_name);
+    out += plan_table(results, width);
+    out += "\nNext: `gpusage plan MODEL --gpu ID` for any model and card, `gpusage bench` to measure yours.\n";
+
+    if (!state->chart.empty()) {
+      report::BarChart chart = gpus_comparison_chart(catalog, request.gpus, state->gpus);
+      // One more series: the best predicted throughput among the batches that fit on each card.
+      std::map<const catalog::Gpu*, double> best;
+      for (std::size_t i = 0; i < results.predictions.size(); ++i) {
+        const auto& p = results.predictions[i];
+        const catalog::Gpu* listed = request.gpus[i / std::max<std::size_t>(1, request.batches.size())];
+        if (p.fits) best[listed] = std::max(best[listed], p.throughput);
+      }
+      report::BarSeries speed{fmt::format("{} {} (predicted, best batch)", results.workload.display_name,
+                                          catalog::to_string(results.predictions.front().config.precision)),
+                              results.workload.domain == workload::Domain::vision ? "img/s" : "seq/s",
+                              0,
+                              {}};
+      for (const catalog::Gpu* gpu : request.gpus) {
+        speed.values.push_back(best.count(gpu) ? std::optional<double>(best[gpu]) : std::nullopt);
+      }
+      chart.series.push_back(std::move(speed));
+      report::write_file_atomically(state->chart, report::render_svg(chart));
+      out += fmt::format("Chart written to {}\n", state->chart);
+    }
+    emit(out);
+  });
 }
+
 }  // namespace gpusage::cli
