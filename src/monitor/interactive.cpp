@@ -87,8 +87,25 @@ std::string sparkline(const std::deque<double>& values, int width) {
   std::string out;
   std::size_t n = std::min<std::size_t>(values.size(), static_cast<std::size_t>(std::max(width, 0)));
   for (std::size_t i = values.size() - n; i < values.size(); ++i)
-    out += values[i] < 0 ? '?' : levels[std::min(9, static_cast<int>(values[i] * 9.999))];
+    // Blank only for exactly zero, so a GPU at 5% is visibly not idle.
+    out += values[i] < 0 ? '?' : values[i] <= 0 ? levels[0] : levels[1 + std::min(8, static_cast<int>(values[i] * 9))];
   return out;
+}
+
+// Word wrap at `width` columns (alerts are sentences, not meant to be cut).
+std::vector<std::string> wrap(const std::string& text, std::size_t width) {
+  std::vector<std::string> lines(1);
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find(' ', start);
+    if (end == std::string::npos) end = text.size();
+    std::string word = text.substr(start, end - start);
+    if (!lines.back().empty() && lines.back().size() + 1 + word.size() > width) lines.emplace_back("  ");
+    if (!lines.back().empty() && lines.back() != "  ") lines.back() += ' ';
+    lines.back() += word;
+    start = end + 1;
+  }
+  return lines;
 }
 
 std::string or_na(const std::optional<unsigned>& v, const char* suffix) {
@@ -146,9 +163,10 @@ void draw(const Tick& tick, std::map<unsigned, History>& histories, double inter
     put(y, 9 + bar_width, g.power_w ? fmt::format("{:.0f} / {} W", *g.power_w,
                                                   g.power_limit_w ? fmt::format("{:.0f}", *g.power_limit_w) : "n/a")
                                     : "n/a");
-    put(y, x, fmt::format("SM {} MHz  mem {} MHz  PCIe gen {} x{}", or_na(g.sm_clock_mhz, ""),
-                          or_na(g.memory_clock_mhz, ""), or_na(g.pcie_gen, ""), or_na(g.pcie_width, "")));
     y++;
+    put(y++, 2, fmt::format("clocks SM {} / {} MHz   memory {} / {} MHz   PCIe gen {} x{}", or_na(g.sm_clock_mhz, ""),
+                            or_na(g.sm_clock_max_mhz, ""), or_na(g.memory_clock_mhz, ""),
+                            or_na(g.memory_clock_max_mhz, ""), or_na(g.pcie_gen, ""), or_na(g.pcie_width, "")));
     put(y++, 2, "util  |" + sparkline(h.util, history_width));
     put(y++, 2, "mem   |" + sparkline(h.memory, history_width));
     put(y++, 2, "power |" + sparkline(h.power, history_width));
@@ -168,8 +186,8 @@ void draw(const Tick& tick, std::map<unsigned, History>& histories, double inter
   y++;
   put(y++, 0, tick.alerts.empty() ? "Alerts: none" : "Alerts:", A_BOLD);
   for (const auto& a : tick.alerts)
-    put(y++, 2, fmt::format("[{}] {}", a.severity, a.message),
-        has_colors() ? COLOR_PAIR(a.severity == "critical" ? 3 : 2) : A_NORMAL);
+    for (const auto& line : wrap(fmt::format("[{}] {}", a.severity, a.message), static_cast<std::size_t>(std::max(20, COLS - 4))))
+      put(y++, 2, line, has_colors() ? COLOR_PAIR(a.severity == "critical" ? 3 : 2) : A_NORMAL);
   refresh();
 }
 
