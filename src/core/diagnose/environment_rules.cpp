@@ -90,6 +90,13 @@ void check_python(const EnvironmentFacts& facts, const RuleTable& rules, std::ve
                              {{"python", fmt::format("'{}' could not be started", py.path)}}));
     return;
   }
+  if (!py.timed_out && !py.version) {  // ran, but not as the Python 3 the probe script needs
+    out.push_back(rules.make("python-missing", Category::environment,
+                             {{"python", fmt::format("'{}' ran but did not answer the probe (needs Python 3.8 or "
+                                                     "newer)",
+                                                     py.path)}}));
+    return;
+  }
   if (py.timed_out && !py.torch_reported) {
     out.push_back(rules.make("python-timeout", Category::environment,
                              {{"python", py.path}, {"seconds", fmt::format("{:g}", py.timeout_s)}}));

@@ -32,6 +32,7 @@ EnvironmentFacts healthy() {
   f.python.interpreter = "python3";
   f.python.path = "/usr/bin/python3";
   f.python.ran = true;
+  f.python.version = "3.11.9";
   f.python.packages_reported = true;
   f.python.torch_reported = true;
   f.python.torch_version = "2.5.1+cu124";
@@ -216,6 +217,11 @@ TEST(EnvironmentRules, MissingPythonTimeoutAndMissingTorchAreNotChecked) {
   EXPECT_EQ(broken->title, "Python frameworks not checked: '/usr/bin/python3' could not be started");
 
   f.python.ran = true;
+  const auto silent = find(check_environment(f), "python-missing");
+  ASSERT_TRUE(silent.has_value());
+  EXPECT_EQ(silent->title, "Python frameworks not checked: '/usr/bin/python3' ran but did not answer the probe "
+                           "(needs Python 3.8 or newer)");
+
   f.python.timed_out = true;
   f.python.timeout_s = 2;
   const std::optional<Finding> timeout = find(check_environment(f), "python-timeout");
@@ -224,6 +230,7 @@ TEST(EnvironmentRules, MissingPythonTimeoutAndMissingTorchAreNotChecked) {
             "Python probe stopped after 2 s (/usr/bin/python3); frameworks it had not reported are not checked");
 
   f.python.timed_out = false;
+  f.python.version = "3.10.12";
   f.python.torch_reported = true;
   f.python.torch_error = "ModuleNotFoundError: No module named 'torch'";
   const std::optional<Finding> torch = find(check_environment(f), "torch-missing");
