@@ -1,0 +1,176 @@
+// End-to-end: gpusage plan, guide and validate as a user runs them.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "e2e/run_cli.hpp"
+
+namespace gpusage::testing {
+namespace {
+
+TEST(PlanE2E, SeedTableShowsEveryRtx50CardAtEveryBatchWithWhatDoesNotFit) {
+  auto r = run_cli("plan resnet50 --gpu rtx50 --batch 32,64,128,256 --precision fp16");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* name : {"GeForce RTX 5090", "GeForce RTX 5080", "GeForce RTX 5070 Ti", "GeForce RTX 5070",
+                           "GeForce RTX 5060 Ti 16 GB", "GeForce RTX 5060 Ti 8 GB", "GeForce RTX 5060",
+                           "GeForce RTX 5050"}) {
+    EXPECT_NE(r.out.find(name), std::string::npos) << name;
+  }
+  for (const char* header : {"batch 32", "batch 64", "batch 128", "batch 256"}) {
+    EXPECT_NE(r.out.find(header), std::string::npos) << header;
+  }
+  // 8 GB cards cannot hold ResNet-50 at batch 256 in mixed precision; 32 GB can.
+  EXPECT_NE(r.out.find("OOM"), std::string::npos);
+  EXPECT_NE(r.out.find("Ranking"), std::string::npos);
+}
+
+TEST(PlanE2E, JsonFollowsTheContract) {
+  auto r = run_cli("plan resnet50 --gpu rtx5090,rtx5060 --batch 64,256 --precision fp16 --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["model"]["id"], "resnet50");
+  EXPECT_EQ(doc["model"]["params"], 25557032);
+  ASSERT_EQ(doc["results"].size(), 4u);
+  for (const auto& row : doc["results"]) {
+    for (const char* key : {"gpu", "batch", "precision", "fits", "memory", "capacity_bytes", "max_batch", "step_time_s",
+                            "throughput", "tokens_per_s", "accumulation_steps", "epoch_time_s",
+                            "energy_wh_per_epoch", "bound", "advice"}) {
+      EXPECT_TRUE(row.contains(key)) << key;
+    }
+    for (const char* key : {"weights", "gradients", "optimizer", "activations", "workspace", "context", "total"}) {
+      EXPECT_TRUE(row["memory"].contains(key)) << key;
+    }
+    EXPECT_TRUE(row["tokens_per_s"].is_null());  // a vision model
+    EXPECT_EQ(row["precision"], "fp16");
+    // fp32 master weights + momentum + gradients: 12 bytes per parameter.
+    EXPECT_DOUBLE_EQ(row["memory"]["weights"].get<double>() + row["memory"]["gradients"].get<double>() +
+                         row["memory"]["optimizer"].get<double>(),
+                     12.0 * 25557032);
+    // Epoch over ImageNet-1k's 1,281,167 images at the predicted throughput.
+    EXPECT_NEAR(row["epoch_time_s"].get<double>(), 1281167.0 / row["throughput"].get<double>(), 1e-6);
+  }
+  EXPECT_EQ(doc["results"][0]["gpu"], "rtx5090");
+  EXPECT_EQ(doc["results"][0]["fits"], true);
+  EXPECT_EQ(doc["results"][3]["gpu"], "rtx5060");
+  EXPECT_EQ(doc["results"][3]["fits"], false);  // 8 GB at batch 256
+  // More memory, same model: the 5090's largest batch is larger.
+  EXPECT_GT(doc["results"][0]["max_batch"].get<int>(), doc["results"][3]["max_batch"].get<int>());
+}
+
+TEST(PlanE2E, AutoBatchPicksTheLargestThatFits) {
+  auto r = run_cli("plan resnet50 --gpu rtx5090 --batch auto --precision bf16 --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto row = nlohmann::json::parse(r.out)["results"][0];
+  EXPECT_EQ(row["batch"], row["max_batch"]);
+  EXPECT_TRUE(row["fits"].get<bool>());
+  EXPECT_LE(row["memory"]["total"].get<double>(), row["capacity_bytes"].get<double>());
+}
+
+TEST(PlanE2E, TargetBatchGivesAccumulationSteps) {
+  auto r = run_cli("plan gpt2 --gpu rtx5070 --target-batch 512 --precision bf16 --seq-len 1024 --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto row = nlohmann::json::parse(r.out)["results"][0];
+  EXPECT_GT(row["accumulation_steps"].get<int>(), 1);
+  EXPECT_EQ(row["effective_batch"].get<int>(), 512);
+  EXPECT_EQ(row["batch"].get<int>() * row["accumulation_steps"].get<int>(), 512);
+  EXPECT_TRUE(row["fits"].get<bool>());
+  EXPECT_FALSE(row["tokens_per_s"].is_null());
+}
+
+TEST(PlanE2E, AdviceWhenAModelDoesNotFit) {
+  auto r = run_cli("plan llama3-8b --gpu rtx5090 --batch 1 --seq-len 2048 --precision bf16");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("does not fit"), std::string::npos);
+  EXPECT_NE(r.out.find("--qlora"), std::string::npos);
+  EXPECT_NE(r.out.find("--parallel fsdp"), std::string::npos);
+}
+
+TEST(PlanE2E, QloraFitsALlamaOnOneCard) {
+  auto r = run_cli("plan llama3-8b --gpu rtx5090 --qlora --seq-len 1024 --batch 1 --precision bf16 --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(nlohmann::json::parse(r.out)["results"][0]["fits"].get<bool>());
+}
+
+TEST(PlanE2E, HuggingFaceConfigBuildsTheModel) {
+  const std::string config = std::string(GPUSAGE_BINARY_DIR) + "/e2e-llama-config.json";
+  std::ofstream(config) << R"({"model_type": "llama", "hidden_size": 4096, "intermediate_size": 11008,
+    "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32, "vocab_size": 32000,
+    "max_position_embeddings": 4096, "tie_word_embeddings": false, "rms_norm_eps": 1e-5})";
+  auto r = run_cli("plan --hf-config " + config + " --gpu h100-sxm5-80gb --batch 1 --seq-len 512 --format json");
+  std::remove(config.c_str());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["model"]["params"], 6738415616LL);
+}
+
+TEST(PlanE2E, BadInputIsOneLineAndExitTwo) {
+  for (const char* args : {"plan resnet51 --gpu rtx5090", "plan resnet50 --gpu rtx9999", "plan resnet50 --batch 0",
+                           "plan resnet50 --batch 32,x", "plan resnet50 --precision fp64", "plan resnet50 --gpu h100",
+                           "plan"}) {
+    auto r = run_cli(args);
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_TRUE(r.out.empty()) << args;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
+  }
+  auto r = run_cli("plan resnet51");
+  EXPECT_NE(r.err.find("resnet50"), std::string::npos) << r.err;  // did-you-mean
+}
+
+TEST(GuideE2E, PrintsSpecsAndEstimateAndWritesTheChart) {
+  const std::string chart = std::string(GPUSAGE_BINARY_DIR) + "/e2e-guide.svg";
+  std::filesystem::remove(chart);
+  auto r = run_cli("guide --chart " + chart);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Which GPU?"), std::string::npos);
+  EXPECT_NE(r.out.find("ResNet-50"), std::string::npos);
+  const std::string svg = read_text(chart);
+  EXPECT_TRUE(svg.starts_with("<svg") || svg.starts_with("<?xml")) << svg.substr(0, 40);
+  EXPECT_NE(svg.find("ResNet-50 fp16 (predicted, best batch)"), std::string::npos);
+  std::filesystem::remove(chart);
+}
+
+TEST(ValidateE2E, PublishedDataMeetsTheAccuracyTargetOnHeldOutRows) {
+  auto r = run_cli("validate " + std::string(GPUSAGE_SOURCE_DIR) + "/data/validation/published.csv --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  const auto& holdout = doc["summary"]["holdout_throughput"];
+  EXPECT_GE(holdout["rows"].get<int>(), 30);
+  // The issue's target: median absolute throughput error at most 15% on rows not used for calibration.
+  EXPECT_LE(holdout["median_abs_error"].get<double>(), 0.15);
+  for (const auto& row : doc["rows"]) EXPECT_TRUE(row["skipped"].is_null()) << row.dump();
+}
+
+TEST(ValidateE2E, ErrorsAreComputedPerRow) {
+  const std::string csv = std::string(GPUSAGE_BINARY_DIR) + "/e2e-validate.csv";
+  std::ofstream(csv) << "model,gpu,precision,batch_per_gpu,metric,value\n"
+                        "resnet50,rtx5090,fp16,64,train_throughput,1000\n"
+                        "resnet50,rtx5090,fp16,64,peak_memory,4000000000\n";
+  auto r = run_cli("validate " + csv + " --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto rows = nlohmann::json::parse(r.out)["rows"];
+  ASSERT_EQ(rows.size(), 2u);
+  for (const auto& row : rows) {
+    const double predicted = row["predicted"].get<double>(), measured = row["measured"].get<double>();
+    EXPECT_NEAR(row["error"].get<double>(), (predicted - measured) / measured, 1e-12);
+  }
+  // The same prediction `plan` makes for that configuration.
+  auto plan = nlohmann::json::parse(run_cli("plan resnet50 --gpu rtx5090 --batch 64 --format json").out);
+  EXPECT_NEAR(rows[0]["predicted"].get<double>(), plan["results"][0]["throughput"].get<double>(), 1e-6);
+  EXPECT_NEAR(rows[1]["predicted"].get<double>(), plan["results"][0]["memory"]["total"].get<double>(), 1);
+  std::remove(csv.c_str());
+}
+
+TEST(ValidateE2E, MissingColumnIsAnInputError) {
+  const std::string csv = std::string(GPUSAGE_BINARY_DIR) + "/e2e-validate-bad.csv";
+  std::ofstream(csv) << "model,gpu,batch_per_gpu,metric,value\nresnet50,rtx5090,64,train_throughput,1000\n";
+  auto r = run_cli("validate " + csv);
+  std::remove(csv.c_str());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("precision"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace gpusage::testing
