@@ -19,7 +19,10 @@
 #include "bench/options.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
+#include "core/catalog/catalog.hpp"
 #include "core/common/error.hpp"
+#include "core/estimate/plan.hpp"
+#include "core/workload/workload.hpp"
 #include "report/table.hpp"
 
 extern char** environ;
@@ -119,18 +122,69 @@ int run_child(const std::string& binary, const std::vector<std::string>& args, s
   return code;
 }
 
-// The plan's prediction for each measured run. On CPU there is no catalog GPU: null with the reason.
+json null_prediction(const std::string& reason) {
+  return {{"throughput", nullptr}, {"step_time_s", nullptr}, {"max_batch", nullptr}, {"memory_bytes", nullptr},
+          {"gpu", nullptr}, {"reason", reason}};
+}
+
+// What plan predicts for one measured run on `gpu` (the same model, shape, batch, precision, optimizer).
+json predict_run(const json& report, const json& run, const catalog::Gpu& gpu) {
+  workload::WorkloadOptions shape;
+  if (report["resolution"].is_number_integer()) shape.resolution = report["resolution"].get<int>();
+  if (report["seq_len"].is_number_integer()) shape.seq_len = report["seq_len"].get<int>();
+  const workload::Workload w = workload::build(report["model"].get<std::string>(), shape);
+  estimate::TrainingConfig config;
+  config.batch_per_gpu = run["batch"].get<int>();
+  config.precision = *catalog::parse_precision(report["precision"].get<std::string>());
+  config.optimizer = estimate::parse_optimizer(report["optimizer"].get<std::string>()).value_or(config.optimizer);
+  const estimate::Prediction p = estimate::predict(w, config, gpu);
+  return {{"throughput", p.throughput},
+          {"step_time_s", p.time.step_s},
+          {"max_batch", p.max_batch},
+          {"memory_bytes", p.memory.total_bytes()},
+          {"gpu", gpu.id},
+          {"reason", nullptr}};
+}
+
+// The plan's prediction beside each measured run: on CUDA for the catalog GPU the device's name
+// resolves to; on CPU there is no catalog GPU, so it is null with the reason.
 void add_predictions(json& report) {
-  const std::string device = report["environment"].value("device", "cpu");
-  const std::string reason =
-      device == "cpu" ? "no prediction for a CPU run: plan models NVIDIA GPUs from the catalog"
-                      : "plan's step-time model is not wired into gpusage bench in this build yet";
-  for (auto& run : report["runs"]) {
-    run["prediction"] = {{"throughput", nullptr}, {"step_time_s", nullptr}, {"max_batch", nullptr},
-                         {"memory_bytes", nullptr}, {"reason", reason}};
-    run["throughput_error"] = nullptr;  // (measured - predicted) / predicted, when both exist
+  const json& env = report["environment"];
+  const catalog::Gpu* gpu = nullptr;
+  std::string reason;
+  if (env.value("device", "cpu") != "cuda") {
+    reason = "no prediction for a CPU run: plan models NVIDIA GPUs from the catalog";
+  } else {
+    // CUDA names the device "NVIDIA GeForce RTX 4090" or "NVIDIA H100 80GB HBM3": try it as is, then
+    // without the vendor and brand words the catalog's names leave out.
+    std::string name = env["device_name"].get<std::string>();
+    for (const std::string prefix : {"", "NVIDIA ", "GeForce "}) {
+      if (!prefix.empty() && name.rfind(prefix, 0) == 0) name.erase(0, prefix.size());
+      try {
+        gpu = &catalog::Catalog::active().resolve(name);
+        break;
+      } catch (const InputError& e) {
+        reason = fmt::format("'{}' is not in the GPU catalog ({})", env["device_name"].get<std::string>(), e.what());
+      }
+    }
+    if (gpu) reason.clear();
   }
-  if (report["batch_search"].is_object()) report["batch_search"]["plan_max_batch"] = nullptr;
+  for (auto& run : report["runs"]) {
+    try {
+      run["prediction"] = gpu ? predict_run(report, run, *gpu) : null_prediction(reason);
+    } catch (const InputError& e) {  // e.g. a model or shape the plan zoo does not cover
+      run["prediction"] = null_prediction(std::string("plan cannot predict this run: ") + e.what());
+    }
+    const json& predicted = run["prediction"]["throughput"];
+    run["throughput_error"] = run["throughput"].is_number() && predicted.is_number() && predicted.get<double>() > 0
+                                  ? json((run["throughput"].get<double>() - predicted.get<double>()) /
+                                         predicted.get<double>())
+                                  : json(nullptr);
+  }
+  if (report["batch_search"].is_object()) {
+    report["batch_search"]["plan_max_batch"] = nullptr;
+    if (gpu && !report["runs"].empty()) report["batch_search"]["plan_max_batch"] = report["runs"][0]["prediction"]["max_batch"];
+  }
 }
 
 std::string number_or(const json& value, int decimals, const char* missing = "n/a") {
@@ -181,8 +235,13 @@ std::string render_table(const json& report) {
       config["warmup"].get<int>(), config["data_mode"].get<std::string>(), env["device"].get<std::string>(),
       env["device_name"].get<std::string>(), env["torch_threads"].get<int>(),
       env["libtorch_version"].get<std::string>()));
-  if (!report["runs"].empty())
-    table.notes.push_back("predicted: " + report["runs"][0]["prediction"]["reason"].get<std::string>());
+  if (!report["runs"].empty()) {
+    const json& prediction = report["runs"][0]["prediction"];
+    table.notes.push_back(prediction["reason"].is_string()
+                              ? "predicted: " + prediction["reason"].get<std::string>()
+                              : "predicted: gpusage plan for " + prediction["gpu"].get<std::string>() +
+                                    "; error = (measured - predicted) / predicted");
+  }
   if (report["batch_search"].is_object())
     table.notes.push_back(fmt::format("--batch auto: largest batch that trains: {} ({} trials); plan's max_batch: {}",
                                       report["batch_search"]["max_batch"].get<int>(),

@@ -12,7 +12,8 @@ namespace {
 using nlohmann::json;
 
 TEST(BenchE2E, CpuSweepReportsEveryBatchWithItsDistributionAndNoPrediction) {
-  const CliResult r = run_cli("bench resnet18 --device cpu --resolution 32 --batch 1,2 --steps 2 --warmup 1 "
+  // Batch 2 and up: at 32 px the last BatchNorm sees a 1x1 map, and PyTorch refuses batch 1 in training.
+  const CliResult r = run_cli("bench resnet18 --device cpu --resolution 32 --batch 2,4 --steps 2 --warmup 1 "
                               "--threads 1 --format json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json j = json::parse(r.out);
@@ -31,18 +32,18 @@ TEST(BenchE2E, CpuSweepReportsEveryBatchWithItsDistributionAndNoPrediction) {
     EXPECT_TRUE(run["prediction"]["throughput"].is_null());
     EXPECT_NE(run["prediction"]["reason"].get<std::string>().find("CPU"), std::string::npos);
   }
-  EXPECT_EQ(j["runs"][1]["batch"], 2);
+  EXPECT_EQ(j["runs"][1]["batch"], 4);
 }
 
 TEST(BenchE2E, TableShowsMeasuredBesidePredicted) {
-  const CliResult r = run_cli("bench mobilenet_v2 --device cpu --resolution 32 --batch 1 --steps 1 --warmup 0 "
+  const CliResult r = run_cli("bench mobilenet_v2 --device cpu --resolution 32 --batch 2 --steps 1 --warmup 2 "
                               "--threads 1",
                               "COLUMNS=200");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("measured (samples/s)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("predicted (samples/s)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("warning: timed steps (1)"), std::string::npos) << r.out;
-  EXPECT_NE(r.err.find("mobilenet_v2 batch 1"), std::string::npos) << r.err;  // the progress line
+  EXPECT_NE(r.err.find("mobilenet_v2 batch 2"), std::string::npos) << r.err;  // the progress line
 }
 
 TEST(BenchE2E, DistributedTwoProcessesAllReduceOverGlooAndReportScaling) {
@@ -61,7 +62,7 @@ TEST(BenchE2E, DistributedTwoProcessesAllReduceOverGlooAndReportScaling) {
 }
 
 TEST(BenchE2E, AutoBatchUnderAnInjectedLimitReportsTheSearch) {
-  const CliResult r = run_cli("bench resnet18 --device cpu --resolution 32 --batch auto --memory-limit 1000 "
+  const CliResult r = run_cli("bench resnet18 --device cpu --resolution 64 --batch auto --memory-limit 1000 "
                               "--steps 1 --warmup 0 --threads 1 --format json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json j = json::parse(r.out);
@@ -69,6 +70,26 @@ TEST(BenchE2E, AutoBatchUnderAnInjectedLimitReportsTheSearch) {
   EXPECT_EQ(j["runs"][0]["status"], "failed");
   EXPECT_EQ(j["runs"][0]["failure"], "out_of_memory");
   EXPECT_TRUE(j["runs"][0]["throughput"].is_null());
+}
+
+// A recorded CUDA result (a fixture, not a measurement) through the real CLI: the prediction comes from
+// the catalog GPU the device name resolves to, and the error is (measured - predicted) / predicted.
+TEST(BenchE2E, CudaRunGetsPlansPredictionBesideItWithTheError) {
+  const std::string fake = std::string(GPUSAGE_SOURCE_DIR) + "/tests/unit/bench/fixtures/fake-gpusage-bench";
+  const CliResult r = run_cli("bench resnet50 --device cuda --precision bf16 --batch 32,64,128 --format json",
+                              "GPUSAGE_BENCH_BINARY=" + fake);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  ASSERT_EQ(j["runs"].size(), 3u);
+  for (const auto& run : j["runs"]) {
+    const json& p = run["prediction"];
+    EXPECT_EQ(p["gpu"], "rtx4090");
+    ASSERT_TRUE(p["throughput"].is_number()) << p.dump();
+    EXPECT_GT(p["max_batch"].get<int>(), 0);
+    const double predicted = p["throughput"].get<double>();
+    EXPECT_DOUBLE_EQ(run["throughput_error"].get<double>(), (1000.0 - predicted) / predicted);
+  }
+  EXPECT_NE(r.err.find("(fake)"), std::string::npos);  // the child's progress reaches the user
 }
 
 TEST(BenchE2E, BadInputIsOneLineAndExitTwo) {
