@@ -74,7 +74,7 @@ c10::intrusive_ptr<c10d::Store> make_store(int rank, int world, int port) {
 
 }  // namespace
 
-bool distributed_available(DeviceKind device) {
+bool distributed_available([[maybe_unused]] DeviceKind device) {
 #if GPUSAGE_BENCH_NCCL
   return true;
 #else
