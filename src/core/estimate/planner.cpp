@@ -131,17 +131,27 @@ void add_advice(Prediction& p, const workload::Workload& w, const catalog::Gpu& 
                                    gib(lora_total), gib(qlora_total)));
     }
     if (c.parallel != Parallel::fsdp) {
-      for (int gpus : {2, 4, 8}) {
-        TrainingConfig m = c;
-        m.parallel = Parallel::fsdp;
-        m.gpus_per_node = gpus;
-        m.nodes = 1;
-        if (estimate_memory(w, m, gpu, calibration).total_bytes() <= gpu.memory_bytes()) {
-          advice.push_back(fmt::format("shard weights, gradients and optimizer state with FSDP over {} GPUs "
-                                       "(--parallel fsdp --gpus {}): {} per GPU",
-                                       gpus, gpus, gib(estimate_memory(w, m, gpu, calibration).total_bytes())));
-          break;
+      // The fewest GPUs FSDP needs, first alone, then together with checkpointing (activations are not
+      // sharded, so a long sequence may need both).
+      bool found = false;
+      for (bool checkpointing : {c.checkpointing, true}) {
+        for (int gpus : {2, 4, 8, 16, 32, 64}) {
+          TrainingConfig m = c;
+          m.parallel = Parallel::fsdp;
+          m.checkpointing = checkpointing;
+          m.gpus_per_node = std::min(gpus, 8);
+          m.nodes = std::max(1, gpus / 8);
+          const double total = estimate_memory(w, m, gpu, calibration).total_bytes();
+          if (total <= gpu.memory_bytes()) {
+            advice.push_back(fmt::format("shard weights, gradients and optimizer state with FSDP over {} GPUs "
+                                         "(--parallel fsdp --gpus {}{}{}): {} per GPU",
+                                         gpus, m.gpus_per_node, m.nodes > 1 ? fmt::format(" --nodes {}", m.nodes) : "",
+                                         checkpointing && !c.checkpointing ? " --checkpointing" : "", gib(total)));
+            found = true;
+            break;
+          }
         }
+        if (found || c.checkpointing) break;  // the second pass adds checkpointing only when it was off
       }
     }
     return;
