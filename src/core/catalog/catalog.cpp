@@ -335,7 +335,9 @@ const Gpu* Catalog::find(std::string_view id) const {
 
 const Gpu& Catalog::resolve(std::string_view name) const {
   if (const Gpu* exact = find(text::to_lower(text::trim(name)))) return *exact;
-  const std::string wanted = text::squash(name);
+  // CUDA and NVML report names such as "NVIDIA GeForce RTX 4090": the vendor prefix is noise here.
+  std::string wanted = text::squash(name);
+  if (wanted.starts_with("nvidia") && wanted.size() > 6) wanted.erase(0, 6);
   if (wanted.empty()) throw InputError("empty GPU name");
   // A typed name matches a GPU when, squashed, it equals the id or the name, or is a suffix of the name
   // at a word boundary ("5090" in "geforcertx5090"; "h100" matches every H100).

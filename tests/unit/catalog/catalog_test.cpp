@@ -302,6 +302,12 @@ TEST(CatalogResolve, MarketingName) {
   EXPECT_EQ(mini().resolve("H100 PCIe 80GB").id, "h100-pcie-80gb");
 }
 
+TEST(CatalogResolve, CudaDeviceNameWithVendorPrefix) {
+  // What torch.cuda.get_device_name() and NVML report.
+  EXPECT_EQ(mini().resolve("NVIDIA GeForce RTX 5090").id, "rtx5090");
+  EXPECT_EQ(mini().resolve("NVIDIA GeForce RTX 5070 Ti").id, "rtx5070ti");
+}
+
 TEST(CatalogResolve, NumberAlone) { EXPECT_EQ(mini().resolve("5090").id, "rtx5090"); }
 
 TEST(CatalogResolve, TiSuffixTellsTheCardsApart) {
