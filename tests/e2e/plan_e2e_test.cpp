@@ -119,6 +119,23 @@ TEST(PlanE2E, BadInputIsOneLineAndExitTwo) {
   EXPECT_NE(r.err.find("resnet50"), std::string::npos) << r.err;  // did-you-mean
 }
 
+TEST(PlanE2E, CalibrationFromBenchResultsScalesThatGpusStepTime) {
+  const std::string results = std::string(GPUSAGE_SOURCE_DIR) + "/tests/unit/bench/fixtures/cuda-run.json";
+  auto plain = nlohmann::json::parse(run_cli("plan resnet50 --gpu rtx4090,rtx5090 --batch 32 --format json").out);
+  auto r = run_cli("plan resnet50 --gpu rtx4090,rtx5090 --batch 32 --format json --calibration " + results);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto calibrated = nlohmann::json::parse(r.out);
+  ASSERT_EQ(calibrated["notes"].size(), 1u);
+  const std::string note = calibrated["notes"][0];
+  EXPECT_NE(note.find("rtx4090: step time x"), std::string::npos) << note;
+  const double scale = std::stod(note.substr(note.find(" x") + 2));
+  // The measured card is rescaled (to the note's 3 decimals); the other card is untouched.
+  EXPECT_NEAR(calibrated["results"][0]["step_time_s"].get<double>() / plain["results"][0]["step_time_s"].get<double>(),
+              scale, 0.001);
+  EXPECT_DOUBLE_EQ(calibrated["results"][1]["step_time_s"].get<double>(),
+                   plain["results"][1]["step_time_s"].get<double>());
+}
+
 TEST(GuideE2E, PrintsSpecsAndEstimateAndWritesTheChart) {
   const std::string chart = std::string(GPUSAGE_BINARY_DIR) + "/e2e-guide.svg";
   std::filesystem::remove(chart);
