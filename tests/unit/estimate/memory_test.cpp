@@ -9,13 +9,7 @@ namespace {
 using catalog::Precision;
 constexpr double kMiB = 1024.0 * 1024.0;
 
-TrainingConfig config(int batch, Precision precision, Optimizer optimizer) {
-  TrainingConfig c;
-  c.batch_per_gpu = batch;
-  c.precision = precision;
-  c.optimizer = optimizer;
-  return c;
-}
+using toy::config;
 
 TEST(Memory, Fp32AdamKeepsSixteenBytesPerParameter) {
   auto w = toy::two_block_model();

@@ -9,13 +9,7 @@ namespace {
 
 using catalog::Precision;
 
-TrainingConfig config(int batch, Precision precision) {
-  TrainingConfig c;
-  c.batch_per_gpu = batch;
-  c.precision = precision;
-  c.optimizer = Optimizer::adamw;
-  return c;
-}
+TrainingConfig config(int batch, Precision precision) { return toy::config(batch, precision, Optimizer::adamw); }
 
 TEST(Planner, TargetBatchUsesTheFewestAccumulationStepsWithAnExactSplit) {
   auto w = toy::two_block_model();

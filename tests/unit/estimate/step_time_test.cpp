@@ -10,13 +10,7 @@ namespace {
 
 using catalog::Precision;
 
-TrainingConfig config(int batch, Precision precision) {
-  TrainingConfig c;
-  c.batch_per_gpu = batch;
-  c.precision = precision;
-  c.optimizer = Optimizer::sgd;
-  return c;
-}
+TrainingConfig config(int batch, Precision precision) { return toy::config(batch, precision, Optimizer::sgd); }
 
 // One huge GEMM layer: compute-bound at any precision, so step time follows the peak rate.
 workload::Workload big_gemm() {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/catalog/gpu.hpp"
+#include "core/estimate/plan.hpp"
 #include "core/workload/workload.hpp"
 
 namespace gpusage::estimate::toy {
@@ -57,6 +58,14 @@ inline catalog::Gpu gpu(double memory_gb = 1.0) {
   g.fp16_tflops = 160;
   g.bf16_tflops = 160;
   return g;
+}
+
+inline TrainingConfig config(int batch, catalog::Precision precision, Optimizer optimizer) {
+  TrainingConfig c;
+  c.batch_per_gpu = batch;
+  c.precision = precision;
+  c.optimizer = optimizer;
+  return c;
 }
 
 }  // namespace gpusage::estimate::toy
