@@ -260,6 +260,7 @@ std::string render_table(const json& report) {
             : "n/a"));
   }
   for (const auto& w : report["warnings"]) table.notes.push_back("warning: " + w.get<std::string>());
+  table.dropped_hint = "use --format json for every field";
   return report::render_text(table, terminal_width());
 }
 

@@ -106,6 +106,7 @@ std::string render_summary(const Sample& sample, const std::vector<Alert>& alert
       processes.add_row({std::to_string(g.index), std::to_string(p.pid), p.name.empty() ? kNa : p.name,
                          gib(p.used_memory_bytes), p.cpu_percent ? fmt::format("{:.0f}", *p.cpu_percent) : kNa});
   }
+  for (report::Table* t : {&gpus, &links, &processes}) t->dropped_hint = "use --format json or csv for every metric";
   out += "\n" + report::render_text(gpus, width) + "\n" + report::render_text(links, width);
   out += "\nClock throttle reasons:\n" + throttle_lines;
   out += "\nProcesses:\n";

@@ -97,7 +97,7 @@ std::string render_text(const Table& table, int width) {
   if (!dropped.empty()) {
     std::string list;
     for (const auto& d : dropped) list += (list.empty() ? "" : ", ") + d;
-    out += fmt::format("(not shown to fit {} columns: {}; use --wide or --format csv)\n", width, list);
+    out += fmt::format("(not shown to fit {} columns: {}; {})\n", width, list, table.dropped_hint);
   }
   return out;
 }
