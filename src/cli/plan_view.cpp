@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 
 #include "core/common/error.hpp"
 #include "core/common/text.hpp"
@@ -141,7 +140,6 @@ std::string plan_table(const PlanResults& results, int width) {
                                 estimate::to_string(predictions.front().config.optimizer));
   // One row per GPU; per batch a throughput and a memory column. Cards that run out are marked OOM.
   std::vector<int> batches;
-  std::set<std::pair<int, int>> seen;
   bool uniform = true;
   for (const auto& p : predictions) {
     if (p.gpu != predictions.front().gpu) break;

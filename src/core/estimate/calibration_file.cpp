@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/error.hpp"
+#include "core/common/stats.hpp"
 #include "core/estimate/gpu_rates.hpp"
 #include "core/estimate/plan.hpp"
 
@@ -58,9 +59,8 @@ void apply_bench_results(Calibration& calibration, const std::string& json_text,
     ratios.push_back(measured_step / predicted_step);
   }
   if (ratios.empty()) throw InputError(fmt::format("{}: no successful runs with a throughput", origin));
-  std::sort(ratios.begin(), ratios.end());
   const std::size_t n = ratios.size();
-  const double median = n % 2 ? ratios[n / 2] : (ratios[n / 2 - 1] + ratios[n / 2]) / 2;
+  const double median = stats::median(ratios);
   calibration.step_time_scale[gpu.id] = median;
   calibration.notes.push_back(fmt::format("{}: step time x{:.3f} from {} measured runs of {} ({})", gpu.id, median, n,
                                           w.id, origin));

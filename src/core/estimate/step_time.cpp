@@ -5,6 +5,7 @@
 #include <map>
 #include <vector>
 
+#include "core/common/stats.hpp"
 #include "core/estimate/plan.hpp"
 #include "core/estimate/precision.hpp"
 
@@ -59,9 +60,7 @@ double architecture_compute_factor(const ModelConstants& k, const catalog::Gpu& 
   }
   std::vector<double> factors;
   for (const auto& [cc, factor] : k.architecture_compute_factor) factors.push_back(factor);
-  std::sort(factors.begin(), factors.end());
-  const std::size_t n = factors.size();
-  return n % 2 ? factors[n / 2] : (factors[n / 2 - 1] + factors[n / 2]) / 2;
+  return stats::median(std::move(factors));
 }
 
 struct Roofline {

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "core/common/error.hpp"
+#include "core/common/stats.hpp"
 #include "core/common/text.hpp"
 #include "core/estimate/gpu_rates.hpp"
 #include "core/estimate/plan.hpp"
@@ -47,19 +48,12 @@ std::uint64_t fnv1a(const std::string& s) {
   return h;
 }
 
-ErrorSummary summarize(std::vector<double> abs_errors) {
+ErrorSummary summarize(const std::vector<double>& abs_errors) {
   ErrorSummary s;
   s.count = static_cast<int>(abs_errors.size());
   if (abs_errors.empty()) return s;
-  std::sort(abs_errors.begin(), abs_errors.end());
-  auto quantile = [&](double q) {
-    double pos = q * (abs_errors.size() - 1);
-    std::size_t lo = static_cast<std::size_t>(std::floor(pos));
-    std::size_t hi = std::min(lo + 1, abs_errors.size() - 1);
-    return abs_errors[lo] + (pos - lo) * (abs_errors[hi] - abs_errors[lo]);
-  };
-  s.median_abs_error = quantile(0.5);
-  s.p90_abs_error = quantile(0.9);
+  s.median_abs_error = stats::quantile(abs_errors, 0.5);
+  s.p90_abs_error = stats::quantile(abs_errors, 0.9);
   return s;
 }
 
