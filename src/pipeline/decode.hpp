@@ -1,0 +1,67 @@
+// Image decoding for the loader: JPEG with libturbojpeg (its DCT-domain scaled decoding when the crop
+// is much larger than the output), PNG with libpng. One Decoder per thread: it keeps its handle and
+// buffers. Vendor headers stay in decode.cpp.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace gpusage::pipeline {
+
+// A file that cannot be decoded: corrupt, truncated, not an image, or a kind we do not read.
+class DecodeError : public std::runtime_error {
+ public:
+  explicit DecodeError(const std::string& message) : std::runtime_error(message) {}
+};
+
+enum class ImageFormat { jpeg, png, unknown };
+// From the first bytes (the extension may lie): FF D8 FF for JPEG, the 8-byte PNG signature.
+ImageFormat sniff_format(std::span<const std::uint8_t> bytes);
+
+struct ScalingFactor {
+  int num = 1;
+  int denom = 1;
+  friend bool operator==(const ScalingFactor&, const ScalingFactor&) = default;
+};
+// What libjpeg-turbo gives a scaled dimension: ceil(dimension * num / denom) (TJSCALED).
+int scaled_dimension(int dimension, ScalingFactor factor);
+// The scaling factors libturbojpeg offers (2.1: n/8 for n = 1..16).
+const std::vector<ScalingFactor>& jpeg_scaling_factors();
+// The smallest factor of `factors` (at most 1) at which a crop_width x crop_height crop still spans at
+// least out_size pixels both ways, so that the resample only shrinks and nothing is lost; 1/1 when the
+// crop is smaller than the output already.
+ScalingFactor choose_scaling(int crop_width, int crop_height, int out_size, const std::vector<ScalingFactor>& factors);
+
+struct ImageSize {
+  int width = 0;
+  int height = 0;
+};
+
+// Decoded pixels, interleaved 8-bit RGB, width * 3 bytes per row.
+struct DecodedImage {
+  int width = 0;
+  int height = 0;
+  std::vector<std::uint8_t> rgb;
+};
+
+class Decoder {
+ public:
+  Decoder();
+  ~Decoder();
+  Decoder(const Decoder&) = delete;
+  Decoder& operator=(const Decoder&) = delete;
+
+  // The full-size dimensions. Throws DecodeError.
+  ImageSize size(std::span<const std::uint8_t> bytes, ImageFormat format);
+  // Decodes to RGB at `factor` (JPEG; PNG is always decoded at 1/1). Throws DecodeError, also for a
+  // truncated JPEG (what Pillow does unless LOAD_TRUNCATED_IMAGES is set).
+  void decode(std::span<const std::uint8_t> bytes, ImageFormat format, ScalingFactor factor, DecodedImage& out);
+
+ private:
+  void* jpeg_ = nullptr;  // tjhandle
+};
+
+}  // namespace gpusage::pipeline

@@ -1,0 +1,162 @@
+#include "pipeline/synthetic_images.hpp"
+
+#include <fmt/format.h>
+#include <png.h>
+#include <turbojpeg.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+#include "pipeline/random.hpp"
+
+namespace gpusage::pipeline {
+namespace {
+
+using Color = std::array<float, 3>;
+
+Color random_color(Rng& rng) {
+  return {static_cast<float>(rng.uniform(20, 235)), static_cast<float>(rng.uniform(20, 235)),
+          static_cast<float>(rng.uniform(20, 235))};
+}
+
+// Value noise: random values on a lattice of `cell` pixels, smoothly interpolated; range [-1, 1].
+class ValueNoise {
+ public:
+  ValueNoise(int width, int height, int cell, Rng& rng)
+      : cell_(cell), columns_(width / cell + 2), values_(static_cast<std::size_t>(columns_) * (height / cell + 2)) {
+    for (auto& v : values_) v = static_cast<float>(rng.uniform(-1, 1));
+  }
+  float at(int x, int y) const {
+    const int cx = x / cell_, cy = y / cell_;
+    const float fx = smooth(static_cast<float>(x % cell_) / cell_), fy = smooth(static_cast<float>(y % cell_) / cell_);
+    const float* row0 = values_.data() + static_cast<std::size_t>(cy) * columns_ + cx;
+    const float* row1 = row0 + columns_;
+    const float top = row0[0] + (row0[1] - row0[0]) * fx;
+    const float bottom = row1[0] + (row1[1] - row1[0]) * fx;
+    return top + (bottom - top) * fy;
+  }
+
+ private:
+  static float smooth(float t) { return t * t * (3 - 2 * t); }
+  int cell_;
+  int columns_;
+  std::vector<float> values_;
+};
+
+struct Ellipse {
+  float cx, cy, rx, ry;
+  Color color, shade;  // colour at the centre, change per radius towards the edge
+};
+
+void write_bytes(const std::filesystem::path& path, const std::vector<std::uint8_t>& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  if (!out) throw std::runtime_error(fmt::format("cannot write {}", path.string()));
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> synthesize_photo(int width, int height, std::uint64_t seed) {
+  Rng rng = Rng::keyed(seed, 0x70686f746full);  // "photo"
+  const Color sky_top = random_color(rng), sky_bottom = random_color(rng);
+  const Color ground_top = random_color(rng), ground_bottom = random_color(rng);
+  const float horizon = static_cast<float>(rng.uniform(0.3, 0.7)) * height;
+  std::vector<Ellipse> shapes(static_cast<std::size_t>(rng.randint(4, 10)));
+  for (auto& e : shapes) {
+    e.cx = static_cast<float>(rng.uniform(0, width));
+    e.cy = static_cast<float>(rng.uniform(0, height));
+    e.rx = static_cast<float>(rng.uniform(0.05, 0.35)) * width;
+    e.ry = static_cast<float>(rng.uniform(0.05, 0.35)) * height;
+    e.color = random_color(rng);
+    for (auto& s : e.shade) s = static_cast<float>(rng.uniform(-60, 20));
+  }
+  // Texture at three scales (object, surface, grain), luminance mostly, a little colour.
+  const ValueNoise coarse(width, height, 48, rng), medium(width, height, 9, rng), fine(width, height, 2, rng);
+  const ValueNoise tint(width, height, 24, rng);
+  std::vector<std::uint8_t> rgb(static_cast<std::size_t>(width) * height * 3);
+  for (int y = 0; y < height; ++y) {
+    const bool sky = y < horizon;
+    const float t = sky ? y / horizon : (y - horizon) / (height - horizon);
+    const Color& a = sky ? sky_top : ground_top;
+    const Color& b = sky ? sky_bottom : ground_bottom;
+    for (int x = 0; x < width; ++x) {
+      Color c{a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t, a[2] + (b[2] - a[2]) * t};
+      for (const auto& e : shapes) {  // later shapes in front
+        const float dx = (x - e.cx) / e.rx, dy = (y - e.cy) / e.ry;
+        const float r2 = dx * dx + dy * dy;
+        if (r2 < 1.0f) {
+          const float r = std::sqrt(r2);
+          for (int k = 0; k < 3; ++k) c[k] = e.color[k] + e.shade[k] * r;
+        }
+      }
+      const float luminance = 28 * coarse.at(x, y) + 14 * medium.at(x, y) + 9 * fine.at(x, y);
+      const float chroma = 10 * tint.at(x, y);
+      const float grain = static_cast<float>(rng.uniform(-3, 3));  // sensor noise
+      std::uint8_t* p = rgb.data() + (static_cast<std::size_t>(y) * width + x) * 3;
+      const std::array<float, 3> add{luminance + chroma, luminance, luminance - chroma};
+      for (int k = 0; k < 3; ++k) p[k] = static_cast<std::uint8_t>(std::clamp(c[k] + add[k] + grain, 0.0f, 255.0f));
+    }
+  }
+  return rgb;
+}
+
+std::vector<std::uint8_t> encode_jpeg(const std::vector<std::uint8_t>& rgb, int width, int height, int quality) {
+  tjhandle handle = tjInitCompress();
+  if (!handle) throw std::runtime_error("tjInitCompress failed");
+  unsigned char* buffer = nullptr;
+  unsigned long size = 0;
+  const int rc = tjCompress2(handle, rgb.data(), width, width * 3, height, TJPF_RGB, &buffer, &size, TJSAMP_420,
+                             quality, 0);
+  std::string error = rc != 0 ? tjGetErrorStr2(handle) : "";
+  tjDestroy(handle);
+  if (rc != 0) {
+    tjFree(buffer);
+    throw std::runtime_error("tjCompress2: " + error);
+  }
+  std::vector<std::uint8_t> bytes(buffer, buffer + size);
+  tjFree(buffer);
+  return bytes;
+}
+
+std::vector<std::uint8_t> encode_png(const std::vector<std::uint8_t>& rgb, int width, int height) {
+  png_image image{};
+  image.version = PNG_IMAGE_VERSION;
+  image.width = static_cast<png_uint_32>(width);
+  image.height = static_cast<png_uint_32>(height);
+  image.format = PNG_FORMAT_RGB;
+  png_alloc_size_t size = 0;
+  if (!png_image_write_to_memory(&image, nullptr, &size, 0, rgb.data(), 0, nullptr))
+    throw std::runtime_error(std::string("PNG: ") + image.message);
+  std::vector<std::uint8_t> bytes(size);
+  if (!png_image_write_to_memory(&image, bytes.data(), &size, 0, rgb.data(), 0, nullptr))
+    throw std::runtime_error(std::string("PNG: ") + image.message);
+  bytes.resize(size);
+  return bytes;
+}
+
+JpegFolderSummary write_jpeg_folder(const std::string& root, const JpegFolderSpec& spec) {
+  namespace fs = std::filesystem;
+  JpegFolderSummary summary;
+  for (int c = 0; c < spec.classes; ++c) fs::create_directories(fs::path(root) / fmt::format("class_{:03}", c));
+  for (int i = 0; i < spec.images; ++i) {
+    Rng rng = Rng::keyed(spec.seed, 0x73697a65ull, static_cast<std::uint64_t>(i));  // "size"
+    int w = spec.width, h = spec.height;
+    if (spec.vary_size) {
+      w = std::max(8, static_cast<int>(w * rng.uniform(0.8, 1.2)));
+      h = std::max(8, static_cast<int>(h * rng.uniform(0.8, 1.2)));
+      if (rng.randint(0, 3) == 0) std::swap(w, h);
+    }
+    const auto bytes = encode_jpeg(synthesize_photo(w, h, spec.seed * 1000003u + static_cast<std::uint64_t>(i)), w, h,
+                                   spec.quality);
+    write_bytes(fs::path(root) / fmt::format("class_{:03}", i % spec.classes) / fmt::format("img_{:05}.jpg", i), bytes);
+    ++summary.images;
+    summary.bytes += static_cast<std::int64_t>(bytes.size());
+  }
+  return summary;
+}
+
+}  // namespace gpusage::pipeline
