@@ -61,6 +61,16 @@ const std::vector<ScalingFactor>& jpeg_scaling_factors() {
   return factors;
 }
 
+const std::vector<ScalingFactor>& fast_jpeg_scaling_factors() {
+  static const std::vector<ScalingFactor> factors = [] {
+    std::vector<ScalingFactor> v;
+    for (const ScalingFactor f : jpeg_scaling_factors())
+      if (f.num * 8 == f.denom || f.num * 4 == f.denom || f.num * 2 == f.denom || f.num == f.denom) v.push_back(f);
+    return v;
+  }();
+  return factors;
+}
+
 ScalingFactor choose_scaling(int crop_width, int crop_height, int out_size, const std::vector<ScalingFactor>& factors) {
   ScalingFactor best{1, 1};
   for (const ScalingFactor f : factors) {
@@ -99,10 +109,9 @@ ImageSize Decoder::size(std::span<const std::uint8_t> bytes, ImageFormat format)
   throw DecodeError("not a JPEG or PNG file");
 }
 
-void Decoder::decode(std::span<const std::uint8_t> bytes, ImageFormat format, ScalingFactor factor,
+void Decoder::decode(std::span<const std::uint8_t> bytes, ImageFormat format, ImageSize full, ScalingFactor factor,
                      DecodedImage& out) {
   if (format == ImageFormat::jpeg) {
-    const ImageSize full = size(bytes, format);
     auto* handle = static_cast<tjhandle>(jpeg_);
     out.width = scaled_dimension(full.width, factor);
     out.height = scaled_dimension(full.height, factor);

@@ -30,6 +30,12 @@ struct ScalingFactor {
 int scaled_dimension(int dimension, ScalingFactor factor);
 // The scaling factors libturbojpeg offers (2.1: n/8 for n = 1..16).
 const std::vector<ScalingFactor>& jpeg_scaling_factors();
+// The ones that pay: 1/2, 1/4, 1/8 and 1/1. libjpeg-turbo has SIMD inverse DCTs for 8x8, 4x4, 2x2 and
+// 1x1 blocks only; the others (7/8, 3/4, 5/8, 3/8) run in plain C and are slower than a full decode
+// (measured on bench/make-jpeg-folder's 500 x 375 images: 1/1 1.16 ms, 7/8 1.64, 3/4 1.42, 5/8 1.35,
+// 1/2 0.99, 1/4 0.97, 1/8 0.88 ms per image; entropy decoding, which scaling does not shrink,
+// dominates).
+const std::vector<ScalingFactor>& fast_jpeg_scaling_factors();
 // The smallest factor of `factors` (at most 1) at which a crop_width x crop_height crop still spans at
 // least out_size pixels both ways, so that the resample only shrinks and nothing is lost; 1/1 when the
 // crop is smaller than the output already.
@@ -58,7 +64,12 @@ class Decoder {
   ImageSize size(std::span<const std::uint8_t> bytes, ImageFormat format);
   // Decodes to RGB at `factor` (JPEG; PNG is always decoded at 1/1). Throws DecodeError, also for a
   // truncated JPEG (what Pillow does unless LOAD_TRUNCATED_IMAGES is set).
-  void decode(std::span<const std::uint8_t> bytes, ImageFormat format, ScalingFactor factor, DecodedImage& out);
+  void decode(std::span<const std::uint8_t> bytes, ImageFormat format, ScalingFactor factor, DecodedImage& out) {
+    decode(bytes, format, size(bytes, format), factor, out);
+  }
+  // The same, for a caller that has read the size already (the header is not parsed twice).
+  void decode(std::span<const std::uint8_t> bytes, ImageFormat format, ImageSize full, ScalingFactor factor,
+              DecodedImage& out);
 
  private:
   void* jpeg_ = nullptr;  // tjhandle

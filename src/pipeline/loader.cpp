@@ -84,6 +84,7 @@ BatchMemory heap_memory(std::size_t floats) {
   const std::size_t bytes = (floats * sizeof(float) + 63) / 64 * 64;
   auto* data = static_cast<float*>(std::aligned_alloc(64, bytes));
   if (!data) throw std::bad_alloc();
+  std::memset(data, 0, bytes);  // touch the pages now, not in the first timed batches
   return {data, std::shared_ptr<void>(data, [](void* p) { std::free(p); })};
 }
 
@@ -102,9 +103,9 @@ struct Worker {
     const CropBox box = random_resized_crop(full.height, full.width, c.crop, rng);
     const bool flip = rng.uniform01() < c.flip_probability;
     const ScalingFactor factor = format == ImageFormat::jpeg
-                                     ? choose_scaling(box.width, box.height, c.image_size, jpeg_scaling_factors())
+                                     ? choose_scaling(box.width, box.height, c.image_size, fast_jpeg_scaling_factors())
                                      : ScalingFactor{};
-    decoder.decode(bytes, format, factor, image);
+    decoder.decode(bytes, format, full, factor, image);
     // The crop in the decoded image's pixels: scaled decoding shrinks both axes by (about) the factor.
     const double sx = static_cast<double>(image.width) / full.width;
     const double sy = static_cast<double>(image.height) / full.height;

@@ -93,9 +93,9 @@ std::vector<std::uint8_t> synthesize_photo(int width, int height, std::uint64_t 
           for (int k = 0; k < 3; ++k) c[k] = e.color[k] + e.shade[k] * r;
         }
       }
-      const float luminance = 28 * coarse.at(x, y) + 14 * medium.at(x, y) + 9 * fine.at(x, y);
+      const float luminance = 28 * coarse.at(x, y) + 24 * medium.at(x, y) + 44 * fine.at(x, y);
       const float chroma = 10 * tint.at(x, y);
-      const float grain = static_cast<float>(rng.uniform(-3, 3));  // sensor noise
+      const float grain = static_cast<float>(rng.uniform(-26, 26));  // sensor noise
       std::uint8_t* p = rgb.data() + (static_cast<std::size_t>(y) * width + x) * 3;
       const std::array<float, 3> add{luminance + chroma, luminance, luminance - chroma};
       for (int k = 0; k < 3; ++k) p[k] = static_cast<std::uint8_t>(std::clamp(c[k] + add[k] + grain, 0.0f, 255.0f));

@@ -104,8 +104,7 @@ class Resampler {
 
  private:
   AxisWeights x_, y_;
-  std::vector<float> rows_;  // horizontally resampled rows, interleaved RGB
-  std::vector<float> line_;  // one output row, interleaved RGB
+  std::vector<float> line_;  // one vertically resampled row of the crop, interleaved RGB
 };
 
 }  // namespace gpusage::pipeline

@@ -24,6 +24,14 @@ TEST(ScaledDecoding, ChoosesTheSmallestFactorThatStillCoversTheOutput) {
   EXPECT_EQ(choose_scaling(120, 90, 224, f), (ScalingFactor{1, 1}));    // never enlarges
 }
 
+TEST(ScaledDecoding, TheLoaderOnlyUsesTheFactorsWithSimdInverseDcts) {
+  const auto& fast = fast_jpeg_scaling_factors();
+  EXPECT_EQ(fast, (std::vector<ScalingFactor>{{1, 1}, {1, 2}, {1, 4}, {1, 8}}));
+  EXPECT_EQ(choose_scaling(300, 300, 224, fast), (ScalingFactor{1, 1}));  // 3/4 would cost more than 1/1
+  EXPECT_EQ(choose_scaling(460, 500, 224, fast), (ScalingFactor{1, 2}));
+  EXPECT_EQ(choose_scaling(1000, 900, 224, fast), (ScalingFactor{1, 4}));
+}
+
 TEST(ScaledDecoding, ScaledSidesRoundUpAsLibjpegDoes) {
   EXPECT_EQ(scaled_dimension(375, {3, 8}), 141);  // ceil(140.625)
   EXPECT_EQ(scaled_dimension(500, {1, 2}), 250);
