@@ -34,6 +34,7 @@ int run(int argc, char** argv) {
   add_monitor_command(app);
   add_doctor_command(app);
   add_bench_command(app);
+  add_report_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -11,6 +11,7 @@
 #include "cli/commands.hpp"
 #include "cli/gpus_view.hpp"
 #include "cli/options.hpp"
+#include "cli/report_view.hpp"
 #include "core/catalog/catalog.hpp"
 #include "core/catalog/fields.hpp"
 #include "core/common/error.hpp"
@@ -46,18 +47,22 @@ struct ShowOptions {
   Format format = Format::table;
 };
 
+}  // namespace
+
 // --family takes one family, "all", or a comma list of them; anything else is a mistake worth naming
 // (a GPU name there would silently select one card).
-std::vector<const Gpu*> select_gpus(const Catalog& catalog, const ListOptions& options) {
-  if (!options.gpus.empty()) return catalog.select(options.gpus);
-  for (const std::string& part : text::split(options.family, ',')) {
+std::vector<const Gpu*> select_gpus(const Catalog& catalog, const std::string& family, const std::string& gpus) {
+  if (!gpus.empty()) return catalog.select(gpus);
+  for (const std::string& part : text::split(family, ',')) {
     if (text::to_lower(part) != "all" && !catalog::parse_family(part)) {
       throw InputError(fmt::format("--family: '{}' is not one of rtx50, rtx40, rtx30, datacenter, workstation, all",
                                    part));
     }
   }
-  return catalog.select(options.family);
+  return catalog.select(family);
 }
+
+namespace {
 
 // Highest first; GPUs without the figure keep their order at the end.
 void sort_gpus(std::vector<const Gpu*>& gpus, const Metric& metric) {
@@ -213,8 +218,8 @@ Json gpu_json(const Gpu& gpu) {
 
 void check_chart_path(const std::string& path) {
   std::string lower = text::to_lower(path);
-  if (!lower.ends_with(".svg")) {
-    throw InputError(fmt::format("--chart: '{}' has an unsupported extension; accepted: .svg", path));
+  if (!lower.ends_with(".svg") && !is_html_path(path)) {
+    throw InputError(fmt::format("--chart: '{}' has an unsupported extension; accepted: .svg, .html", path));
   }
 }
 
@@ -256,10 +261,11 @@ void run_list(const ListOptions& options) {
     check_chart_path(options.chart);
     chart_metrics = parse_metrics(options.metrics);
   }
-  std::vector<const Gpu*> gpus = select_gpus(catalog, options);
+  std::vector<const Gpu*> gpus = select_gpus(catalog, options.family, options.gpus);
   if (sort) sort_gpus(gpus, *sort);
 
   // The chart first: when its path is bad, nothing has been printed yet that looks like success.
+  std::string chart_message;
   if (!options.chart.empty()) {
     if (gpus.empty()) throw InputError("--chart: no GPUs selected, nothing to draw");
     // "rtx50 (8 GPUs)" for a family; the ids themselves for a short --gpu list.
@@ -271,8 +277,17 @@ void run_list(const ListOptions& options) {
                                                                          : "selected",
                                                     gpus.size())
                                       : text::join(ids);
-    report::write_file_atomically(options.chart,
-                                  report::render_svg(comparison_chart(catalog, gpus, chart_metrics, selection)));
+    if (is_html_path(options.chart)) {
+      chart_message = write_gpus_page(catalog, gpus, selection, options.chart,
+                                      "gpusage gpus " + (options.gpus.empty() ? "--family " + options.family
+                                                                              : "--gpu \"" + options.gpus + "\"") +
+                                          " --chart " + options.chart);
+    } else {
+      report::write_file_atomically(options.chart,
+                                    report::render_svg(comparison_chart(catalog, gpus, chart_metrics, selection)));
+      chart_message = fmt::format("gpusage: wrote {} ({} GPUs, {} metrics)", options.chart, gpus.size(),
+                                  chart_metrics.size());
+    }
   }
 
   switch (options.format) {
@@ -291,9 +306,7 @@ void run_list(const ListOptions& options) {
       break;
     }
   }
-  if (!options.chart.empty()) {
-    fmt::print(stderr, "gpusage: wrote {} ({} GPUs, {} metrics)\n", options.chart, gpus.size(), chart_metrics.size());
-  }
+  if (!chart_message.empty()) fmt::print(stderr, "{}\n", chart_message);
 }
 
 // Every stored value exactly ("0.5", "21,760"), with its unit.
@@ -371,7 +384,11 @@ void run_show(const ShowOptions& options) {
 }  // namespace
 
 std::string gpus_comparison_text(const Catalog& catalog, const std::vector<const Gpu*>& gpus, int width) {
-  return report::render_text(comparison_table(catalog, gpus, std::nullopt), width);
+  return report::render_text(gpus_comparison_table(catalog, gpus), width);
+}
+
+report::Table gpus_comparison_table(const Catalog& catalog, const std::vector<const Gpu*>& gpus) {
+  return comparison_table(catalog, gpus, std::nullopt);
 }
 
 report::BarChart gpus_comparison_chart(const Catalog& catalog, const std::vector<const Gpu*>& gpus,
@@ -396,7 +413,7 @@ void add_gpus_command(CLI::App& app) {
   family->excludes(gpus);
   command->add_option("--sort", list->sort, "Sort by a numeric field or derived metric, highest first");
   add_format_option(*command, list->format, {Format::table, Format::markdown, Format::csv, Format::json});
-  auto* chart = command->add_option("--chart", list->chart, "Also draw a grouped bar chart to FILE.svg");
+  auto* chart = command->add_option("--chart", list->chart, "Also draw the comparison: FILE.svg (grouped bars) or FILE.html (the report page)");
   command->add_option("--metrics", list->metrics, "Chart metrics, comma separated")
       ->default_str(kDefaultChartMetrics)
       ->needs(chart);

@@ -14,5 +14,6 @@ void add_validate_command(CLI::App& app);
 void add_monitor_command(CLI::App& app);
 void add_doctor_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
+void add_report_command(CLI::App& app);
 
 }  // namespace gpusage::cli

@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "core/common/error.hpp"
 
@@ -45,6 +47,14 @@ void write_file_atomically(const std::string& path, std::string_view content) {
     ::unlink(temp_template.c_str());
     throw InputError(fmt::format("cannot write '{}': {}", path, std::strerror(err)));
   }
+}
+
+std::string read_input_file(const std::string& path, const std::string& option) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot read '{}'", option, path));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 }  // namespace gpusage::report

@@ -318,7 +318,7 @@ TEST_F(ChartDir, MetricsChooseTheBars) {
 
 TEST_F(ChartDir, OtherExtensionsAreRejectedBeforeAnythingIsWritten) {
   std::string chart = (dir_ / "chart.png").string();
-  expect_one_line_error(gpus("--chart " + chart), "--chart: '" + chart + "' has an unsupported extension; accepted: .svg");
+  expect_one_line_error(gpus("--chart " + chart), "--chart: '" + chart + "' has an unsupported extension; accepted: .svg, .html");
   EXPECT_TRUE(files().empty());
 }
 

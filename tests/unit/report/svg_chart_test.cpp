@@ -7,17 +7,13 @@
 #include <regex>
 #include <stdexcept>
 
+#include "unit/report/count.hpp"
+
 namespace gpusage::report {
 namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-std::size_t count(const std::string& text, const std::string& needle) {
-  std::size_t n = 0;
-  for (std::size_t pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + 1)) ++n;
-  return n;
-}
 
 // Two GPUs, two metrics of different units; one value unknown.
 BarChart two_gpus() {

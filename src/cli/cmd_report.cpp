@@ -1,0 +1,279 @@
+// gpusage report: the comparison charts as one self-contained HTML page that opens offline in any browser:
+// the GPUs side by side (catalog), a model's predicted training speed and memory on each (plan), and, when
+// given, bench results against the prediction and a monitor log over time. The pages of `gpus --chart
+// FILE.html` and `plan --chart FILE.html` are built here too.
+#include <fmt/format.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/gpus_view.hpp"
+#include "cli/options.hpp"
+#include "cli/plan_view.hpp"
+#include "cli/report_view.hpp"
+#include "core/common/error.hpp"
+#include "core/common/text.hpp"
+#include "monitor/alerts.hpp"
+#include "report/bench_file.hpp"
+#include "report/html_page.hpp"
+#include "report/monitor_log.hpp"
+#include "report/output_file.hpp"
+#include "report/report_charts.hpp"
+
+namespace gpusage::cli {
+
+namespace {
+
+// A sweep wide enough that every card runs out somewhere: ResNet-50 at fp16 fills 8 GB near batch 128
+// and 32 GB near batch 512 (gpusage plan resnet50 --batch auto).
+constexpr const char* kDefaultBatches = "8,16,32,64,128,256,512,1024";
+
+struct ReportOptions {
+  RunOptions run;
+  std::string family = "rtx50";
+  std::string gpus;
+  std::string batch = kDefaultBatches;
+  std::vector<std::string> bench_files;
+  std::string monitor_log;
+  std::string out = "gpusage-report.html";
+  Format format = Format::table;
+};
+
+void check_html_path(const std::string& option, const std::string& path) {
+  if (!is_html_path(path)) {
+    throw InputError(fmt::format("{}: '{}' has an unsupported extension; accepted: .html", option, path));
+  }
+}
+
+std::string selection_label(const ReportOptions& options, std::size_t count) {
+  return fmt::format("{} ({} GPUs)", options.gpus.empty() ? text::join(text::split(options.family, ',')) : options.gpus,
+                     count);
+}
+
+// What to type to make the same page again.
+std::string command_line(const ReportOptions& o) {
+  std::string line = "gpusage report";
+  line += o.gpus.empty() ? " --family " + o.family : " --gpu \"" + o.gpus + "\"";
+  line += fmt::format(" --model {} --batch {} --precision {}", o.run.model, o.batch, o.run.precision);
+  if (!o.run.optimizer.empty()) line += " --optimizer " + o.run.optimizer;
+  if (!o.run.calibration_file.empty()) line += " --calibration " + o.run.calibration_file;
+  for (const auto& file : o.bench_files) line += " --bench " + file;
+  if (!o.monitor_log.empty()) line += " --monitor-log " + o.monitor_log;
+  return line + " --out " + o.out;
+}
+
+// The bench file's runs beside what plan predicts for the same GPU, model, shape, precision and batches.
+report::BenchComparison compare_bench(const report::BenchFile& file, const RunOptions& base) {
+  report::BenchComparison c;
+  c.origin = file.origin;
+  RunOptions options = base;  // keeps --calibration: the same model as the training section
+  options.model = file.model;
+  options.hf_config.clear();
+  options.resolution = file.resolution;
+  options.seq_len = file.seq_len;
+  options.precision = file.precision;
+  options.optimizer = file.optimizer;
+  options.gpus = 1;
+  options.nodes = 1;
+
+  std::string model_name = file.model;
+  std::vector<estimate::Prediction> predictions;
+  std::string device = file.device_name;
+  c.unit = "samples/s";
+  try {
+    const workload::Workload w = options.build_workload();
+    model_name = w.display_name;
+    c.unit = w.domain == workload::Domain::vision ? "img/s" : "seq/s";
+    if (file.device != "cuda") {
+      c.note = "measured on the CPU; plan predicts NVIDIA GPUs from the catalog, so there is no prediction";
+    } else {
+      const catalog::Gpu& gpu = catalog::Catalog::active().resolve(file.device_name);
+      device = gpu.name;
+      PlanRequest request;
+      request.gpus = {&gpu};
+      for (const auto& run : file.runs) request.batches.push_back(run.batch);
+      predictions = run_plan(options, request).predictions;
+    }
+  } catch (const InputError& e) {  // a model the plan zoo lacks, a GPU the catalog lacks
+    c.note = std::string("no prediction: ") + e.what();
+  }
+  c.label = fmt::format("{} · {} {}", device, model_name, file.precision);
+  for (std::size_t i = 0; i < file.runs.size(); ++i) {
+    const report::BenchRun& run = file.runs[i];
+    report::BenchComparison::Point point;
+    point.batch = run.batch;
+    point.measured = run.ok ? run.throughput : std::nullopt;
+    point.status = run.ok ? "ok" : (run.failure.empty() ? "failed" : run.failure);
+    if (i < predictions.size()) {
+      point.predicted = predictions[i].throughput;
+      if (!predictions[i].fits) point.status += " (plan predicts out of memory)";
+    }
+    c.points.push_back(std::move(point));
+  }
+  return c;
+}
+
+// JSON Lines logs carry the alerts gpusage monitor raised; a CSV log does not, so the monitor's rules are
+// evaluated again over its samples.
+std::pair<std::vector<report::AlertMark>, std::string> log_alerts(const report::MonitorLog& log) {
+  if (log.json_lines) return {log.alerts, "Alerts: as gpusage monitor raised them while it recorded this log."};
+  const monitor::AlertConfig config;
+  monitor::AlertEngine engine(config);
+  std::vector<report::AlertMark> marks;
+  for (const auto& sample : log.samples) {
+    for (const auto& alert : engine.evaluate(sample).raised) {
+      marks.push_back({alert.since_unix_time_s, alert.gpu, std::string(monitor::to_string(alert.kind)), alert.severity,
+                       alert.message});
+    }
+  }
+  return {marks, fmt::format("Alerts: a CSV log records none, so these are gpusage monitor's rules evaluated again "
+                             "over its samples with the default thresholds (input bottleneck: below {:g}% "
+                             "utilization for {:g} s; memory: above {:g}% full).",
+                             config.low_utilization_percent, config.low_utilization_window_s,
+                             config.memory_full_fraction * 100)};
+}
+
+// Renders and writes the page; returns its size in bytes.
+std::size_t write_page(const report::Page& page, const std::string& path) {
+  const std::string html = report::render_html(page);
+  report::write_file_atomically(path, html);
+  return html.size();
+}
+
+std::string wrote_message(const report::Page& page, const std::string& path, std::size_t bytes) {
+  return fmt::format("Wrote {} ({} charts in {} sections, {} KB): open it in a browser; it works offline.", path,
+                     report::chart_count(page), page.sections.size(), (bytes + 512) / 1024);
+}
+
+nlohmann::json summary_json(const report::Page& page, const std::string& path, std::size_t bytes) {
+  nlohmann::json sections = nlohmann::json::array();
+  for (const auto& section : page.sections) {
+    nlohmann::json charts = nlohmann::json::array(), tables = nlohmann::json::array();
+    for (const auto& item : section.items) {
+      if (const auto* chart = std::get_if<report::Chart>(&item)) {
+        charts.push_back({{"id", chart->id}, {"title", chart->title}});
+      } else {
+        const auto& table = std::get<report::PageTable>(item);
+        tables.push_back({{"id", table.id}, {"caption", table.caption}, {"rows", table.table.rows.size()}});
+      }
+    }
+    sections.push_back({{"id", section.id}, {"title", section.title}, {"charts", charts}, {"tables", tables}});
+  }
+  return {{"out", path},
+          {"bytes", bytes},
+          {"charts", report::chart_count(page)},
+          {"generated_utc", page.generated_utc},
+          {"generator", page.generator},
+          {"command", page.command_line},
+          {"sections", sections}};
+}
+
+void run_report(const ReportOptions& options) {
+  check_html_path("--out", options.out);
+  const catalog::Catalog& catalog = catalog::Catalog::active();
+  PlanRequest request;
+  request.gpus = select_gpus(catalog, options.family, options.gpus);
+  if (request.gpus.empty()) throw InputError("report: no GPUs selected");
+  request.batches = parse_batches(options.batch);
+  // Inputs are read before anything is written: a bad file leaves no page behind.
+  std::vector<report::BenchFile> bench;
+  for (const auto& path : options.bench_files) bench.push_back(report::read_bench_file(path));
+  std::optional<report::MonitorLog> log;
+  if (!options.monitor_log.empty()) log = report::read_monitor_log(options.monitor_log);
+
+  const PlanResults plan = run_plan(options.run, request);
+  const std::string selection = selection_label(options, request.gpus.size());
+  report::Page page = report::new_page(
+      fmt::format("gpusage report: {} and {} training", selection, plan.workload.display_name),
+      "Which GPU, will it fit, how fast: the catalog's figures and gpusage plan's predictions, as charts.",
+      command_line(options));
+  page.provenance.push_back(fmt::format("GPU catalog: {}. Predictions: gpusage plan ({}).", catalog.origin(),
+                                        options.run.calibration_file.empty()
+                                            ? "default calibration"
+                                            : "calibrated with " + options.run.calibration_file));
+  page.sections.push_back(report::gpu_comparison_section(request.gpus, selection, catalog.origin(),
+                                                         gpus_comparison_table(catalog, request.gpus)));
+  page.sections.push_back(report::training_section(plan.workload, plan.predictions, plan.notes));
+  if (!bench.empty()) {
+    std::vector<report::BenchComparison> comparisons;
+    for (const auto& file : bench) comparisons.push_back(compare_bench(file, options.run));
+    page.sections.push_back(report::bench_section(comparisons));
+  }
+  if (log) {
+    const auto [alerts, note] = log_alerts(*log);
+    page.sections.push_back(report::monitor_section(*log, alerts, note));
+  }
+  page.sources = report::catalog_sources(request.gpus);
+
+  const std::size_t bytes = write_page(page, options.out);
+  emit(options.format == Format::json ? summary_json(page, options.out, bytes).dump(2) + "\n"
+                                      : wrote_message(page, options.out, bytes) + "\n");
+}
+
+}  // namespace
+
+bool is_html_path(const std::string& path) {
+  const std::string lower = text::to_lower(path);
+  return lower.ends_with(".html") || lower.ends_with(".htm");
+}
+
+std::string write_gpus_page(const catalog::Catalog& catalog, const std::vector<const catalog::Gpu*>& gpus,
+                            const std::string& selection, const std::string& path, const std::string& command_line) {
+  report::Page page = report::new_page(fmt::format("GPU comparison: {}", selection),
+                                       "The catalog's figures as charts, with the source behind each.", command_line);
+  page.provenance.push_back(fmt::format("GPU catalog: {}.", catalog.origin()));
+  page.sections.push_back(
+      report::gpu_comparison_section(gpus, selection, catalog.origin(), gpus_comparison_table(catalog, gpus)));
+  page.sources = report::catalog_sources(gpus);
+  return "gpusage: " + wrote_message(page, path, write_page(page, path));
+}
+
+std::string write_plan_page(const PlanResults& results, const std::string& path, const std::string& command_line) {
+  std::vector<const catalog::Gpu*> gpus;
+  for (const auto& gpu : results.gpus) gpus.push_back(gpu.get());
+  report::Page page = report::new_page(fmt::format("gpusage plan: {} training", results.workload.display_name),
+                                       "Predicted memory and speed on each GPU, as charts.", command_line);
+  page.provenance.push_back(fmt::format("GPU catalog: {}.", catalog::Catalog::active().origin()));
+  page.sections.push_back(report::training_section(results.workload, results.predictions, results.notes));
+  page.sources = report::catalog_sources(gpus);
+  return "gpusage: " + wrote_message(page, path, write_page(page, path));
+}
+
+void add_report_command(CLI::App& app) {
+  auto options = std::make_shared<ReportOptions>();
+  options->run.model = "resnet50";
+  auto* command = app.add_subcommand(
+      "report",
+      "Write the comparison charts as one self-contained HTML page (opens offline in any browser): GPU specs\n"
+      "side by side, a model's predicted throughput and memory against batch size on each card, epoch time and\n"
+      "energy; with --bench, measured against predicted; with --monitor-log, GPU activity over time with alerts.\n"
+      "Examples:\n"
+      "  gpusage report                                   # RTX 50 series, ResNet-50 -> gpusage-report.html\n"
+      "  gpusage report --gpu rtx5090,rtx4090,h100-sxm5-80gb --model vit_b_16 --precision bf16\n"
+      "  gpusage report --bench run.json --monitor-log run.jsonl --out run-report.html");
+  options->run.add_to(*command, false);
+  auto* model = command->add_option("--model", options->run.model, "Zoo model to estimate (see `gpusage plan --help`)")
+                    ->capture_default_str();
+  auto* family = command->add_option("--family", options->family,
+                                     "rtx50|rtx40|rtx30|datacenter|workstation|all, or a comma list of them")
+                     ->capture_default_str();
+  auto* gpus = command->add_option("--gpu", options->gpus, "GPUs by id, name or family, comma separated");
+  family->excludes(gpus);
+  command->add_option("--batch", options->batch, "Per-GPU batch sizes to sweep, comma separated")
+      ->capture_default_str();
+  command->add_option("--bench", options->bench_files,
+                      "gpusage bench --format json results to compare with the prediction (repeatable)")
+      ->check(CLI::ExistingFile);
+  command->add_option("--monitor-log", options->monitor_log,
+                      "A gpusage monitor --log FILE (.csv or .jsonl) to chart over time")
+      ->check(CLI::ExistingFile);
+  command->add_option("--out", options->out, "The HTML file to write")->capture_default_str();
+  add_format_option(*command, options->format, {Format::table, Format::json});
+  command->callback([options, model] {
+    if (!options->run.hf_config.empty() && model->count() == 0) options->run.model.clear();  // the default yields
+    run_report(*options);
+  });
+}
+
+}  // namespace gpusage::cli

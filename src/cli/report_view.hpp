@@ -1,0 +1,24 @@
+// The HTML pages of `gpusage report`, for the commands that also write one with `--chart FILE.html`
+// (`gpus`, `plan`). Defined in cmd_report.cpp.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cli/plan_view.hpp"
+#include "core/catalog/catalog.hpp"
+
+namespace gpusage::cli {
+
+// True for FILE.html / FILE.htm (any case): the path asks for a report page rather than an SVG.
+bool is_html_path(const std::string& path);
+
+// Writes the GPU comparison page (charts, sortable table, sources) to `path`; returns what to tell the
+// user ("wrote FILE (3 charts, 912 KB)").
+std::string write_gpus_page(const catalog::Catalog& catalog, const std::vector<const catalog::Gpu*>& gpus,
+                            const std::string& selection, const std::string& path, const std::string& command_line);
+
+// Writes the training-estimate page of a plan (throughput and memory against batch, epoch and energy).
+std::string write_plan_page(const PlanResults& results, const std::string& path, const std::string& command_line);
+
+}  // namespace gpusage::cli
