@@ -1,10 +1,14 @@
 // gpusage plan MODEL: will this training fit on these GPUs, and how fast will it run?
+#include <fmt/format.h>
+
 #include <memory>
 
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "cli/plan_view.hpp"
+#include "cli/report_view.hpp"
 #include "core/catalog/catalog.hpp"
+#include "core/common/error.hpp"
 
 namespace gpusage::cli {
 
@@ -17,6 +21,7 @@ void add_plan_command(CLI::App& app) {
     Format format = Format::table;
     bool wide = false;
     std::string out;
+    std::string chart;
   };
   auto state = std::make_shared<State>();
   auto* command = app.add_subcommand(
@@ -38,14 +43,27 @@ void add_plan_command(CLI::App& app) {
   add_format_option(*command, state->format, {Format::table, Format::json});
   command->add_flag("--wide", state->wide, "Show every table column, however wide");
   command->add_option("--out", state->out, "Write the output to FILE instead of stdout");
+  command->add_option("--chart", state->chart,
+                      "Also write the predictions as charts: FILE.html, a self-contained page (see gpusage report)");
   command->callback([state] {
+    if (!state->chart.empty() && !is_html_path(state->chart)) {
+      throw InputError(fmt::format("--chart: '{}' has an unsupported extension; accepted: .html", state->chart));
+    }
     PlanRequest request;
     request.gpus = catalog::Catalog::active().select(state->gpus);
     request.batches = parse_batches(state->batch);
     request.target_batch = state->target_batch;
     const PlanResults results = run_plan(state->run, request);
+    std::string chart_message;
+    if (!state->chart.empty()) {
+      chart_message = write_plan_page(results, state->chart,
+                                      fmt::format("gpusage plan {} --gpu {} --batch {} --precision {} --chart {}",
+                                                  results.workload.id, state->gpus, state->batch,
+                                                  state->run.precision, state->chart));
+    }
     emit(state->format == Format::json ? plan_json(results).dump(2) + "\n" : plan_table(results, state->wide ? 100000 : terminal_width()),
          state->out);
+    if (!chart_message.empty()) fmt::print(stderr, "{}\n", chart_message);
   });
 }
 

@@ -106,8 +106,12 @@ report::BenchComparison compare_bench(const report::BenchFile& file, const RunOp
     point.measured = run.ok ? run.throughput : std::nullopt;
     point.status = run.ok ? "ok" : (run.failure.empty() ? "failed" : run.failure);
     if (i < predictions.size()) {
-      point.predicted = predictions[i].throughput;
-      if (!predictions[i].fits) point.status += " (plan predicts out of memory)";
+      // No speed where plan says the batch does not fit: a bar there would contradict its own prediction.
+      if (predictions[i].fits) {
+        point.predicted = predictions[i].throughput;
+      } else {
+        point.status += "; plan predicts out of memory";
+      }
     }
     c.points.push_back(std::move(point));
   }

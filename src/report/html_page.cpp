@@ -42,6 +42,7 @@ table.sortable th[data-dir="asc"]::after { content: " \25B2"; font-size: 10px; }
 table.sortable th[data-dir="desc"]::after { content: " \25BC"; font-size: 10px; }
 table.sortable .num { text-align: right; }
 table.sortable .text { text-align: left; }
+table.sortable td.text { white-space: normal; min-width: 90px; }
 table.sortable tbody tr:hover { background: #eef3fb; }
 .note { font-size: 13px; color: var(--muted); margin: 4px 0; }
 footer { margin-top: 40px; padding-bottom: 40px; font-size: 13px; color: var(--muted); }

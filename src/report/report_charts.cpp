@@ -599,7 +599,7 @@ Section monitor_section(const MonitorLog& log, const std::vector<AlertMark>& ale
                           {"type", "temporal"},
                           {"title", "Time (UTC)"},
                           {"scale", {{"type", "utc"}}},
-                          {"axis", {{"format", "%H:%M:%S"}, {"labelAngle", 0}}}};
+                          {"axis", {{"labelAngle", 0}}}};
   Json panels = Json::array();
   for (const Series& series : kSeries) {
     Json line = {{"transform", Json::array({{{"filter", {{"field", "metric"}, {"equal", series.key}}}}})},
