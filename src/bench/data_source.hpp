@@ -1,10 +1,14 @@
-// Where training batches come from. The loop only sees this interface, so the fast input pipeline
-// (ImageFolder decoded with libturbojpeg on worker threads, its own issue) plugs in beside the synthetic one.
+// Where training batches come from. The loop only sees this interface: synthetic batches resident on the
+// device, or an ImageFolder read from disk by the input pipeline (src/pipeline) on worker threads.
 #pragma once
 
 #include <torch/torch.h>
 
+#include <memory>
+#include <optional>
 #include <string>
+
+#include "pipeline/loader.hpp"
 
 namespace gpusage::bench {
 
@@ -56,6 +60,34 @@ class SyntheticSource final : public DataSource {
 
  private:
   Batch batch_;
+};
+
+// An ImageFolder through pipeline::Loader. On the CPU the model reads the loader's batch memory itself
+// (torch::from_blob, no copy; the memory goes back to the workers when the tensor is freed). On CUDA the
+// loader writes into pinned host memory and next() copies it to the device; that copy, like any wait for
+// the workers, is data wait.
+class ImageFolderSource final : public DataSource {
+ public:
+  ImageFolderSource(pipeline::ImageFolder folder, pipeline::LoaderConfig config, const torch::Device& device,
+                    bool channels_last);
+  Batch next() override;
+  std::string mode() const override;
+
+  // The loader alone, before training: `batches` batches taken and dropped as fast as the workers make
+  // them, after one untimed batch (thread start, first reads).
+  struct Probe {
+    std::int64_t images = 0;
+    double images_per_s = 0;             // wall clock, all workers
+    double per_worker_images_per_s = 0;  // images / the workers' summed busy time
+  };
+  Probe probe(int batches);
+  pipeline::LoaderStats stats() const { return loader_->stats(); }
+
+ private:
+  std::unique_ptr<pipeline::Loader> loader_;
+  torch::Device device_;
+  bool channels_last_;
+  std::int64_t image_size_;
 };
 
 }  // namespace gpusage::bench

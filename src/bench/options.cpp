@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <filesystem>
 #include <map>
+#include <thread>
 
 #include "bench/model_catalog.hpp"
 #include "core/common/error.hpp"
@@ -45,9 +47,12 @@ void add_bench_options(CLI::App& app, BenchOptions& o) {
   app.add_option("--warmup", o.warmup, "Untimed steps before timing (default 10 on CUDA, 2 on CPU)");
   app.add_option("--resolution", o.resolution, "Image side in pixels for vision models (default 224)");
   app.add_option("--seq-len", o.seq_len, "Tokens per sample for language models (default 1024)");
-  app.add_option("--data", o.data, "synthetic (batches resident on the device) or an ImageFolder directory")
+  app.add_option("--data", o.data,
+                 "synthetic (batches resident on the device) or an ImageFolder directory (one sub-folder of "
+                 "JPEG/PNG images per class), decoded on --workers threads")
       ->default_str("synthetic");
-  app.add_option("--workers", o.workers, "Data-loading threads for --data DIR")->default_str("0");
+  app.add_option("--workers", o.workers, "Data-loading threads for --data DIR (0: one per logical CPU)")
+      ->default_str("0");
   app.add_option("--accumulate", o.accumulate, "Micro-batches per optimizer step (gradient accumulation)")
       ->default_str("1");
   app.add_option("--clip", o.clip_norm, "Clip the global gradient norm to this value; the norm is recorded");
@@ -103,11 +108,19 @@ void validate(BenchOptions& o) {
     throw InputError(fmt::format("--memory-limit {}: must be a positive number of bytes", *o.memory_limit_bytes));
   if (o.batch_auto && o.distributed > 1)
     throw InputError("--batch auto with --distributed: search the batch with one process first, then pass it");
-  if (o.data != "synthetic")
-    throw InputError(fmt::format("--data '{}': ImageFolder input is not available yet (the fast input pipeline "
-                                 "is its own issue); use --data synthetic",
-                                 o.data));
   const ModelInfo& info = model_info(o.model);
+  if (o.data != "synthetic") {
+    // The folder's contents are checked by gpusage-bench when it scans it (pipeline::scan_image_folder).
+    std::error_code ec;
+    if (!std::filesystem::is_directory(o.data, ec))
+      throw InputError(fmt::format("--data '{}': not a directory; give an ImageFolder directory (one sub-folder of "
+                                   "images per class) or synthetic",
+                                   o.data));
+    if (info.language())
+      throw InputError(fmt::format("--data '{}': {} is a language model; an ImageFolder feeds vision models "
+                                   "(use --data synthetic)",
+                                   o.data, o.model));
+  }
   if (info.family == ModelFamily::vit && o.resolution && *o.resolution % 16 != 0)
     throw InputError(fmt::format("--resolution {}: {} needs a multiple of its patch size 16", *o.resolution, o.model));
 }
@@ -122,6 +135,9 @@ void resolve_for_device(BenchOptions& o, DeviceKind device) {
   if (!o.warmup) o.warmup = cuda ? 10 : 2;
   if (!o.resolution) o.resolution = 224;
   if (!o.seq_len) o.seq_len = 1024;
+  // --workers 0: one loader thread per logical CPU (they sleep when the prefetch queue is full).
+  if (o.data != "synthetic" && o.workers == 0)
+    o.workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 std::vector<std::string> to_arguments(const BenchOptions& o) {

@@ -1,5 +1,8 @@
 #include "bench/result.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 #include "bench/model_catalog.hpp"
 #include "bench/stats.hpp"
 
@@ -58,6 +61,21 @@ double TrialResult::data_wait_fraction() const {
   return total > 0 ? wait / total : 0;
 }
 
+std::optional<double> TrialResult::model_images_per_s() const {
+  if (!ok()) return std::nullopt;
+  double compute_s = 0;
+  for (std::size_t i = 0; i < step_time_s.size(); ++i)
+    compute_s += step_time_s[i] - (i < data_wait_s.size() ? data_wait_s[i] : 0.0);
+  if (compute_s <= 0 || step_time_s.empty()) return std::nullopt;
+  return static_cast<double>(samples) / compute_s;
+}
+
+std::optional<int> TrialResult::workers_needed() const {
+  const auto model = model_images_per_s();
+  if (!model || !loader || loader->per_worker_images_per_s <= 0) return std::nullopt;
+  return std::max(1, static_cast<int>(std::ceil(*model / loader->per_worker_images_per_s)));
+}
+
 std::optional<double> DistributedResult::total_throughput() const {
   double total = 0;
   for (const auto& r : ranks) {
@@ -102,6 +120,19 @@ json to_json(const TrialResult& r) {
   j["nonfinite_steps"] = r.nonfinite_steps;
   j["first_nonfinite_step"] = optional_json(r.first_nonfinite_step);
   j["final_loss_scale"] = optional_json(r.final_loss_scale);
+  if (r.loader) {
+    const LoaderResult& l = *r.loader;
+    j["loader"] = {{"workers", l.workers},
+                   {"probe_images", l.probe_images},
+                   {"images_per_s", l.images_per_s},
+                   {"per_worker_images_per_s", l.per_worker_images_per_s},
+                   {"model_images_per_s", optional_json(r.model_images_per_s())},
+                   {"workers_needed", optional_json(r.workers_needed())},
+                   {"failed_files", l.failed_files},
+                   {"failed", l.failed}};
+  } else {
+    j["loader"] = nullptr;
+  }
   j["per_step"] = {{"step_time_s", r.step_time_s},
                    {"data_wait_s", r.data_wait_s},
                    {"loss", r.loss},
@@ -138,6 +169,17 @@ TrialResult trial_from_json(const json& j) {
   r.average_power_w = optional_from<double>(j, "average_power_w");
   r.energy_j_per_sample = optional_from<double>(j, "energy_j_per_sample");
   r.power_note = j.value("power_note", json(nullptr)).is_null() ? "" : j["power_note"].get<std::string>();
+  if (j.contains("loader") && j["loader"].is_object()) {
+    const json& l = j["loader"];
+    LoaderResult loader;
+    loader.workers = l.value("workers", 0);
+    loader.probe_images = l.value("probe_images", std::int64_t{0});
+    loader.images_per_s = l.value("images_per_s", 0.0);
+    loader.per_worker_images_per_s = l.value("per_worker_images_per_s", 0.0);
+    loader.failed_files = l.value("failed_files", std::int64_t{0});
+    loader.failed = l.value("failed", std::vector<std::string>{});
+    r.loader = loader;
+  }
   return r;
 }
 
@@ -174,6 +216,8 @@ json to_json(const BenchReport& report) {
                  {"clip_norm", optional_json(o.clip_norm)},
                  {"data", o.data},
                  {"data_mode", report.data_mode},
+                 {"data_images", optional_json(report.data_images)},
+                 {"data_classes", optional_json(report.data_classes)},
                  {"workers", o.workers},
                  {"channels_last", report.channels_last},
                  {"cudnn_benchmark", optional_json(report.cudnn_benchmark)},

@@ -33,6 +33,16 @@ struct Environment {
 enum class FailureKind { none, out_of_memory, non_finite, error };
 const char* to_string(FailureKind kind);
 
+// The input pipeline of a --data DIR run (BENCHMARKING.md: data mode and data-stall fraction).
+struct LoaderResult {
+  int workers = 0;
+  std::int64_t probe_images = 0;        // images of the loader-alone pass before training
+  double images_per_s = 0;              // that pass, wall clock, all workers
+  double per_worker_images_per_s = 0;   // that pass, images / the workers' summed busy time
+  std::int64_t failed_files = 0;        // distinct unreadable or corrupt files, skipped
+  std::vector<std::string> failed;      // "path: reason", the first 20
+};
+
 // One training run at one batch size (one process).
 struct TrialResult {
   int batch = 0;          // per process, per micro-batch
@@ -56,11 +66,16 @@ struct TrialResult {
   std::optional<double> average_power_w;        // NVML
   std::optional<double> energy_j_per_sample;    // NVML
   std::string power_note;                        // why power is null
+  std::optional<LoaderResult> loader;            // --data DIR
 
   bool ok() const { return failure == FailureKind::none; }
   std::optional<double> throughput() const;     // samples/s; empty when failed
   std::optional<double> peak_memory_bytes() const;  // reserved on CUDA, RSS growth on CPU
   double data_wait_fraction() const;
+  // Samples/s the model would take if data were instant: samples / (step time - data wait).
+  std::optional<double> model_images_per_s() const;
+  // Loader workers that keep the model fed: ceil(model_images_per_s / per-worker loader rate).
+  std::optional<int> workers_needed() const;
 };
 
 struct DistributedResult {
@@ -79,6 +94,8 @@ struct BenchReport {
   bool channels_last = false;
   std::optional<bool> cudnn_benchmark;
   std::string data_mode = "synthetic, resident on the device";
+  std::optional<std::int64_t> data_images;  // --data DIR: images and classes found
+  std::optional<int> data_classes;
   std::string command_line;
   std::vector<TrialResult> results;
   std::optional<BatchSearch> search;  // --batch auto

@@ -26,6 +26,7 @@
 #include "core/common/error.hpp"
 #include "core/device/types.hpp"
 #include "gpusage/build_info.hpp"
+#include "pipeline/image_folder.hpp"
 #include "report/output_file.hpp"
 
 extern char** environ;
@@ -104,8 +105,21 @@ std::string read_file(const std::string& path) {
   return s.str();
 }
 
-TrialConfig base_trial(const BenchOptions& o, bool channels_last) {
+// --data DIR, scanned once per run (torchvision's ImageFolder order); null for synthetic data.
+std::shared_ptr<const pipeline::ImageFolder> scan_data(const BenchOptions& o) {
+  if (o.data == "synthetic") return nullptr;
+  auto folder = std::make_shared<const pipeline::ImageFolder>(pipeline::scan_image_folder(o.data));
+  constexpr std::size_t kModelClasses = 1000;  // the zoo's classifiers (ModelShape::num_classes)
+  if (folder->classes.size() > kModelClasses)
+    throw InputError(fmt::format("--data '{}': {} class folders; the models classify {} classes", o.data,
+                                 folder->classes.size(), kModelClasses));
+  return folder;
+}
+
+TrialConfig base_trial(const BenchOptions& o, bool channels_last,
+                       const std::shared_ptr<const pipeline::ImageFolder>& folder) {
   TrialConfig c;
+  c.folder = folder;
   c.options = o;
   c.steps = *o.steps;
   c.warmup = *o.warmup;
@@ -146,14 +160,15 @@ TrialResult run_with_progress(TrialConfig c, Progress& progress, const std::stri
 }
 
 // One process per rank, each this same binary with --rank; the parent collects their JSON.
-DistributedResult run_distributed(const BenchOptions& o, bool channels_last, int threads, Progress& progress) {
+DistributedResult run_distributed(const BenchOptions& o, bool channels_last, int threads, Progress& progress,
+                                  const std::shared_ptr<const pipeline::ImageFolder>& folder) {
   DistributedResult d;
   d.processes = o.distributed;
   d.backend = o.device == DeviceKind::cuda ? "nccl" : "gloo";
   const int batch = o.batches.front();
 
   // Baseline: one process alone with the same batch and threads per process.
-  TrialConfig baseline = base_trial(o, channels_last);
+  TrialConfig baseline = base_trial(o, channels_last, folder);
   baseline.batch = batch;
   d.baseline = run_with_progress(baseline, progress, trial_label(o, batch) + ", 1 process (baseline)");
 
@@ -203,7 +218,8 @@ DistributedResult run_distributed(const BenchOptions& o, bool channels_last, int
   return d;
 }
 
-void run_batch_search(const BenchOptions& o, bool channels_last, BenchReport& report, Progress& progress) {
+void run_batch_search(const BenchOptions& o, bool channels_last, BenchReport& report, Progress& progress,
+                      const std::shared_ptr<const pipeline::ImageFolder>& folder) {
   std::optional<std::int64_t> limit = o.memory_limit_bytes;
   if (o.device == DeviceKind::cpu && !limit) {
     if (const auto available = available_memory_bytes()) limit = *available / 2;
@@ -214,7 +230,7 @@ void run_batch_search(const BenchOptions& o, bool channels_last, BenchReport& re
   }
   if (o.device == DeviceKind::cuda && limit) cuda::set_memory_limit(0, *limit);
   BatchSearch search;
-  TrialConfig trial = base_trial(o, channels_last);
+  TrialConfig trial = base_trial(o, channels_last, folder);
   trial.memory_limit_bytes = limit;
   // Each search trial trains two steps: the second holds gradients and optimizer state at once.
   trial.steps = 1;
@@ -248,7 +264,7 @@ void run_batch_search(const BenchOptions& o, bool channels_last, BenchReport& re
   if (search.reached_limit())
     report.warnings.push_back(fmt::format("--batch auto stopped at its cap {}: the largest batch may be higher",
                                           search.best()));
-  TrialConfig measured = base_trial(o, channels_last);
+  TrialConfig measured = base_trial(o, channels_last, folder);
   measured.memory_limit_bytes = limit;
   measured.batch = search.best();
   report.results.push_back(run_with_progress(measured, progress, trial_label(o, search.best())));
@@ -278,11 +294,12 @@ int run(BenchOptions& o, const RankOptions& rank, const std::string& out, bool s
   const bool channels_last = device == DeviceKind::cuda && info.convolutional();
   const int threads = o.threads.value_or(o.distributed > 1 ? std::max(1, logical_cpus() / o.distributed) : 0);
   if (threads > 0) set_torch_threads(threads);
+  const auto folder = scan_data(o);
 
   if (rank.rank >= 0) {  // a distributed rank, started by the parent
     if (device == DeviceKind::cuda) cuda::set_device(rank.rank);
     auto communicator = connect_process_group(device, rank.rank, rank.world_size, rank.master_port);
-    TrialConfig trial = base_trial(o, channels_last);
+    TrialConfig trial = base_trial(o, channels_last, folder);
     trial.batch = o.batches.front();
     trial.device_index = device == DeviceKind::cuda ? rank.rank : 0;
     trial.communicator = communicator.get();
@@ -320,8 +337,24 @@ int run(BenchOptions& o, const RankOptions& rank, const std::string& out, bool s
     report.warnings.push_back(fmt::format("--warmup {} on CUDA: cuDNN autotuning and allocator growth may still be "
                                           "in the timed steps (10 or more is the convention)",
                                           *o.warmup));
+  if (folder) {
+    report.data_images = static_cast<std::int64_t>(folder->samples.size());
+    report.data_classes = static_cast<int>(folder->classes.size());
+    report.data_mode = fmt::format("ImageFolder from disk, {} worker{} per process (libturbojpeg), "
+                                   "RandomResizedCrop({}) + flip + normalize{}",
+                                   o.workers, o.workers == 1 ? "" : "s", *o.resolution,
+                                   device == DeviceKind::cuda ? ", pinned host memory" : "");
+    if (!folder->empty_classes.empty())
+      report.warnings.push_back(fmt::format("--data: {} class folder{} without images (torchvision's ImageFolder "
+                                            "refuses them): {}",
+                                            folder->empty_classes.size(), folder->empty_classes.size() == 1 ? "" : "s",
+                                            folder->empty_classes.front()));
+    if (device == DeviceKind::cpu)
+      report.warnings.push_back("--data on CPU: the loader's workers share the cores with LibTorch's threads, so "
+                                "data wait includes that contention");
+  }
   if (o.distributed > 1) {
-    report.distributed = run_distributed(o, channels_last, threads, progress);
+    report.distributed = run_distributed(o, channels_last, threads, progress, folder);
     report.results.push_back(report.distributed->ranks.front());
     if (device == DeviceKind::cpu)
       report.warnings.push_back("distributed CPU processes share this machine's cores; scaling efficiency "
@@ -329,14 +362,25 @@ int run(BenchOptions& o, const RankOptions& rank, const std::string& out, bool s
     report.warnings.push_back("gradients are all-reduced in one bucket after backward (no overlap with backward, "
                               "unlike DDP)");
   } else if (o.batch_auto) {
-    run_batch_search(o, channels_last, report, progress);
+    run_batch_search(o, channels_last, report, progress, folder);
   } else {
     for (int batch : o.batches) {
-      TrialConfig trial = base_trial(o, channels_last);
+      TrialConfig trial = base_trial(o, channels_last, folder);
       trial.batch = batch;
       report.results.push_back(run_with_progress(trial, progress, trial_label(o, batch)));
     }
   }
+  for (const TrialResult& r : report.results)
+    if (r.loader && r.loader->failed_files > 0) {
+      std::string names;
+      for (std::size_t i = 0; i < r.loader->failed.size() && i < 3; ++i)
+        names += (i ? "; " : "") + r.loader->failed[i];
+      report.warnings.push_back(fmt::format("--data: {} unreadable or corrupt file{} skipped, each replaced by the "
+                                            "next image (all in runs[].loader.failed): {}{}",
+                                            r.loader->failed_files, r.loader->failed_files == 1 ? "" : "s", names,
+                                            r.loader->failed_files > 3 ? "; …" : ""));
+      break;
+    }
   const std::string json = to_json(report).dump(2) + "\n";
   if (out.empty()) {
     std::cout << json << std::flush;

@@ -6,8 +6,10 @@
 #include <torch/torch.h>
 #include <torch/version.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <memory>
 
 #include "bench/cuda_support.hpp"
 #include "bench/host.hpp"
@@ -223,15 +225,53 @@ void run_trial_inner(const TrialConfig& c, TrialResult& result) {
   tc.communicator = c.communicator;
   Trainer trainer(model, tc);
 
-  SyntheticSource::Shape data;
-  data.language = info.language();
-  data.batch = c.batch;
-  data.resolution = shape.resolution;
-  data.num_classes = shape.num_classes;
-  data.seq_len = shape.seq_len;
-  data.channels_last = c.channels_last;
-  SyntheticSource source(data, device, o.seed + 1);
+  std::unique_ptr<DataSource> source_owner;
+  ImageFolderSource* folder_source = nullptr;
+  if (c.folder) {
+    pipeline::LoaderConfig lc;
+    lc.batch_size = c.batch;
+    lc.image_size = shape.resolution;
+    lc.workers = std::max(1, o.workers);
+    lc.seed = o.seed + 1;
+    if (c.communicator) {
+      lc.shard_index = c.communicator->rank();
+      lc.shard_count = c.communicator->world_size();
+    }
+    auto s = std::make_unique<ImageFolderSource>(*c.folder, lc, device, c.channels_last);
+    folder_source = s.get();
+    // The loader alone first: enough batches for every worker to finish a few images, at least 64 images.
+    const int probe_batches = std::max({2, (2 * lc.workers + c.batch - 1) / c.batch, (64 + c.batch - 1) / c.batch});
+    const ImageFolderSource::Probe p = s->probe(probe_batches);
+    LoaderResult& l = result.loader.emplace();
+    l.workers = lc.workers;
+    l.probe_images = p.images;
+    l.images_per_s = p.images_per_s;
+    l.per_worker_images_per_s = p.per_worker_images_per_s;
+    source_owner = std::move(s);
+  } else {
+    SyntheticSource::Shape data;
+    data.language = info.language();
+    data.batch = c.batch;
+    data.resolution = shape.resolution;
+    data.num_classes = shape.num_classes;
+    data.seq_len = shape.seq_len;
+    data.channels_last = c.channels_last;
+    source_owner = std::make_unique<SyntheticSource>(data, device, o.seed + 1);
+  }
+  DataSource& source = *source_owner;
   result.tokens_per_sample = info.language() ? shape.seq_len : 0;
+  // Counts and names the files the loader skipped, also when the trial stops early.
+  struct RecordFailures {
+    ImageFolderSource* source;
+    TrialResult& result;
+    ~RecordFailures() {
+      if (!source || !result.loader) return;
+      const pipeline::LoaderStats s = source->stats();
+      result.loader->failed_files = s.failed_files;
+      result.loader->failed.clear();
+      for (const auto& f : s.failed) result.loader->failed.push_back(f.path + ": " + f.reason);
+    }
+  } record_failures{folder_source, result};
 
   const int total_steps = c.warmup + c.steps;
   Clock::time_point timed_start = Clock::now();

@@ -9,6 +9,7 @@
 
 #include "bench/options.hpp"
 #include "bench/result.hpp"
+#include "pipeline/image_folder.hpp"
 
 namespace gpusage::bench {
 
@@ -24,6 +25,8 @@ struct TrialConfig {
   bool channels_last = false;
   std::optional<std::int64_t> memory_limit_bytes;  // CPU: peak RSS growth above this counts as out of memory
   Communicator* communicator = nullptr;           // null: one process
+  // --data DIR: the scanned folder (scanned once per run); null: synthetic batches.
+  std::shared_ptr<const pipeline::ImageFolder> folder;
   // Called after every step (warm-up included) with the step index and the total.
   std::function<void(int step, int total, const TrialResult& so_far)> progress;
 };

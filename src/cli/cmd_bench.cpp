@@ -204,6 +204,13 @@ std::string render_table(const json& report) {
                    {"CV", "%", report::Align::right, 3},
                    {"data wait", "%", report::Align::right, 3},
                    {"peak memory", "", report::Align::right, 2}};
+  // --data DIR: the loader alone (images/s) and the workers that keep the model fed.
+  bool loader = false;
+  for (const auto& run : report["runs"]) loader = loader || run.value("loader", json(nullptr)).is_object();
+  if (loader) {
+    table.columns.push_back({"loader", "images/s", report::Align::right, 1});
+    table.columns.push_back({"workers needed", "", report::Align::right, 1});
+  }
   for (const auto& run : report["runs"]) {
     const bool ok = run["status"] == "ok";
     const json& steps = run["step_time_s"];
@@ -224,6 +231,11 @@ std::string render_table(const json& report) {
                        : "n/a",
                    run["peak_memory_bytes"].is_number() ? report::format_bytes(run["peak_memory_bytes"].get<double>())
                                                         : "n/a"});
+    if (loader) {
+      const json& l = run.value("loader", json(nullptr));
+      table.rows.back().push_back(l.is_object() ? number_or(l["images_per_s"], 1) : "n/a");
+      table.rows.back().push_back(l.is_object() ? number_or(l["workers_needed"], 0) : "n/a");
+    }
     if (!ok) table.notes.push_back(fmt::format("batch {}: {}", run["batch"].get<int>(), run.value("reason", "")));
   }
   const json& env = report["environment"];
@@ -235,6 +247,16 @@ std::string render_table(const json& report) {
       config["warmup"].get<int>(), config["data_mode"].get<std::string>(), env["device"].get<std::string>(),
       env["device_name"].get<std::string>(), env["torch_threads"].get<int>(),
       env["libtorch_version"].get<std::string>()));
+  for (const auto& run : report["runs"]) {
+    if (!run.value("loader", json(nullptr)).is_object()) continue;
+    const json& l = run["loader"];
+    table.notes.push_back(fmt::format(
+        "--data: {} images in {} classes; loader alone before training: {} images/s with {} workers, {} per "
+        "worker; workers needed = ceil(model images/s without data wait ({}) / per-worker rate)",
+        number_or(config["data_images"], 0), number_or(config["data_classes"], 0), number_or(l["images_per_s"], 1),
+        l["workers"].get<int>(), number_or(l["per_worker_images_per_s"], 1), number_or(l["model_images_per_s"], 1)));
+    break;
+  }
   if (!report["runs"].empty()) {
     const json& prediction = report["runs"][0]["prediction"];
     table.notes.push_back(prediction["reason"].is_string()
@@ -309,7 +331,8 @@ void add_bench_command(CLI::App& app) {
       "  gpusage bench resnet18 --device cpu --resolution 64 --batch 2,4,8 --steps 5\n"
       "  gpusage bench resnet50 --precision bf16 --batch auto --format json --out resnet50.json\n"
       "  gpusage bench gpt2 --seq-len 256 --batch 4 --accumulate 8 --clip 1.0\n"
-      "  gpusage bench resnet18 --device cpu --distributed 2 --batch 8");
+      "  gpusage bench resnet18 --device cpu --distributed 2 --batch 8\n"
+      "  gpusage bench resnet50 --data ~/imagenet/train --workers 8 --batch 64");
   command->callback([state] { run_bench(*state); });
 }
 

@@ -1,10 +1,16 @@
 // `gpusage bench` end to end on the CPU: the CI-sized version of
-// `gpusage bench resnet18 --device cpu --resolution 64 --batch 2,4,8 --steps 5`.
+// `gpusage bench resnet18 --device cpu --resolution 64 --batch 2,4,8 --steps 5`, and of --data DIR on a
+// JPEG folder made in the test.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "e2e/run_cli.hpp"
+#include "pipeline/synthetic_images.hpp"
 
 namespace gpusage::testing {
 namespace {
@@ -96,12 +102,84 @@ TEST(BenchE2E, BadInputIsOneLineAndExitTwo) {
   const CliResult model = run_cli("bench resnet9000 --device cpu");
   EXPECT_EQ(model.exit_code, 2);
   EXPECT_NE(model.err.find("unknown model 'resnet9000'"), std::string::npos) << model.err;
-  const CliResult data = run_cli("bench resnet18 --device cpu --data /tmp");
+  const CliResult data = run_cli("bench resnet18 --device cpu --data /no/such/dir");
   EXPECT_EQ(data.exit_code, 2);
-  EXPECT_NE(data.err.find("ImageFolder input is not available yet"), std::string::npos) << data.err;
+  EXPECT_EQ(data.err, "gpusage: --data '/no/such/dir': not a directory; give an ImageFolder directory (one "
+                      "sub-folder of images per class) or synthetic\n");
   const CliResult fp16 = run_cli("bench resnet18 --device cpu --precision fp16");
   EXPECT_EQ(fp16.exit_code, 2);
   EXPECT_EQ(fp16.err, "gpusage: --precision fp16 needs --device cuda; on CPU use fp32 or bf16\n");
+}
+
+// ---- --data DIR: the input pipeline ----
+
+// A tiny ImageFolder of photo-like JPEGs (64 x 48, 2 classes) and one corrupt file, made in the test.
+class DataFolder {
+ public:
+  explicit DataFolder(int images) {
+    root_ = std::filesystem::temp_directory_path() / ("gpusage-e2e-data-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(root_);
+    pipeline::JpegFolderSpec spec;
+    spec.images = images;
+    spec.classes = 2;
+    spec.width = 64;
+    spec.height = 48;
+    pipeline::write_jpeg_folder(root_.string(), spec);
+    std::ofstream(root_ / "class_001" / "corrupt.jpg") << "not a JPEG";
+  }
+  ~DataFolder() { std::filesystem::remove_all(root_); }
+  std::string str() const { return root_.string(); }
+
+ private:
+  std::filesystem::path root_;
+};
+
+TEST(BenchE2E, ImageFolderRunReportsLoaderRateDataWaitWorkersNeededAndTheCorruptFile) {
+  const DataFolder folder(24);
+  const CliResult r = run_cli("bench resnet18 --device cpu --data " + folder.str() +
+                              " --resolution 32 --batch 2 --steps 2 --warmup 1 --workers 2 --threads 1 --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["config"]["data_images"], 25);
+  EXPECT_EQ(j["config"]["data_classes"], 2);
+  EXPECT_EQ(j["config"]["workers"], 2);
+  EXPECT_NE(j["config"]["data_mode"].get<std::string>().find("ImageFolder from disk, 2 workers"), std::string::npos);
+  const json& run = j["runs"][0];
+  ASSERT_EQ(run["status"], "ok") << run.dump();
+  const json& loader = run["loader"];
+  EXPECT_EQ(loader["workers"], 2);
+  EXPECT_GT(loader["images_per_s"].get<double>(), 0);
+  EXPECT_GT(loader["per_worker_images_per_s"].get<double>(), 0);
+  EXPECT_GE(loader["workers_needed"].get<int>(), 1);
+  EXPECT_GE(run["data_wait_fraction"].get<double>(), 0);
+  EXPECT_LT(run["data_wait_fraction"].get<double>(), 1);
+  EXPECT_EQ(loader["failed_files"], 1);
+  ASSERT_EQ(loader["failed"].size(), 1u);
+  EXPECT_NE(loader["failed"][0].get<std::string>().find("corrupt.jpg: not a JPEG or PNG file"), std::string::npos);
+  bool warned = false;
+  for (const auto& w : j["warnings"]) warned = warned || w.get<std::string>().find("corrupt.jpg") != std::string::npos;
+  EXPECT_TRUE(warned) << j["warnings"].dump();
+}
+
+TEST(BenchE2E, ImageFolderTableHasLoaderColumns) {
+  const DataFolder folder(8);
+  const CliResult r = run_cli("bench resnet18 --device cpu --data " + folder.str() +
+                                  " --resolution 32 --batch 2 --steps 1 --warmup 1 --workers 1 --threads 1",
+                              "COLUMNS=250");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("loader (images/s)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("workers needed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--data: 9 images in 2 classes"), std::string::npos) << r.out;
+}
+
+TEST(BenchE2E, ImageFolderWithoutClassFoldersIsBadInput) {
+  const std::filesystem::path empty = std::filesystem::temp_directory_path() / ("gpusage-e2e-empty-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(empty);
+  const CliResult r = run_cli("bench resnet18 --device cpu --data " + empty.string());
+  std::filesystem::remove_all(empty);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "gpusage: --data '" + empty.string() +
+                       "': no class folder in it; ImageFolder wants one sub-folder of images per class\n");
 }
 
 }  // namespace

@@ -119,9 +119,13 @@ TEST(BenchOptions, RejectsBadValuesNamingThem) {
   EXPECT_EQ(input_error({"--clip", "-1"}), "--clip -1: the norm threshold must be a positive number");
   EXPECT_EQ(input_error({"vit_b_16", "--resolution", "100"}),
             "--resolution 100: vit_b_16 needs a multiple of its patch size 16");
-  EXPECT_EQ(input_error({"--data", "/images"}),
-            "--data '/images': ImageFolder input is not available yet (the fast input pipeline is its own issue); "
-            "use --data synthetic");
+  EXPECT_EQ(input_error({"--data", "/no/such/images"}),
+            "--data '/no/such/images': not a directory; give an ImageFolder directory (one sub-folder of images per "
+            "class) or synthetic");
+  EXPECT_EQ(input_error({"gpt2", "--data", GPUSAGE_SOURCE_DIR}),
+            std::string("--data '") + GPUSAGE_SOURCE_DIR +
+                "': gpt2 is a language model; an ImageFolder feeds vision models (use --data synthetic)");
+  EXPECT_EQ(input_error({"--workers", "-1"}), "--workers -1: must be 0 or more");
   EXPECT_NE(input_error({"resnet9000"}).find("unknown model 'resnet9000'; gpusage bench trains: resnet18,"),
             std::string::npos);
 }
@@ -232,6 +236,40 @@ TEST(BenchResultJson, ReportCarriesEnvironmentConfigSearchAndScaling) {
   EXPECT_EQ(j["distributed"]["backend"], "gloo");
   EXPECT_DOUBLE_EQ(j["distributed"]["total_throughput"].get<double>(), 8 / 2.5 + 8 / 5.0);
   EXPECT_DOUBLE_EQ(j["distributed"]["scaling_efficiency"].get<double>(), (8 / 2.5 + 8 / 5.0) / (2 * 8 / 2.5));
+}
+
+TEST(BenchOptions, ImageFolderWorkersDefaultToOnePerLogicalCpu) {
+  BenchOptions folder = parse({"--data", GPUSAGE_SOURCE_DIR});
+  resolve_for_device(folder, DeviceKind::cpu);
+  EXPECT_GE(folder.workers, 1);
+  BenchOptions chosen = parse({"--data", GPUSAGE_SOURCE_DIR, "--workers", "3"});
+  resolve_for_device(chosen, DeviceKind::cpu);
+  EXPECT_EQ(chosen.workers, 3);
+  BenchOptions synthetic = parse({});
+  resolve_for_device(synthetic, DeviceKind::cpu);
+  EXPECT_EQ(synthetic.workers, 0);  // no loader
+}
+
+TEST(BenchResultJson, WorkersNeededIsTheModelsRateOverOneWorkersRateRoundedUp) {
+  TrialResult r = measured(8);  // 32 samples; steps 2.5 s of which 0.25 s waiting: the model takes 32 / 2.25
+  LoaderResult l;
+  l.workers = 2;
+  l.images_per_s = 9.0;
+  l.per_worker_images_per_s = 5.0;
+  l.failed_files = 1;
+  l.failed = {"a/b.jpg: not a JPEG or PNG file"};
+  r.loader = l;
+  EXPECT_DOUBLE_EQ(*r.model_images_per_s(), 32 / 2.25);  // 14.2 images/s
+  EXPECT_EQ(r.workers_needed(), 3);                      // ceil(14.2 / 5)
+  const nlohmann::json j = to_json(r);
+  EXPECT_EQ(j["loader"]["workers_needed"], 3);
+  EXPECT_DOUBLE_EQ(j["loader"]["images_per_s"].get<double>(), 9.0);
+  EXPECT_EQ(j["loader"]["failed"][0], "a/b.jpg: not a JPEG or PNG file");
+  const TrialResult back = trial_from_json(j);  // what a distributed rank hands back
+  ASSERT_TRUE(back.loader);
+  EXPECT_EQ(back.loader->failed_files, 1);
+  EXPECT_EQ(back.workers_needed(), 3);
+  EXPECT_TRUE(to_json(measured(8))["loader"].is_null());  // synthetic data: no loader
 }
 
 TEST(BenchResultJson, TrialSurvivesTheRoundTripThroughJson) {

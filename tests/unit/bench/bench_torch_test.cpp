@@ -1,15 +1,20 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
 
+#include "bench/data_source.hpp"
 #include "bench/model_catalog.hpp"
 #include "bench/models.hpp"
 #include "bench/train.hpp"
 #include "bench/trainer.hpp"
 #include "core/workload/workload.hpp"
+#include "pipeline/synthetic_images.hpp"
 
 namespace gpusage::bench {
 namespace {
@@ -264,6 +269,61 @@ TEST(BenchTrial, InjectedMemoryLimitFailsTheTrialAsOutOfMemory) {
   EXPECT_EQ(r.failure, FailureKind::out_of_memory);
   EXPECT_NE(r.reason.find("exceeded --memory-limit 1024"), std::string::npos) << r.reason;
   EXPECT_FALSE(r.throughput().has_value());
+}
+
+// ---- ImageFolder input ----
+
+// 10 small JPEGs in 2 classes under a fresh temporary directory.
+std::string jpeg_folder(const std::string& name) {
+  const std::string root = (std::filesystem::temp_directory_path() / (name + "-" + std::to_string(::getpid()))).string();
+  std::filesystem::remove_all(root);
+  pipeline::JpegFolderSpec spec;
+  spec.images = 10;
+  spec.classes = 2;
+  spec.width = 40;
+  spec.height = 30;
+  pipeline::write_jpeg_folder(root, spec);
+  return root;
+}
+
+TEST(BenchImageFolder, CpuBatchesAreTheLoadersMemoryAsNchwTensors) {
+  const std::string root = jpeg_folder("gpusage-torch-folder");
+  pipeline::LoaderConfig c;
+  c.batch_size = 3;
+  c.image_size = 16;
+  c.workers = 2;
+  ImageFolderSource source(pipeline::scan_image_folder(root), c, torch::kCPU, false);
+  pipeline::Loader reference(pipeline::scan_image_folder(root), c);  // same seed: the same batches
+  for (int b = 0; b < 4; ++b) {
+    const Batch batch = source.next();
+    const pipeline::BatchLease expected = reference.next();
+    ASSERT_EQ(batch.input.sizes(), (std::vector<std::int64_t>{3, 3, 16, 16}));
+    EXPECT_EQ(batch.input.dtype(), torch::kFloat);
+    EXPECT_TRUE(batch.input.is_contiguous());
+    EXPECT_EQ(batch.target.dtype(), torch::kLong);
+    EXPECT_TRUE(torch::equal(batch.input, torch::from_blob(expected.images(), {3, 3, 16, 16})));
+    EXPECT_TRUE(torch::equal(batch.target, torch::from_blob(const_cast<std::int64_t*>(expected.labels()), {3},
+                                                            torch::TensorOptions().dtype(torch::kLong))));
+  }
+  std::filesystem::remove_all(root);
+}
+
+TEST(BenchTrial, ImageFolderTrialProbesTheLoaderAndTrainsOnItsBatches) {
+  const std::string root = jpeg_folder("gpusage-torch-trial");
+  TrialConfig c = tiny_cpu_trial(2, 1);
+  c.options.data = root;
+  c.options.workers = 2;
+  c.folder = std::make_shared<const pipeline::ImageFolder>(pipeline::scan_image_folder(root));
+  const TrialResult r = run_trial(c);
+  std::filesystem::remove_all(root);
+  ASSERT_TRUE(r.ok()) << r.reason;
+  ASSERT_TRUE(r.loader.has_value());
+  EXPECT_EQ(r.loader->workers, 2);
+  EXPECT_GE(r.loader->probe_images, 64);
+  EXPECT_GT(r.loader->images_per_s, 0);
+  EXPECT_EQ(r.loader->failed_files, 0);
+  EXPECT_EQ(r.data_wait_s.size(), 2u);
+  EXPECT_TRUE(r.workers_needed().has_value());
 }
 
 }  // namespace
