@@ -146,8 +146,9 @@ std::size_t write_page(const report::Page& page, const std::string& path) {
 }
 
 std::string wrote_message(const report::Page& page, const std::string& path, std::size_t bytes) {
-  return fmt::format("Wrote {} ({} charts in {} sections, {} KB): open it in a browser; it works offline.", path,
-                     report::chart_count(page), page.sections.size(), (bytes + 512) / 1024);
+  return fmt::format("Wrote {} ({} charts in {} section{}, {} KB): open it in a browser; it works offline.", path,
+                     report::chart_count(page), page.sections.size(), page.sections.size() == 1 ? "" : "s",
+                     (bytes + 512) / 1024);
 }
 
 nlohmann::json summary_json(const report::Page& page, const std::string& path, std::size_t bytes) {
@@ -196,7 +197,7 @@ void run_report(const ReportOptions& options) {
                                         options.run.calibration_file.empty()
                                             ? "default calibration"
                                             : "calibrated with " + options.run.calibration_file));
-  page.sections.push_back(report::gpu_comparison_section(request.gpus, selection, catalog.origin(),
+  page.sections.push_back(report::gpu_comparison_section(request.gpus, selection, catalog,
                                                          gpus_comparison_table(catalog, request.gpus)));
   page.sections.push_back(report::training_section(plan.workload, plan.predictions, plan.notes));
   if (!bench.empty()) {
@@ -228,7 +229,7 @@ std::string write_gpus_page(const catalog::Catalog& catalog, const std::vector<c
                                        "The catalog's figures as charts, with the source behind each.", command_line);
   page.provenance.push_back(fmt::format("GPU catalog: {}.", catalog.origin()));
   page.sections.push_back(
-      report::gpu_comparison_section(gpus, selection, catalog.origin(), gpus_comparison_table(catalog, gpus)));
+      report::gpu_comparison_section(gpus, selection, catalog, gpus_comparison_table(catalog, gpus)));
   page.sources = report::catalog_sources(gpus);
   return "gpusage: " + wrote_message(page, path, write_page(page, path));
 }

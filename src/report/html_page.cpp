@@ -42,7 +42,7 @@ table.sortable th[data-dir="asc"]::after { content: " \25B2"; font-size: 10px; }
 table.sortable th[data-dir="desc"]::after { content: " \25BC"; font-size: 10px; }
 table.sortable .num { text-align: right; }
 table.sortable .text { text-align: left; }
-table.sortable td.text { white-space: normal; min-width: 90px; }
+table.sortable td.long { white-space: normal; min-width: 320px; }
 table.sortable tbody tr:hover { background: #eef3fb; }
 .note { font-size: 13px; color: var(--muted); margin: 4px 0; }
 footer { margin-top: 40px; padding-bottom: 40px; font-size: 13px; color: var(--muted); }
@@ -127,7 +127,9 @@ std::string render_table(const PageTable& t) {
   for (const auto& row : table.rows) {
     out += "<tr>";
     for (std::size_t i = 0; i < row.size(); ++i) {
-      out += fmt::format("<td class=\"{}\">{}</td>", is_numeric_column(table, i) ? "num" : "text", xml_escape(row[i]));
+      // Sentences (alert messages) wrap; names and numbers stay on one line.
+      const char* kind = is_numeric_column(table, i) ? "num" : row[i].size() > 60 ? "text long" : "text";
+      out += fmt::format("<td class=\"{}\">{}</td>", kind, xml_escape(row[i]));
     }
     out += "</tr>\n";
   }

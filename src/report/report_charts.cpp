@@ -8,6 +8,7 @@
 #include <set>
 
 #include "core/catalog/fields.hpp"
+#include "core/estimate/gpu_rates.hpp"
 #include "gpusage/build_info.hpp"
 
 namespace gpusage::report {
@@ -137,7 +138,8 @@ Chart tensor_chart(const std::vector<const catalog::Gpu*>& gpus, const std::vect
   s["height"] = 300;
   s["mark"] = {{"type", "bar"}};
   s["encoding"] = {
-      {"x", {{"field", "gpu"}, {"type", "nominal"}, {"sort", names}, {"title", "GPU"}, {"axis", {{"labelAngle", -30}}}}},
+      {"x", {{"field", "gpu"}, {"type", "nominal"}, {"sort", names}, {"title", "GPU"}, {"axis", {{"labelAngle", -30}}},
+             {"scale", {{"domain", names}}}}},  // every card has its slot, bars or not
       {"xOffset", {{"field", "precision"}, {"type", "nominal"}, {"sort", labels}}},
       {"y", field("tflops", "quantitative", "Dense tensor throughput (TFLOPS)")},
       {"color", {{"field", "precision"}, {"type", "nominal"}, {"title", "Precision"}, {"sort", labels},
@@ -147,35 +149,45 @@ Chart tensor_chart(const std::vector<const catalog::Gpu*>& gpus, const std::vect
   return {"gpu-tensor", "Tensor-core throughput by precision", s};
 }
 
-Chart value_chart(const std::vector<const catalog::Gpu*>& gpus, const std::vector<std::string>& names) {
+// A card whose spec sheet has no FP16 tensor figure gets the planner's modelled one (its sibling's rate per
+// SM per clock, estimate/gpu_rates.hpp), drawn as a diamond and labelled as modelled.
+Chart value_chart(const std::vector<const catalog::Gpu*>& gpus, const std::vector<std::string>& names,
+                  const catalog::Catalog& catalog) {
   Json values = Json::array();
-  for (const catalog::Gpu* gpu : gpus) {
-    const auto per_usd = catalog::derive(*gpu).fp16_tflops_per_usd;
+  for (const catalog::Gpu* listed : gpus) {
+    const bool published = listed->fp16_tflops.has_value();
+    const catalog::Gpu gpu = published ? *listed : estimate::complete_tensor_rates(*listed, catalog).gpu;
+    const auto per_usd = catalog::derive(gpu).fp16_tflops_per_usd;
     if (!per_usd) continue;
-    values.push_back({{"gpu", gpu->name},
-                      {"vram_gb", gpu->memory_gb},
+    values.push_back({{"gpu", gpu.name},
+                      {"vram_gb", gpu.memory_gb},
                       {"tflops_per_kusd", *per_usd * 1000},
-                      {"fp16_tflops", gpu->fp16_tflops.value_or(0)},
-                      {"msrp_usd", gpu->msrp_usd.value_or(0)}});
+                      {"fp16_tflops", gpu.fp16_tflops.value_or(0)},
+                      {"msrp_usd", gpu.msrp_usd.value_or(0)},
+                      {"figure", published ? "published" : "modelled (sibling's rate per SM per MHz)"}});
   }
   Json s = spec("Price-performance: FP16 tensor TFLOPS per $1,000 against VRAM",
-                "Up and to the right: more compute per dollar and more memory. Cards without a launch price or a "
-                "published FP16 tensor rate are left out (listed under the section).");
+                "Up and to the right: more compute per dollar and more memory. Diamonds: no published FP16 rate, "
+                "the planner's modelled one. Cards without a launch price are left out.");
   s["data"] = {{"values", values}};
   s["width"] = 640;
   s["height"] = 360;
   const Json x = {{"field", "vram_gb"}, {"type", "quantitative"}, {"title", "VRAM (GB)"}};
-  const Json y = {{"field", "tflops_per_kusd"}, {"type", "quantitative"},
+  const Json y = {{"field", "tflops_per_kusd"}, {"type", "quantitative"}, {"scale", {{"zero", false}, {"padding", 20}}},
                   {"title", "FP16 tensor TFLOPS per $1,000 of launch price (TFLOPS/k$)"}};
   s["encoding"] = {{"x", x}, {"y", y}};
+  const Json figures = Json::array({"published", "modelled (sibling's rate per SM per MHz)"});
   s["layer"] = Json::array(
-      {{{"mark", {{"type", "point"}, {"filled", true}, {"size", 140}}},
+      {{{"mark", {{"type", "point"}, {"size", 150}, {"filled", true}}},
         {"encoding",
          {{"color", gpu_color(names)},
+          {"shape", {{"field", "figure"}, {"type", "nominal"}, {"title", "FP16 rate"},
+                     {"scale", {{"domain", figures}, {"range", {"circle", "diamond"}}}}}},
           {"tooltip", Json::array({field("gpu", "nominal", "GPU"), field("vram_gb", "quantitative", "VRAM (GB)", ",.0f"),
                                    field("fp16_tflops", "quantitative", "FP16 tensor (TFLOPS)", ",.1f"),
                                    field("msrp_usd", "quantitative", "Launch price (USD)", "$,.0f"),
-                                   field("tflops_per_kusd", "quantitative", "TFLOPS per $1,000", ",.1f")})}}}},
+                                   field("tflops_per_kusd", "quantitative", "TFLOPS per $1,000", ",.1f"),
+                                   field("figure", "nominal", "FP16 rate")})}}}},
        {{"mark", {{"type", "text"}, {"align", "left"}, {"dx", 9}, {"fontSize", 11}}},
         {"encoding", {{"text", {{"field", "gpu"}, {"type", "nominal"}}}}}}});
   return {"gpu-value", "Price-performance", s};
@@ -412,7 +424,8 @@ std::vector<PageSource> catalog_sources(const std::vector<const catalog::Gpu*>& 
 }
 
 Section gpu_comparison_section(const std::vector<const catalog::Gpu*>& gpus, const std::string& selection,
-                               const std::string& catalog_origin, Table table) {
+                               const catalog::Catalog& catalog, Table table) {
+  const std::string& catalog_origin = catalog.origin();
   const std::vector<std::string> names = names_of(gpus);
   Section section;
   section.id = "gpus";
@@ -423,15 +436,12 @@ Section gpu_comparison_section(const std::vector<const catalog::Gpu*>& gpus, con
   section.items.push_back(specs_chart(gpus, names, selection));
   section.items.push_back(tensor_chart(gpus, names));
   section.items.push_back(PageTable{"gpu-table", "The comparison table (as `gpusage gpus` prints it)", std::move(table)});
-  section.items.push_back(value_chart(gpus, names));
+  section.items.push_back(value_chart(gpus, names, catalog));
   std::string unpriced;
   for (const catalog::Gpu* gpu : gpus) {
-    if (!catalog::derive(*gpu).fp16_tflops_per_usd) unpriced += (unpriced.empty() ? "" : ", ") + gpu->name;
+    if (!gpu->msrp_usd) unpriced += (unpriced.empty() ? "" : ", ") + gpu->name;
   }
-  if (!unpriced.empty()) {
-    section.notes.push_back("Not in the price-performance chart (no launch price or no published FP16 tensor rate): " +
-                            unpriced + ".");
-  }
+  if (!unpriced.empty()) section.notes.push_back("Not in the price-performance chart (no launch price): " + unpriced + ".");
   return section;
 }
 

@@ -26,8 +26,9 @@ std::vector<PageSource> catalog_sources(const std::vector<const catalog::Gpu*>& 
 
 // Specs side by side (CUDA cores, VRAM, bandwidth, TDP, price), dense tensor TFLOPS by precision, the
 // buyer's table (`table`, as `gpusage gpus` prints it) and price-performance (TFLOPS per $ against VRAM).
+// `catalog` is the one the GPUs come from (its origin is named; siblings model unpublished tensor rates).
 Section gpu_comparison_section(const std::vector<const catalog::Gpu*>& gpus, const std::string& selection,
-                               const std::string& catalog_origin, Table table);
+                               const catalog::Catalog& catalog, Table table);
 
 // Predicted throughput and memory against batch size (one line per GPU, each card's VRAM as a rule),
 // epoch time and energy per card at its fastest batch that fits, and the same as a table.

@@ -212,7 +212,7 @@ TEST_F(ReportDir, ACsvLogGetsTheMonitorsAlertRulesAgain) {
 TEST_F(ReportDir, GpusAndPlanWriteTheirChartsAsAPage) {
   CliResult g = run_cli("gpus --gpu rtx5090,rtx4090 --chart " + path("gpus.html"));
   ASSERT_EQ(g.exit_code, 0) << g.err;
-  EXPECT_THAT(g.err, HasSubstr("gpusage: Wrote " + path("gpus.html") + " (3 charts in 1 sections, "));
+  EXPECT_THAT(g.err, HasSubstr("gpusage: Wrote " + path("gpus.html") + " (3 charts in 1 section, "));
   const std::string gpus_html = read_text(path("gpus.html"));
   EXPECT_EQ(count(gpus_html, "<div class=\"vega-chart\""), 3u);
   EXPECT_THAT(gpus_html, HasSubstr("<td class=\"text\">GeForce RTX 4090</td>"));
@@ -220,7 +220,7 @@ TEST_F(ReportDir, GpusAndPlanWriteTheirChartsAsAPage) {
   CliResult p = run_cli("plan resnet50 --gpu rtx5090 --batch 64,128 --chart " + path("plan.html"));
   ASSERT_EQ(p.exit_code, 0) << p.err;
   EXPECT_THAT(p.out, HasSubstr("ResNet-50"));  // the table still goes to stdout
-  EXPECT_THAT(p.err, HasSubstr("gpusage: Wrote " + path("plan.html") + " (3 charts in 1 sections, "));
+  EXPECT_THAT(p.err, HasSubstr("gpusage: Wrote " + path("plan.html") + " (3 charts in 1 section, "));
   EXPECT_EQ(count(read_text(path("plan.html")), "<div class=\"vega-chart\""), 3u);
 
   expect_one_line_error(run_cli("plan resnet50 --chart " + path("plan.svg")),

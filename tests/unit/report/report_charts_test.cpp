@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "core/catalog/catalog.hpp"
+#include "core/estimate/gpu_rates.hpp"
 #include "core/estimate/plan.hpp"
 #include "core/workload/workload.hpp"
 #include "gpusage/build_info.hpp"
@@ -97,7 +98,7 @@ void expect_readable(const Chart& c) {
 }
 
 TEST(GpuComparisonSection, SpecsChartHoldsTheCatalogFigures) {
-  const Section s = gpu_comparison_section(two_gpus(), "test", "mini.toml", Table{});
+  const Section s = gpu_comparison_section(two_gpus(), "test", mini(), Table{});
   const auto rows = rows_with(chart(s, "gpu-specs").spec, "metric");
   auto value = [&](const std::string& gpu, const std::string& metric) {
     for (const auto& r : rows) {
@@ -113,7 +114,7 @@ TEST(GpuComparisonSection, SpecsChartHoldsTheCatalogFigures) {
 }
 
 TEST(GpuComparisonSection, TensorChartHasOneBarPerPublishedPrecision) {
-  const Section s = gpu_comparison_section(two_gpus(), "test", "mini.toml", Table{});
+  const Section s = gpu_comparison_section(two_gpus(), "test", mini(), Table{});
   const auto rows = rows_with(chart(s, "gpu-tensor").spec, "precision");
   // RTX 5090: TF32, FP16, BF16, FP8 in mini.toml; RTX 5070 Ti: TF32, FP16, BF16 (no FP8, no FP4 there).
   EXPECT_EQ(rows.size(), 7u);
@@ -125,18 +126,34 @@ TEST(GpuComparisonSection, TensorChartHasOneBarPerPublishedPrecision) {
 }
 
 TEST(GpuComparisonSection, PricePerformanceIsFp16TflopsPerThousandDollars) {
-  const Section s = gpu_comparison_section(two_gpus(), "test", "mini.toml", Table{});
+  const Section s = gpu_comparison_section(two_gpus(), "test", mini(), Table{});
   const auto rows = rows_with(chart(s, "gpu-value").spec, "tflops_per_kusd");
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_DOUBLE_EQ(rows[0]["tflops_per_kusd"].get<double>(), 209.5 / 1999 * 1000);
   EXPECT_EQ(rows[0]["vram_gb"], 32);
 }
 
+TEST(GpuComparisonSection, AnUnpublishedFp16RateIsThePlannersModelledOneAndSaysSo) {
+  // The built-in catalog has no FP16 tensor figure for the RTX 5060 (NVIDIA lists only some GeForce SKUs).
+  const catalog::Catalog& builtin = catalog::Catalog::builtin();
+  const catalog::Gpu* rtx5060 = builtin.find("rtx5060");
+  ASSERT_NE(rtx5060, nullptr);
+  ASSERT_FALSE(rtx5060->fp16_tflops.has_value());
+  const Section s = gpu_comparison_section({builtin.find("rtx5090"), rtx5060}, "test", builtin, Table{});
+  const auto rows = rows_with(chart(s, "gpu-value").spec, "figure");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0]["figure"], "published");
+  EXPECT_EQ(rows[1]["figure"], "modelled (sibling's rate per SM per MHz)");
+  const double modelled = *estimate::complete_tensor_rates(*rtx5060, builtin).gpu.fp16_tflops;
+  EXPECT_DOUBLE_EQ(rows[1]["fp16_tflops"].get<double>(), modelled);
+  EXPECT_DOUBLE_EQ(rows[1]["tflops_per_kusd"].get<double>(), modelled / *rtx5060->msrp_usd * 1000);
+}
+
 TEST(GpuComparisonSection, KeepsTheGivenTableAndOneColourPerGpu) {
   Table t;
   t.columns = {{"GPU", "", Align::left}};
   t.add_row({"rtx5090"});
-  const Section s = gpu_comparison_section(two_gpus(), "test", "mini.toml", t);
+  const Section s = gpu_comparison_section(two_gpus(), "test", mini(), t);
   EXPECT_EQ(table(s, "gpu-table").table.rows, t.rows);
   const Json domain = Json::array({"GeForce RTX 5090", "GeForce RTX 5070 Ti"});
   walk(chart(s, "gpu-value").spec, [&](const Json& j) {
@@ -254,7 +271,7 @@ TEST(MonitorSection, LinesCarryTheLoggedValuesAndAlertsSitAtTheirTime) {
 TEST(Sections, EveryChartHasATitleTitledAxesAndTooltips) {
   const auto predictions = sweep(two_gpus(), {32, 64});
   std::vector<Section> sections{
-      gpu_comparison_section(two_gpus(), "test", "mini.toml", Table{}),
+      gpu_comparison_section(two_gpus(), "test", mini(), Table{}),
       training_section(workload::build("resnet50"), predictions, {}),
       bench_section({{"x", "f.json", "img/s", {{64, 1.0, 2.0, "ok"}}, ""}}),
       monitor_section(two_samples(), {{1764690601.0, 0, "ecc_errors", "critical", "m"}}, "n")};
