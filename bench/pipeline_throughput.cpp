@@ -5,6 +5,7 @@
 //   --mode decode: the ceiling: full-size tjDecompress2 to RGB of the same files, read into memory
 //                  first, on W threads each decoding its share; no transform at all.
 #include <fmt/format.h>
+#include <sys/resource.h>
 #include <turbojpeg.h>
 
 #include <CLI/CLI.hpp>
@@ -25,6 +26,15 @@ namespace pl = gpusage::pipeline;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
+// CPU time of this process, all threads (user + system): images per CPU-second does not depend on what
+// else runs on a shared machine, wall-clock images/s does.
+double process_cpu_s() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
+
 std::string loader_run(const pl::ImageFolder& folder, int workers, int batch, int size, int images,
                        std::uint64_t seed) {
   pl::LoaderConfig c;
@@ -36,16 +46,19 @@ std::string loader_run(const pl::ImageFolder& folder, int workers, int batch, in
   loader.next();  // warm-up, released at once
   const pl::LoaderStats before = loader.stats();
   const int batches = std::max(1, (images + batch - 1) / batch);
+  const double cpu_start = process_cpu_s();
   const auto start = Clock::now();
   for (int b = 0; b < batches; ++b) loader.next();
   const double wall = seconds_since(start);
+  const double cpu = process_cpu_s() - cpu_start;
   const pl::LoaderStats after = loader.stats();
   const auto made = after.images - before.images;
   return fmt::format(
       R"({{"mode":"loader","workers":{},"batch":{},"size":{},"images":{},"wall_s":{:.6f},"images_per_s":{:.3f},)"
-      R"("busy_images_per_s":{:.3f},"failed_files":{}}})",
+      R"("busy_images_per_s":{:.3f},"cpu_s":{:.6f},"images_per_cpu_s":{:.3f},"failed_files":{}}})",
       workers, batch, size, batches * batch, wall, batches * batch / wall,
-      made / std::max(after.busy_s - before.busy_s, 1e-9), after.failed_files);
+      made / std::max(after.busy_s - before.busy_s, 1e-9), cpu, batches * batch / std::max(cpu, 1e-9),
+      after.failed_files);
 }
 
 std::string decode_run(const pl::ImageFolder& folder, int threads, int images) {
@@ -73,14 +86,16 @@ std::string decode_run(const pl::ImageFolder& folder, int threads, int images) {
     }
     tjDestroy(h);
   };
+  const double cpu_start = process_cpu_s();
   const auto start = Clock::now();
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) pool.emplace_back(decode_share);
   for (auto& t : pool) t.join();
   const double wall = seconds_since(start);
+  const double cpu = process_cpu_s() - cpu_start;
   return fmt::format(R"({{"mode":"decode","workers":{},"images":{},"wall_s":{:.6f},"images_per_s":{:.3f},)"
-                     R"("failed_files":{}}})",
-                     threads, images, wall, images / wall, failed.load());
+                     R"("cpu_s":{:.6f},"images_per_cpu_s":{:.3f},"failed_files":{}}})",
+                     threads, images, wall, images / wall, cpu, images / std::max(cpu, 1e-9), failed.load());
 }
 
 }  // namespace

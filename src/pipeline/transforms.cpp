@@ -40,8 +40,10 @@ AxisWeights bilinear_weights(int in_size, double in0, double in1, int out_size) 
   return a;
 }
 
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__) && \
+    !defined(__SANITIZE_THREAD__)
 // An AVX2 build of the loops where the CPU has it (x86-64 since 2013), chosen at load time; SSE2 otherwise.
+// Not under sanitizers: the load-time resolver would run before their runtime is up.
 #define GPUSAGE_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define GPUSAGE_VECTOR_CLONES
