@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -155,6 +156,10 @@ MonitorLog parse_monitor_log(const std::string& text, const std::string& origin)
                                  origin));
   }
   if (log.samples.empty()) throw InputError(fmt::format("--monitor-log '{}' holds no samples", origin));
+  if (std::none_of(log.samples.begin(), log.samples.end(), [](const device::Sample& s) { return !s.gpus.empty(); })) {
+    throw InputError(fmt::format("--monitor-log '{}' has no GPU readings (it was recorded while no GPU was available)",
+                                 origin));
+  }
   return log;
 }
 

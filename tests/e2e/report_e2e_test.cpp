@@ -75,6 +75,36 @@ class ReportDir : public ::testing::Test {
   fs::path dir_;
 };
 
+// Skips on GPUSAGE_NO_BROWSER=1; otherwise a missing browser or node_modules fails the test.
+bool browser_skipped() {
+  const char* skip = std::getenv("GPUSAGE_NO_BROWSER");
+  return skip && std::string(skip) == "1";
+}
+
+void require_browser() {
+  const char* chromium = std::getenv("GPUSAGE_CHROMIUM");
+  const std::string browser = chromium ? chromium : "/usr/bin/chromium";
+  ASSERT_TRUE(fs::exists(browser)) << browser << " is missing: run scripts/install-deps (or GPUSAGE_NO_BROWSER=1)";
+  ASSERT_TRUE(fs::exists(std::string(GPUSAGE_SOURCE_DIR) + "/web/node_modules/playwright-core"))
+      << "web/node_modules is missing: run scripts/install-deps";
+}
+
+// web/check-report.mjs on `report`: its JSON result, and its exit status in "exit_status".
+Json check_in_browser(const std::string& report, const std::string& screenshot = "") {
+  std::string command = "node " + std::string(GPUSAGE_SOURCE_DIR) + "/web/check-report.mjs " + report;
+  if (!screenshot.empty()) command += " --screenshot " + screenshot;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (!pipe) return nullptr;
+  std::string out;
+  char buffer[4096];
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.append(buffer, n);
+  const int status = ::pclose(pipe);
+  Json result = Json::parse(out, nullptr, false);
+  if (result.is_discarded()) return {{"unparsed_output", out}, {"exit_status", WEXITSTATUS(status)}};
+  result["exit_status"] = WEXITSTATUS(status);
+  return result;
+}
+
 void expect_one_line_error(const CliResult& r, const std::string& message) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.out, "");
@@ -82,14 +112,9 @@ void expect_one_line_error(const CliResult& r, const std::string& message) {
 }
 
 TEST_F(ReportDir, EveryChartRendersInHeadlessChromiumWithoutErrorsOrNetwork) {
-  if (const char* skip = std::getenv("GPUSAGE_NO_BROWSER"); skip && std::string(skip) == "1") {
-    GTEST_SKIP() << "GPUSAGE_NO_BROWSER=1: no browser on this machine";
-  }
-  const char* chromium = std::getenv("GPUSAGE_CHROMIUM");
-  const std::string browser = chromium ? chromium : "/usr/bin/chromium";
-  ASSERT_TRUE(fs::exists(browser)) << browser << " is missing: run scripts/install-deps (or GPUSAGE_NO_BROWSER=1)";
-  ASSERT_TRUE(fs::exists(std::string(GPUSAGE_SOURCE_DIR) + "/web/node_modules/playwright-core"))
-      << "web/node_modules is missing: run scripts/install-deps";
+  if (browser_skipped()) GTEST_SKIP() << "GPUSAGE_NO_BROWSER=1: no browser on this machine";
+  require_browser();
+  if (HasFatalFailure()) return;
 
   const std::string log = record_monitor_log("run.jsonl");
   const std::string report = path("report.html");
@@ -106,16 +131,9 @@ TEST_F(ReportDir, EveryChartRendersInHeadlessChromiumWithoutErrorsOrNetwork) {
   // The screenshot lands in the build directory, where a person can look at it after the run.
   const std::string screenshot = std::string(GPUSAGE_BINARY_DIR) + "/report-e2e.png";
   fs::remove(screenshot);
-  const std::string check = "node " + std::string(GPUSAGE_SOURCE_DIR) + "/web/check-report.mjs " + report +
-                            " --screenshot " + screenshot;
-  FILE* pipe = ::popen(check.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string out;
-  char buffer[4096];
-  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.append(buffer, n);
-  const int status = ::pclose(pipe);
-  ASSERT_FALSE(out.empty()) << "check-report.mjs printed nothing (exit status " << status << ")";
-  const Json result = Json::parse(out);
+  const Json result = check_in_browser(report, screenshot);
+  ASSERT_TRUE(result.is_object() && !result.contains("unparsed_output")) << result.dump();
+  const std::string out = result.dump(1);
   EXPECT_EQ(result.at("state"), "done") << out;
   EXPECT_EQ(result.at("charts"), 8) << out;
   EXPECT_EQ(result.at("rendered"), 8) << out;
@@ -136,9 +154,33 @@ TEST_F(ReportDir, EveryChartRendersInHeadlessChromiumWithoutErrorsOrNetwork) {
   }
   EXPECT_THAT(result.at("tooltip").get<std::string>(), HasSubstr("GeForce RTX 5090"));
   EXPECT_TRUE(result.at("ok").get<bool>()) << out;
-  EXPECT_EQ(WEXITSTATUS(status), 0) << out;
+  EXPECT_EQ(result.at("exit_status"), 0) << out;
   ASSERT_TRUE(fs::exists(screenshot));
   EXPECT_GT(fs::file_size(screenshot), 50'000u);
+}
+
+// The browser check itself can fail: a page that fetches something, or a chart whose spec is broken.
+TEST_F(ReportDir, TheBrowserCheckCatchesANetworkRequestAndABrokenChart) {
+  if (browser_skipped()) GTEST_SKIP() << "GPUSAGE_NO_BROWSER=1: no browser on this machine";
+  require_browser();
+  if (HasFatalFailure()) return;
+  CliResult r = run_cli("gpus --gpu rtx5090,rtx4090 --chart " + path("gpus.html"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string html = read_text(path("gpus.html"));
+  const std::string mark = "\"mark\":{\"type\":\"bar\"}";  // the tensor chart's bars
+  ASSERT_EQ(count(html, mark), 1u);
+  html.replace(html.find(mark), mark.size(), "\"mark\":{\"type\":\"no-such-mark\"}");
+  html.replace(html.find("<nav>"), 5, "<nav><img src=\"https://example.invalid/tracker.png\" alt=\"\">");
+  std::ofstream(path("broken.html")) << html;
+  const Json result = check_in_browser(path("broken.html"));
+  ASSERT_TRUE(result.is_object() && !result.contains("unparsed_output")) << result.dump();
+  EXPECT_FALSE(result.at("ok").get<bool>());
+  EXPECT_EQ(result.at("exit_status"), 1);
+  EXPECT_EQ(result.at("state"), "failed");
+  EXPECT_EQ(result.at("rendered"), 2);
+  ASSERT_EQ(result.at("chart_errors").size(), 1u);
+  EXPECT_THAT(result["chart_errors"][0].get<std::string>(), HasSubstr("chart-gpu-tensor: "));
+  EXPECT_EQ(result.at("blocked_requests"), Json::array({"https://example.invalid/tracker.png"}));
 }
 
 TEST_F(ReportDir, ThroughputAndVramInThePageAreWhatPlanAndTheCatalogSay) {
