@@ -57,9 +57,13 @@ void add_plan_command(CLI::App& app) {
     std::string chart_message;
     if (!state->chart.empty()) {
       chart_message = write_plan_page(results, state->chart,
-                                      fmt::format("gpusage plan {} --gpu {} --batch {} --precision {} --chart {}",
-                                                  results.workload.id, state->gpus, state->batch,
-                                                  state->run.precision, state->chart));
+                                      fmt::format("gpusage plan {}--gpu {} --batch {}{}{} --chart {}",
+                                                  state->run.model.empty() ? "" : state->run.model + " ",
+                                                  state->gpus, state->batch, run_option_flags(state->run),
+                                                  state->target_batch ? fmt::format(" --target-batch {}",
+                                                                                    *state->target_batch)
+                                                                      : "",
+                                                  state->chart));
     }
     emit(state->format == Format::json ? plan_json(results).dump(2) + "\n" : plan_table(results, state->wide ? 100000 : terminal_width()),
          state->out);

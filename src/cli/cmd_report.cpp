@@ -55,9 +55,8 @@ std::string selection_label(const ReportOptions& options, std::size_t count) {
 std::string command_line(const ReportOptions& o) {
   std::string line = "gpusage report";
   line += o.gpus.empty() ? " --family " + o.family : " --gpu \"" + o.gpus + "\"";
-  line += fmt::format(" --model {} --batch {} --precision {}", o.run.model, o.batch, o.run.precision);
-  if (!o.run.optimizer.empty()) line += " --optimizer " + o.run.optimizer;
-  if (!o.run.calibration_file.empty()) line += " --calibration " + o.run.calibration_file;
+  line += o.run.hf_config.empty() ? " --model " + o.run.model : "";
+  line += fmt::format(" --batch {}", o.batch) + run_option_flags(o.run);
   for (const auto& file : o.bench_files) line += " --bench " + file;
   if (!o.monitor_log.empty()) line += " --monitor-log " + o.monitor_log;
   return line + " --out " + o.out;
@@ -217,6 +216,27 @@ void run_report(const ReportOptions& options) {
 }
 
 }  // namespace
+
+std::string run_option_flags(const RunOptions& o) {
+  const RunOptions defaults;
+  std::string flags;
+  if (!o.hf_config.empty()) flags += " --hf-config " + o.hf_config;
+  if (o.resolution) flags += fmt::format(" --resolution {}", *o.resolution);
+  if (o.seq_len) flags += fmt::format(" --seq-len {}", *o.seq_len);
+  flags += " --precision " + o.precision;  // always: it decides every number on the page
+  if (!o.optimizer.empty()) flags += " --optimizer " + o.optimizer;
+  if (o.checkpointing) flags += " --checkpointing";
+  if (o.lora) flags += fmt::format(" --lora {}", *o.lora);
+  if (o.qlora) flags += " --qlora";
+  if (o.gpus != defaults.gpus) flags += fmt::format(" --gpus {}", o.gpus);
+  if (o.nodes != defaults.nodes) flags += fmt::format(" --nodes {}", o.nodes);
+  if (o.parallel != defaults.parallel) flags += " --parallel " + o.parallel;
+  if (o.dataset_size > 0) flags += fmt::format(" --dataset-size {}", o.dataset_size);
+  if (o.network_gbps > 0) flags += fmt::format(" --network-gbps {}", o.network_gbps);
+  if (!o.calibration_file.empty()) flags += " --calibration " + o.calibration_file;
+  if (o.no_flash_attention) flags += " --no-flash-attention";
+  return flags;
+}
 
 bool is_html_path(const std::string& path) {
   const std::string lower = text::to_lower(path);

@@ -13,6 +13,10 @@ namespace gpusage::cli {
 // True for FILE.html / FILE.htm (any case): the path asks for a report page rather than an SVG.
 bool is_html_path(const std::string& path);
 
+// The run options that differ from their defaults, as command-line flags (" --precision bf16 --qlora"), so
+// that a page can say how to make it again.
+std::string run_option_flags(const RunOptions& options);
+
 // Writes the GPU comparison page (charts, sortable table, sources) to `path`; returns what to tell the
 // user ("wrote FILE (3 charts, 912 KB)").
 std::string write_gpus_page(const catalog::Catalog& catalog, const std::vector<const catalog::Gpu*>& gpus,

@@ -207,10 +207,13 @@ std::vector<std::string> gpu_names(const std::vector<estimate::Prediction>& pred
 Json batch_axis(const std::vector<int>& batches) {
   Json values = Json::array();
   for (int b : batches) values.push_back(b);
+  Json scale = {{"type", "log"}, {"base", 2}};
+  // The whole sweep, also when only one batch fits anywhere (the axis would collapse onto that point).
+  if (batches.size() > 1) scale["domain"] = {batches.front(), batches.back()};
   return {{"field", "batch"},
           {"type", "quantitative"},
           {"title", "Batch size per GPU (samples; log scale)"},
-          {"scale", {{"type", "log"}, {"base", 2}}},
+          {"scale", scale},
           {"axis", {{"values", values}, {"format", "d"}}}};
 }
 
