@@ -4,7 +4,13 @@
 #include <turbojpeg.h>
 
 #include <algorithm>
+#include <csetjmp>
+#include <cstdio>
 #include <cstring>
+
+// libjpeg's header wants FILE and size_t declared first.
+#include <jerror.h>
+#include <jpeglib.h>
 
 namespace gpusage::pipeline {
 namespace {
@@ -37,6 +43,67 @@ struct PngImage {
       throw DecodeError(std::string("PNG: ") + image.message);
   }
 };
+
+// libjpeg reports errors through a callback that must not return: longjmp back to decode_jpeg_region,
+// whose frame holds no C++ object with a destructor.
+struct JpegErrors {
+  jpeg_error_mgr manager;
+  std::jmp_buf jump;
+  char message[JMSG_LENGTH_MAX];
+};
+
+[[noreturn]] void jpeg_fail(j_common_ptr cinfo) {
+  auto* errors = reinterpret_cast<JpegErrors*>(cinfo->err);
+  (*cinfo->err->format_message)(cinfo, errors->message);
+  std::longjmp(errors->jump, 1);
+}
+
+// Warnings are ignored (as Pillow does) except a premature end inside the rows read: a truncated file.
+void jpeg_message(j_common_ptr cinfo, int level) {
+  if (level == -1 && cinfo->err->msg_code == JWRN_JPEG_EOF) jpeg_fail(cinfo);
+}
+
+// Returns false with the message in `errors` on failure. `out` is resized before any row is decoded.
+bool decode_jpeg_region(const std::uint8_t* data, std::size_t size, ScalingFactor factor, const PixelBox& box,
+                        DecodedImage& out, JpegErrors& errors) {
+  jpeg_decompress_struct cinfo;
+  cinfo.err = jpeg_std_error(&errors.manager);
+  errors.manager.error_exit = jpeg_fail;
+  errors.manager.emit_message = jpeg_message;
+  if (setjmp(errors.jump)) {
+    jpeg_destroy_decompress(&cinfo);
+    return false;
+  }
+  jpeg_create_decompress(&cinfo);
+  jpeg_mem_src(&cinfo, data, static_cast<unsigned long>(size));
+  jpeg_read_header(&cinfo, TRUE);
+  cinfo.out_color_space = JCS_RGB;
+  cinfo.scale_num = static_cast<unsigned>(factor.num);
+  cinfo.scale_denom = static_cast<unsigned>(factor.denom);
+  jpeg_start_decompress(&cinfo);
+  const auto width = static_cast<int>(cinfo.output_width), height = static_cast<int>(cinfo.output_height);
+  const int left = std::clamp(box.left, 0, width), right = std::clamp(box.right, left, width);
+  const int top = std::clamp(box.top, 0, height), bottom = std::clamp(box.bottom, top, height);
+  JDIMENSION x = static_cast<JDIMENSION>(left), w = static_cast<JDIMENSION>(std::max(right - left, 1));
+  if (left > 0 || right < width) jpeg_crop_scanline(&cinfo, &x, &w);
+  if (top > 0) jpeg_skip_scanlines(&cinfo, static_cast<JDIMENSION>(top));
+  out.left = static_cast<int>(x);
+  out.top = top;
+  out.width = static_cast<int>(cinfo.output_width);
+  out.height = bottom - top;
+  const std::size_t stride = static_cast<std::size_t>(out.width) * 3;
+  out.rgb.resize(stride * static_cast<std::size_t>(out.height));
+  JSAMPROW rows[16];
+  while (cinfo.output_scanline < static_cast<JDIMENSION>(bottom)) {
+    const int first = static_cast<int>(cinfo.output_scanline) - top;
+    const int n = std::min(16, bottom - static_cast<int>(cinfo.output_scanline));
+    for (int i = 0; i < n; ++i) rows[i] = out.rgb.data() + static_cast<std::size_t>(first + i) * stride;
+    jpeg_read_scanlines(&cinfo, rows, static_cast<JDIMENSION>(n));
+  }
+  jpeg_abort_decompress(&cinfo);  // the rows below the box are never decoded
+  jpeg_destroy_decompress(&cinfo);
+  return true;
+}
 
 }  // namespace
 
@@ -88,6 +155,17 @@ Decoder::Decoder() : jpeg_(tjInitDecompress()) {
 
 Decoder::~Decoder() { tjDestroy(static_cast<tjhandle>(jpeg_)); }
 
+void Decoder::decode_region(std::span<const std::uint8_t> bytes, ImageFormat format, ImageSize full,
+                            ScalingFactor factor, const PixelBox& box, DecodedImage& out) {
+  if (format != ImageFormat::jpeg) {
+    decode(bytes, format, full, factor, out);
+    return;
+  }
+  JpegErrors errors;
+  if (!decode_jpeg_region(bytes.data(), bytes.size(), factor, box, out, errors))
+    throw DecodeError(std::string("JPEG: ") + errors.message);
+}
+
 ImageSize Decoder::size(std::span<const std::uint8_t> bytes, ImageFormat format) {
   if (format == ImageFormat::jpeg) {
     auto* handle = static_cast<tjhandle>(jpeg_);
@@ -111,6 +189,7 @@ ImageSize Decoder::size(std::span<const std::uint8_t> bytes, ImageFormat format)
 
 void Decoder::decode(std::span<const std::uint8_t> bytes, ImageFormat format, ImageSize full, ScalingFactor factor,
                      DecodedImage& out) {
+  out.left = out.top = 0;
   if (format == ImageFormat::jpeg) {
     auto* handle = static_cast<tjhandle>(jpeg_);
     out.width = scaled_dimension(full.width, factor);

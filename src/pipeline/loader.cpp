@@ -4,7 +4,9 @@
 
 #include <atomic>
 #include <cerrno>
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -105,11 +107,20 @@ struct Worker {
     const ScalingFactor factor = format == ImageFormat::jpeg
                                      ? choose_scaling(box.width, box.height, c.image_size, fast_jpeg_scaling_factors())
                                      : ScalingFactor{};
-    decoder.decode(bytes, format, full, factor, image);
-    // The crop in the decoded image's pixels: scaled decoding shrinks both axes by (about) the factor.
-    const double sx = static_cast<double>(image.width) / full.width;
-    const double sy = static_cast<double>(image.height) / full.height;
-    const Region region{box.left * sx, box.top * sy, (box.left + box.width) * sx, (box.top + box.height) * sy};
+    // The crop in the scaled image's pixels: scaled decoding shrinks both axes by (about) the factor.
+    const double sx = static_cast<double>(scaled_dimension(full.width, factor)) / full.width;
+    const double sy = static_cast<double>(scaled_dimension(full.height, factor)) / full.height;
+    const Region crop{box.left * sx, box.top * sy, (box.left + box.width) * sx, (box.top + box.height) * sy};
+    // Decode the crop and what the resample reads around it: the filter's support (1 pixel, or the
+    // shrink factor), plus 2 so that the decoded part's edge columns (see decode_region) are not read.
+    const int margin =
+        static_cast<int>(std::ceil(std::max({1.0, (crop.x1 - crop.x0) / c.image_size, (crop.y1 - crop.y0) / c.image_size}))) + 2;
+    const PixelBox needed{static_cast<int>(std::floor(crop.x0)) - margin, static_cast<int>(std::floor(crop.y0)) - margin,
+                          static_cast<int>(std::ceil(crop.x1)) + margin, static_cast<int>(std::ceil(crop.y1)) + margin};
+    decoder.decode_region(bytes, format, full, factor, needed, image);
+    // The resample sees the decoded part as the image, clamping its taps to it: the same taps as on the
+    // whole image wherever the margin was not cut by the image's own edge, where both clamp alike.
+    const Region region{crop.x0 - image.left, crop.y0 - image.top, crop.x1 - image.left, crop.y1 - image.top};
     const ImageView view{image.rgb.data(), image.width, image.height, static_cast<std::size_t>(image.width) * 3};
     resampler.resize_normalize(view, region, c.image_size, flip, c.normalization, out);
   }

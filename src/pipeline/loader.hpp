@@ -7,8 +7,13 @@
 // flipped with a random stream keyed by (seed, e, k). Workers claim samples one at a time, so the
 // batches are bit-identical for any worker count, and a batch may straddle two epochs.
 //
+// Per sample: RandomResizedCrop's box is drawn from the JPEG header's size, then only that part of the
+// image is decoded (at 1/2, 1/4 or 1/8 scale when it stays at least as large as the output), resampled,
+// flipped and normalised straight into the batch.
+//
 // A file that cannot be read or decoded is counted once, named (the first kMaxNamedFailures), and
-// replaced by the next image of the epoch's order, so batches stay full and the run goes on.
+// replaced by the next image of the epoch's order, so batches stay full and the run goes on. (A JPEG
+// truncated below the crop is not noticed: its missing rows are never read.)
 #pragma once
 
 #include <cstddef>

@@ -4,6 +4,7 @@
 
 #include "pipeline/decode.hpp"
 #include "pipeline/synthetic_images.hpp"
+#include "pipeline/transforms.hpp"
 
 namespace gpusage::pipeline {
 namespace {
@@ -96,6 +97,55 @@ TEST(Decode, AGoodFileDecodesAfterABadOneOnTheSameDecoder) {
   EXPECT_THROW(d.decode(truncated, ImageFormat::jpeg, {1, 1}, out), DecodeError);
   EXPECT_NO_THROW(d.decode(good, ImageFormat::jpeg, {1, 1}, out));
   EXPECT_EQ(out.width, 32);
+}
+
+TEST(Decode, RegionDecodingGivesTheFullDecodesPixelsInsideTheBox) {
+  const auto jpeg = encode_jpeg(synthesize_photo(200, 150, 7), 200, 150, 90);
+  Decoder d;
+  for (const ScalingFactor f : {ScalingFactor{1, 1}, ScalingFactor{1, 2}}) {
+    DecodedImage full, part;
+    d.decode(jpeg, ImageFormat::jpeg, f, full);
+    const PixelBox box{37 * f.num / f.denom, 21 * f.num / f.denom, 150 * f.num / f.denom, 120 * f.num / f.denom};
+    d.decode_region(jpeg, ImageFormat::jpeg, {200, 150}, f, box, part);
+    ASSERT_LE(part.left, box.left);  // widened to whole blocks
+    ASSERT_GE(part.left + part.width, box.right);
+    ASSERT_EQ(part.top, box.top);
+    ASSERT_EQ(part.height, box.bottom - box.top);
+    // Every pixel but the first and last decoded column (edge-replicated chroma) is the full decode's.
+    int differing = 0;
+    for (int y = 0; y < part.height; ++y)
+      for (int x = 1; x + 1 < part.width; ++x)
+        for (int c = 0; c < 3; ++c)
+          differing += part.rgb[(static_cast<std::size_t>(y) * part.width + x) * 3 + c] !=
+                       full.rgb[(static_cast<std::size_t>(y + part.top) * full.width + x + part.left) * 3 + c];
+    EXPECT_EQ(differing, 0) << f.num << "/" << f.denom;
+  }
+}
+
+TEST(Decode, ACropResampledFromTheDecodedPartEqualsTheCropOfTheWholeImage) {
+  const auto jpeg = encode_jpeg(synthesize_photo(160, 120, 8), 160, 120, 90);
+  Decoder d;
+  DecodedImage full, part;
+  d.decode(jpeg, ImageFormat::jpeg, {1, 1}, full);
+  const Region crop{30.0, 17.0, 130.0, 100.0};  // shrunk to 32: support 3.1, so a margin of 4 + 2
+  d.decode_region(jpeg, ImageFormat::jpeg, {160, 120}, {1, 1}, {24, 11, 136, 106}, part);
+  Resampler r;
+  std::vector<float> a(3 * 32 * 32), b(3 * 32 * 32);
+  r.resize_normalize({full.rgb.data(), full.width, full.height, static_cast<std::size_t>(full.width) * 3}, crop, 32,
+                     false, Normalization{}, a.data());
+  const Region shifted{crop.x0 - part.left, crop.y0 - part.top, crop.x1 - part.left, crop.y1 - part.top};
+  r.resize_normalize({part.rgb.data(), part.width, part.height, static_cast<std::size_t>(part.width) * 3}, shifted,
+                     32, false, Normalization{}, b.data());
+  for (std::size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], b[i], 1e-4) << i;
+}
+
+TEST(Decode, RegionDecodingOfATruncatedFileIsAnError) {
+  const auto jpeg = encode_jpeg(synthesize_photo(64, 64, 4), 64, 64, 90);
+  const std::vector<std::uint8_t> truncated(jpeg.begin(), jpeg.begin() + 400);
+  Decoder d;
+  DecodedImage out;
+  EXPECT_THROW(d.decode_region(truncated, ImageFormat::jpeg, {64, 64}, {1, 1}, {0, 0, 64, 64}, out), DecodeError);
+  EXPECT_NO_THROW(d.decode_region(jpeg, ImageFormat::jpeg, {64, 64}, {1, 1}, {0, 0, 64, 64}, out));
 }
 
 TEST(Decode, GarbageIsAnErrorThatSaysWhat) {
