@@ -340,7 +340,7 @@ int run(BenchOptions& o, const RankOptions& rank, const std::string& out, bool s
   if (folder) {
     report.data_images = static_cast<std::int64_t>(folder->samples.size());
     report.data_classes = static_cast<int>(folder->classes.size());
-    report.data_mode = fmt::format("ImageFolder from disk, {} worker{} per process (libturbojpeg), "
+    report.data_mode = fmt::format("ImageFolder from disk, {} worker{} per process (libjpeg-turbo), "
                                    "RandomResizedCrop({}) + flip + normalize{}",
                                    o.workers, o.workers == 1 ? "" : "s", *o.resolution,
                                    device == DeviceKind::cuda ? ", pinned host memory" : "");

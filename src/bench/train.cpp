@@ -239,8 +239,10 @@ void run_trial_inner(const TrialConfig& c, TrialResult& result) {
     }
     auto s = std::make_unique<ImageFolderSource>(*c.folder, lc, device, c.channels_last);
     folder_source = s.get();
-    // The loader alone first: enough batches for every worker to finish a few images, at least 64 images.
-    const int probe_batches = std::max({2, (2 * lc.workers + c.batch - 1) / c.batch, (64 + c.batch - 1) / c.batch});
+    // The loader alone first: at least 256 images (a quarter of a second at ~1000 images/s per worker)
+    // and 16 per worker, so that start-up (cold caches, first buffers) weighs little in the rate.
+    const int probe_images = std::max(256, 16 * lc.workers);
+    const int probe_batches = std::max(2, (probe_images + c.batch - 1) / c.batch);
     const ImageFolderSource::Probe p = s->probe(probe_batches);
     LoaderResult& l = result.loader.emplace();
     l.workers = lc.workers;

@@ -319,7 +319,7 @@ TEST(BenchTrial, ImageFolderTrialProbesTheLoaderAndTrainsOnItsBatches) {
   ASSERT_TRUE(r.ok()) << r.reason;
   ASSERT_TRUE(r.loader.has_value());
   EXPECT_EQ(r.loader->workers, 2);
-  EXPECT_GE(r.loader->probe_images, 64);
+  EXPECT_GE(r.loader->probe_images, 256);
   EXPECT_GT(r.loader->images_per_s, 0);
   EXPECT_EQ(r.loader->failed_files, 0);
   EXPECT_EQ(r.data_wait_s.size(), 2u);
