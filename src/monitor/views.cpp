@@ -5,6 +5,7 @@
 #include <cmath>
 #include <ctime>
 
+#include "core/common/text.hpp"
 #include "core/device/fields.hpp"
 #include "core/device/sample_json.hpp"
 #include "report/table.hpp"
@@ -120,12 +121,6 @@ std::string render_summary(const Sample& sample, const std::vector<Alert>& alert
 
 namespace {
 
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string quoted = "\"";
-  for (char c : s) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
-}
 
 template <class T>
 std::string csv_value(const std::optional<T>& v) {
@@ -156,7 +151,7 @@ std::string csv_rows(const Sample& sample) {
   }
   std::string out;
   for (const GpuSample& g : sample.gpus) {
-    std::string row = fmt::format("{},{},{},{}", time, g.index, csv_field(g.name), csv_field(g.uuid));
+    std::string row = fmt::format("{},{},{},{}", time, g.index, text::csv_field(g.name), text::csv_field(g.uuid));
     device::for_each_metric(g, [&](const char*, const auto& v) { row += "," + csv_value(v); });
     std::string reasons;
     if (g.throttle_mask)

@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "core/common/error.hpp"
+#include "core/common/text.hpp"
 #include "core/device/fields.hpp"
 #include "core/device/sample_json.hpp"
 #include "report/output_file.hpp"
@@ -19,31 +20,6 @@ namespace gpusage::report {
 
 namespace {
 
-// One CSV record (RFC 4180 quoting, as monitor's csv_field writes it).
-std::vector<std::string> split_csv(const std::string& line) {
-  std::vector<std::string> cells(1);
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        cells.back() += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        cells.back() += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      cells.emplace_back();
-    } else if (c != '\r') {
-      cells.back() += c;
-    }
-  }
-  return cells;
-}
 
 template <class T>
 bool parse_number(const std::string& cell, T& out) {
@@ -58,14 +34,14 @@ MonitorLog parse_csv(std::istringstream& in, const std::string& origin) {
   std::string line;
   std::getline(in, line);
   std::map<std::string, std::size_t> column;
-  const std::vector<std::string> header = split_csv(line);
+  const std::vector<std::string> header = text::csv_fields(line);
   for (std::size_t i = 0; i < header.size(); ++i) column[header[i]] = i;
   for (const char* key : {"unix_time_s", "gpu", "name", "uuid"}) {
     if (!column.count(key)) throw InputError(fmt::format("--monitor-log '{}': the CSV header has no '{}' column", origin, key));
   }
   for (int number = 2; std::getline(in, line); ++number) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const std::vector<std::string> cells = split_csv(line);
+    const std::vector<std::string> cells = text::csv_fields(line);
     if (cells.size() != header.size()) {
       throw InputError(fmt::format("--monitor-log '{}' line {}: {} fields where the header has {}", origin, number,
                                    cells.size(), header.size()));

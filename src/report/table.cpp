@@ -6,6 +6,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "core/common/text.hpp"
+
 namespace gpusage::report {
 
 namespace {
@@ -26,15 +28,6 @@ std::string pad(const std::string& s, std::size_t width, Align align) {
   return align == Align::left ? s + fill : fill + s;
 }
 
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
 
 }  // namespace
 
@@ -129,12 +122,12 @@ std::string render_csv(const Table& table) {
   std::string out;
   for (std::size_t c = 0; c < table.columns.size(); ++c) {
     const Column& column = table.columns[c];
-    out += (c ? "," : "") + csv_field(column.unit.empty() ? column.header : column.header + " (" + column.unit + ")");
+    out += (c ? "," : "") + text::csv_field(column.unit.empty() ? column.header : column.header + " (" + column.unit + ")");
   }
   out += "\n";
   for (const auto& row : table.rows) {
     for (std::size_t c = 0; c < table.columns.size(); ++c) {
-      out += (c ? "," : "") + csv_field(c < row.size() ? row[c] : "");
+      out += (c ? "," : "") + text::csv_field(c < row.size() ? row[c] : "");
     }
     out += "\n";
   }

@@ -21,6 +21,12 @@ std::size_t edit_distance(std::string_view a, std::string_view b);
 std::vector<std::string> closest(std::string_view wanted, const std::vector<std::string>& choices,
                                  std::size_t limit = 5);
 
+// CSV (RFC 4180), shared by every reader and writer of CSV files so they agree on quoting.
+// One field, quoted when it holds a comma, quote or line break; a quote inside is doubled.
+std::string csv_field(std::string_view s);
+// The fields of one record: commas inside double quotes are kept, "" is a quote, a trailing \r is dropped.
+std::vector<std::string> csv_fields(std::string_view line);
+
 // "a, b, c"
 std::string join(const std::vector<std::string>& parts, std::string_view separator = ", ");
 

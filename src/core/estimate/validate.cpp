@@ -16,31 +16,6 @@ namespace gpusage::estimate {
 
 namespace {
 
-// RFC 4180 fields: commas inside double quotes, "" for a quote.
-std::vector<std::string> csv_fields(const std::string& line) {
-  std::vector<std::string> fields(1);
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        fields.back() += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        fields.back() += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      fields.emplace_back();
-    } else if (c != '\r') {
-      fields.back() += c;
-    }
-  }
-  return fields;
-}
 
 std::uint64_t fnv1a(const std::string& s) {
   std::uint64_t h = 1469598103934665603ull;
@@ -107,7 +82,7 @@ std::vector<Measurement> parse_measurements(const std::string& csv_text, const s
     start = end + 1;
     ++line_number;
     if (text::trim(line).empty() || line[0] == '#') continue;
-    auto fields = csv_fields(line);
+    auto fields = text::csv_fields(line);
     if (column.empty()) {
       for (std::size_t i = 0; i < fields.size(); ++i) column[text::trim(fields[i])] = i;
       for (const char* required : {"model", "gpu", "precision", "batch_per_gpu", "metric", "value"}) {

@@ -44,4 +44,24 @@ TEST(Text, ClosestStopsAtTheLimitInScoreOrder) {
   EXPECT_EQ(closest("rtx5090", ids, 2), (std::vector<std::string>{"rtx5090", "rtx5070"}));
 }
 
+TEST(Text, CsvFieldQuotesOnlyWhenNeededAndDoublesQuotes) {
+  EXPECT_EQ(csv_field("GeForce RTX 5090"), "GeForce RTX 5090");
+  EXPECT_EQ(csv_field("a,b"), "\"a,b\"");
+  EXPECT_EQ(csv_field("16\" card"), "\"16\"\" card\"");
+  EXPECT_EQ(csv_field("two\nlines"), "\"two\nlines\"");
+}
+
+TEST(Text, CsvFieldsSplitsOnUnquotedCommasAndUndoesQuoting) {
+  EXPECT_EQ(csv_fields("resnet50,rtx5090,,1.5\r"), (std::vector<std::string>{"resnet50", "rtx5090", "", "1.5"}));
+  EXPECT_EQ(csv_fields("\"a,b\",\"say \"\"hi\"\"\""), (std::vector<std::string>{"a,b", "say \"hi\""}));
+  EXPECT_EQ(csv_fields(""), (std::vector<std::string>{""}));
+}
+
+TEST(Text, CsvFieldsReadsBackWhatCsvFieldWrites) {
+  const std::vector<std::string> values{"plain", "with, comma", "\"quoted\"", ""};
+  std::string line;
+  for (std::size_t i = 0; i < values.size(); ++i) line += (i ? "," : "") + csv_field(values[i]);
+  EXPECT_EQ(csv_fields(line), values);
+}
+
 }  // namespace gpusage::text
