@@ -62,7 +62,9 @@ void add_bench_options(CLI::App& app, BenchOptions& o) {
   app.add_option("--memory-limit", o.memory_limit_bytes,
                  "Memory limit in bytes for --batch auto (CUDA: allocator fraction; CPU: peak RSS growth; "
                  "default on CPU: half of the available memory)");
-  app.add_option("--threads", o.threads, "CPU threads for LibTorch's intra-op pool (default: all cores / processes)");
+  app.add_option("--threads", o.threads,
+                 "CPU threads for LibTorch's intra-op pool (default: LibTorch's own, which follows "
+                 "OMP_NUM_THREADS and the OpenMP runtime; with --distributed, logical CPUs / processes)");
   app.add_option("--seed", o.seed, "Seed for weights and synthetic data")->default_str("0");
 }
 
