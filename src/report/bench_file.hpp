@@ -1,35 +1,18 @@
-// Reads what `gpusage bench --format json --out FILE` (or gpusage-bench) writes: where it ran, what it
-// trained, and each measured batch size. The schema is src/bench/result.cpp's; extra keys are ignored.
+// `--bench FILE.json` for the report: the file read from disk, parsed by the core's one reader of bench
+// results (core/estimate/bench_file.hpp).
 #pragma once
 
-#include <optional>
 #include <string>
-#include <vector>
+
+#include "core/estimate/bench_file.hpp"
 
 namespace gpusage::report {
 
-struct BenchRun {
-  int batch = 0;
-  bool ok = false;
-  std::string failure;                     // "out_of_memory" … when not ok
-  std::optional<double> throughput;        // samples/s
-  std::optional<double> peak_memory_bytes;
-};
+using estimate::BenchFile;
+using estimate::BenchRun;
+using estimate::parse_bench_file;
 
-struct BenchFile {
-  std::string origin;
-  std::string device;       // "cuda" or "cpu"
-  std::string device_name;  // "NVIDIA GeForce RTX 4090"
-  std::string model;        // a zoo id ("resnet50")
-  std::string precision;
-  std::string optimizer;    // may be empty
-  std::optional<int> resolution;
-  std::optional<int> seq_len;
-  std::vector<BenchRun> runs;
-};
-
-// Throws InputError naming `origin` and the missing or malformed key.
-BenchFile parse_bench_file(const std::string& json_text, const std::string& origin);
+// Throws InputError for an unreadable file or one that is not gpusage bench output.
 BenchFile read_bench_file(const std::string& path);
 
 }  // namespace gpusage::report
