@@ -1,6 +1,9 @@
 // gpusage validate FILE.csv: how far are plan's predictions from measured training runs?
+// With --cv gpu|source|model every row is predicted by constants fitted without its group.
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -10,6 +13,7 @@
 #include "cli/options.hpp"
 #include "core/catalog/catalog.hpp"
 #include "core/common/error.hpp"
+#include "core/estimate/uncertainty.hpp"
 #include "core/estimate/validate.hpp"
 #include "report/table.hpp"
 
@@ -21,19 +25,25 @@ using estimate::Metric;
 
 std::string percent(double fraction) { return fmt::format("{:+.1f}%", fraction * 100); }
 
-std::string summary_line(const char* label, const estimate::ErrorSummary& s) {
+std::string summary_line(const std::string& label, const estimate::ErrorSummary& s) {
   if (s.count == 0) return fmt::format("{}: no rows", label);
-  return fmt::format("{}: {} rows, median |error| {:.1f}%, p90 |error| {:.1f}%", label, s.count,
-                     s.median_abs_error * 100, s.p90_abs_error * 100);
+  return fmt::format("{}: {} rows, median |error| {:.1f}%, p90 |error| {:.1f}%, median error {:+.1f}%", label,
+                     s.count, s.median_abs_error * 100, s.p90_abs_error * 100, s.median_error * 100);
 }
 
 nlohmann::json summary_json(const estimate::ErrorSummary& s) {
-  return {{"rows", s.count}, {"median_abs_error", s.median_abs_error}, {"p90_abs_error", s.p90_abs_error}};
+  return {{"rows", s.count},
+          {"median_abs_error", s.median_abs_error},
+          {"p90_abs_error", s.p90_abs_error},
+          {"median_error", s.median_error},
+          {"ratio_p10", s.ratio_p10},
+          {"ratio_p90", s.ratio_p90}};
 }
 
 nlohmann::json constants_json(const estimate::ModelConstants& k) {
   return {{"conv_tensor_efficiency", k.conv_tensor_efficiency},
           {"matmul_tensor_efficiency", k.matmul_tensor_efficiency},
+          {"tf32_relative_efficiency", k.tf32_relative_efficiency},
           {"conv_fp32_efficiency", k.conv_fp32_efficiency},
           {"matmul_fp32_efficiency", k.matmul_fp32_efficiency},
           {"attention_relative_efficiency", k.attention_relative_efficiency},
@@ -44,30 +54,57 @@ nlohmann::json constants_json(const estimate::ModelConstants& k) {
           {"architecture_compute_factor", k.architecture_compute_factor}};
 }
 
+std::string ratio_text(int hits, int rows) {
+  return rows == 0 ? "no rows" : fmt::format("{} of {} ({:.1f}%)", hits, rows, 100.0 * hits / rows);
+}
+
 }  // namespace
 
 void add_validate_command(CLI::App& app) {
   struct State {
     std::string file;
     bool fit = false;
-    bool holdout_only = false;
+    std::string cv;
+    bool summary_only = false;
     Format format = Format::table;
     std::string out;
+    std::string intervals_out;
   };
   auto state = std::make_shared<State>();
   auto* command = app.add_subcommand(
       "validate",
       "Compare plan's predictions with measured training runs and report the error.\n"
-      "FILE is CSV with columns model,gpu,precision,batch_per_gpu,metric,value (optional num_gpus, resolution,\n"
-      "seq_len, source); metric is train_throughput (samples/s per GPU) or peak_memory (bytes).\n"
-      "Rows are split deterministically: two thirds calibrate (--fit), one third is held out.\n"
-      "Example: gpusage validate data/validation/published.csv");
+      "FILE is CSV with columns model,gpu,precision,batch_per_gpu,metric,value (optional: num_gpus, resolution,\n"
+      "seq_len, fails_at, attention flash|eager, parallel ddp|fsdp, layout nhwc|nchw, task squad|pretrain,\n"
+      "software_date YYYY-MM, framework, source). metric: train_throughput (samples/s per GPU), peak_memory\n"
+      "(bytes, as nvidia-smi counts them) or max_batch (value = largest batch that ran, fails_at = the\n"
+      "smallest that failed). Rows with software from before 2021-01 are reported as their own group.\n"
+      "Without --cv every row is predicted with the shipped constants, which were fitted on\n"
+      "data/validation/published.csv: those errors are in-sample. --cv gpu holds out one GPU at a time,\n"
+      "refits on the rest and predicts it: the honest figure for a card you do not own.\n"
+      "Examples:\n"
+      "  gpusage validate data/validation/published.csv --cv gpu --summary\n"
+      "  gpusage validate my-runs.csv --format json");
   command->add_option("file", state->file, "Measurements (CSV)")->required()->check(CLI::ExistingFile);
-  command->add_flag("--fit", state->fit, "Fit the speed constants on the calibration rows, then validate with them");
-  command->add_flag("--holdout", state->holdout_only, "List only the held-out rows");
+  command->add_option("--cv", state->cv,
+                      "Leave one group out: gpu, source (the publishing repository or site) or model")
+      ->check(CLI::IsMember({"gpu", "source", "model"}));
+  command->add_flag("--fit", state->fit,
+                    "Fit the speed constants on all current-software throughput rows, print what moved, and "
+                    "validate with them (in-sample)");
+  command->add_flag("--summary", state->summary_only, "Print the summaries and the per-cell table, not every row");
+  command->add_option("--intervals-out", state->intervals_out,
+                      "With --cv: write the per-cell error table plan's intervals use (JSON; the shipped one "
+                      "is data/validation/intervals.json)");
   add_format_option(*command, state->format, {Format::table, Format::csv, Format::json});
   command->add_option("--out", state->out, "Write the output to FILE instead of stdout");
   command->callback([state] {
+    if (state->fit && !state->cv.empty()) {
+      throw InputError("--fit and --cv do not go together: --cv refits for every held-out group by itself");
+    }
+    if (!state->intervals_out.empty() && state->cv.empty()) {
+      throw InputError("--intervals-out needs --cv: intervals come from out-of-sample errors only");
+    }
     std::ifstream in(state->file, std::ios::binary);
     if (!in) throw InputError(fmt::format("cannot read '{}'", state->file));
     std::stringstream text;
@@ -75,59 +112,139 @@ void add_validate_command(CLI::App& app) {
     const auto measurements = estimate::parse_measurements(text.str(), state->file);
     const catalog::Catalog& catalog = catalog::Catalog::active();
     estimate::Calibration calibration;
-    if (state->fit) calibration.constants = estimate::fit_constants(measurements, catalog, calibration.constants);
-    const auto result = estimate::validate(measurements, catalog, calibration);
+    std::vector<std::string> changes;
+    estimate::ValidationReport result;
+    if (!state->cv.empty()) {
+      const bool tty = isatty(STDERR_FILENO);
+      result = estimate::cross_validate(measurements, catalog, calibration.constants,
+                                        *estimate::parse_cv_group(state->cv), [tty](int done, int total) {
+                                          if (tty) std::fprintf(stderr, "\rcross-validating: %d/%d groups", done, total);
+                                          if (tty && done == total) std::fprintf(stderr, "\n");
+                                        });
+    } else {
+      if (state->fit) {
+        const estimate::ModelConstants before = calibration.constants;
+        calibration.constants = estimate::fit_constants(measurements, catalog, calibration.constants);
+        changes = estimate::describe_changes(before, calibration.constants);
+      }
+      result = estimate::validate(measurements, catalog, calibration);
+    }
+    if (!state->intervals_out.empty()) {
+      emit(estimate::interval_table_json(estimate::interval_table(result), state->file), state->intervals_out);
+    }
+    const std::string how =
+        result.cv ? fmt::format("leave-one-{}-out: {} groups, each predicted by constants fitted on the others",
+                                state->cv, result.groups)
+        : state->fit ? std::string("in-sample: constants fitted on these rows (--fit)")
+                     : std::string("shipped constants (fitted on data/validation/published.csv: in-sample there)");
 
     if (state->format == Format::json) {
       nlohmann::json rows = nlohmann::json::array();
       for (const auto& r : result.rows) {
         const auto& m = r.measurement;
-        rows.push_back({{"line", m.line},
-                        {"model", m.model},
-                        {"gpu", m.gpu},
-                        {"precision", m.precision},
-                        {"batch_per_gpu", m.batch_per_gpu},
-                        {"metric", m.metric == Metric::train_throughput ? "train_throughput" : "peak_memory"},
-                        {"measured", m.value},
-                        {"predicted", r.predicted ? nlohmann::json(*r.predicted) : nlohmann::json(nullptr)},
-                        {"error", r.error ? nlohmann::json(*r.error) : nlohmann::json(nullptr)},
-                        {"split", m.holdout ? "holdout" : "calibration"},
-                        {"skipped", r.skipped.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.skipped)}});
+        nlohmann::json row = {{"line", m.line},
+                              {"model", m.model},
+                              {"gpu", m.gpu},
+                              {"precision", m.precision},
+                              {"batch_per_gpu", m.batch_per_gpu},
+                              {"num_gpus", m.num_gpus},
+                              {"metric", estimate::to_string(m.metric)},
+                              {"measured", m.value},
+                              {"predicted", r.predicted ? nlohmann::json(*r.predicted) : nlohmann::json(nullptr)},
+                              {"error", r.error ? nlohmann::json(*r.error) : nlohmann::json(nullptr)},
+                              {"legacy", m.legacy()},
+                              {"group", r.group.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.group)},
+                              {"predicted_oom", r.predicted_oom},
+                              {"skipped", r.skipped.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.skipped)}};
+        if (m.fails_at) row["fails_at"] = *m.fails_at;
+        if (r.bracket_hit) row["bracket_hit"] = *r.bracket_hit;
+        rows.push_back(std::move(row));
       }
-      nlohmann::json doc = {{"rows", rows},
-                            {"summary",
-                             {{"all", summary_json(result.all)},
-                              {"calibration", summary_json(result.calibration_split)},
-                              {"holdout", summary_json(result.holdout_split)},
-                              {"holdout_throughput", summary_json(result.throughput_holdout)}}},
-                            {"constants", constants_json(calibration.constants)}};
+      nlohmann::json cells = nlohmann::json::array();
+      for (const auto& c : result.cells) {
+        cells.push_back({{"family", c.cell.family},
+                         {"precision", c.cell.precision},
+                         {"architecture", c.cell.architecture},
+                         {"throughput", summary_json(c.throughput)}});
+      }
+      nlohmann::json doc = {
+          {"method", how},
+          {"cv", result.cv ? nlohmann::json(state->cv) : nlohmann::json(nullptr)},
+          {"groups", result.groups},
+          {"rows", rows},
+          {"summary",
+           {{"single_gpu_throughput", summary_json(result.single_gpu_throughput)},
+            {"multi_gpu_throughput", summary_json(result.multi_gpu_throughput)},
+            {"legacy_throughput", summary_json(result.legacy_throughput)},
+            {"peak_memory", summary_json(result.peak_memory)},
+            {"max_batch", {{"rows", result.max_batch_rows}, {"in_bracket", result.max_batch_hits}}},
+            {"runs_that_ran", {{"rows", result.ran_rows}, {"predicted_oom", result.ran_predicted_oom}}}}},
+          {"cells", cells}};
+      if (!result.cv) doc["constants"] = constants_json(calibration.constants);
+      if (state->fit) doc["changes"] = changes;
       emit(doc.dump(2) + "\n", state->out);
       return;
     }
     report::Table table;
     table.columns = {{"line", ""},     {"model", "", report::Align::left}, {"gpu", "", report::Align::left},
-                     {"prec", "", report::Align::left}, {"batch", ""}, {"metric", "", report::Align::left},
-                     {"measured", ""}, {"predicted", ""}, {"error", ""}, {"split", "", report::Align::left}};
+                     {"prec", "", report::Align::left}, {"batch", ""}, {"gpus", ""},
+                     {"metric", "", report::Align::left}, {"measured", ""}, {"predicted", ""}, {"error", ""},
+                     {"note", "", report::Align::left}};
     int skipped = 0;
     for (const auto& r : result.rows) {
       const auto& m = r.measurement;
-      if (state->holdout_only && !m.holdout) continue;
-      const bool memory = m.metric == Metric::peak_memory;
-      auto value = [memory](double v) { return memory ? report::format_bytes(v) : report::format_number(v, 1); };
       if (!r.predicted) ++skipped;
+      if (state->summary_only && state->format == Format::table) continue;
+      const bool memory = m.metric == Metric::peak_memory;
+      auto value = [&](double v) {
+        if (memory) return report::format_bytes(v);
+        if (m.metric == Metric::max_batch) return fmt::format("{:.0f}", v);
+        return report::format_number(v, 1);
+      };
+      std::string measured = value(m.value);
+      if (m.metric == Metric::max_batch) measured += m.fails_at ? fmt::format(" (<{})", *m.fails_at) : " (ran)";
+      std::string note = m.legacy() ? "legacy software" : "";
+      if (r.predicted_oom) note += std::string(note.empty() ? "" : "; ") + "predicted OOM";
+      if (r.bracket_hit) note += std::string(note.empty() ? "" : "; ") + (*r.bracket_hit ? "in bracket" : "outside bracket");
       table.add_row({std::to_string(m.line), m.model, m.gpu, m.precision, std::to_string(m.batch_per_gpu),
-                     memory ? "peak memory" : "samples/s", value(m.value),
+                     std::to_string(m.num_gpus),
+                     memory ? "peak memory" : m.metric == Metric::max_batch ? "max batch" : "samples/s", measured,
                      r.predicted ? value(*r.predicted) : "skipped: " + r.skipped, r.error ? percent(*r.error) : "",
-                     m.holdout ? "holdout" : "calibration"});
+                     note});
     }
-    std::string out = state->format == Format::csv ? report::render_csv(table) : report::render_text(table, 200);
-    if (state->format == Format::table) {
-      out += "\n" + summary_line("all", result.all) + "\n";
-      out += summary_line("calibration split", result.calibration_split) + "\n";
-      out += summary_line("holdout split", result.holdout_split) + "\n";
-      out += summary_line("holdout throughput (the accuracy target)", result.throughput_holdout) + "\n";
-      if (skipped) out += fmt::format("{} rows skipped (reason in the table)\n", skipped);
-      if (state->fit) out += "fitted constants: " + constants_json(calibration.constants).dump() + "\n";
+    std::string out;
+    if (state->format == Format::csv) {
+      emit(report::render_csv(table), state->out);
+      return;
+    }
+    if (!state->summary_only) out = report::render_text(table, 200) + "\n";
+    out += how + "\n";
+    out += summary_line("single-GPU throughput, current software (the headline)", result.single_gpu_throughput) + "\n";
+    out += summary_line("multi-GPU per-GPU throughput", result.multi_gpu_throughput) + "\n";
+    out += summary_line(fmt::format("legacy software (before {}), its own group", estimate::kLegacySoftwareBefore),
+                        result.legacy_throughput) + "\n";
+    out += summary_line("peak memory", result.peak_memory) + "\n";
+    out += "max batch: plan's largest batch inside the measured bracket in " +
+           ratio_text(result.max_batch_hits, result.max_batch_rows) + "\n";
+    out += "runs that ran but are predicted not to fit: " + ratio_text(result.ran_predicted_oom, result.ran_rows) + "\n";
+    if (skipped) out += fmt::format("{} rows skipped (reason in the table)\n", skipped);
+    if (!result.cells.empty()) {
+      report::Table cells;
+      cells.columns = {{"family", "", report::Align::left}, {"prec", "", report::Align::left},
+                       {"architecture", "", report::Align::left}, {"rows", ""}, {"median |err|", ""},
+                       {"p90 |err|", ""}, {"median err", ""}};
+      for (const auto& c : result.cells) {
+        cells.add_row({c.cell.family, c.cell.precision, c.cell.architecture, std::to_string(c.throughput.count),
+                       fmt::format("{:.1f}%", c.throughput.median_abs_error * 100),
+                       fmt::format("{:.1f}%", c.throughput.p90_abs_error * 100), percent(c.throughput.median_error)});
+      }
+      out += "\nsingle-GPU throughput by cell (model family x precision x GPU architecture):\n" +
+             report::render_text(cells, 200);
+    }
+    if (state->fit) {
+      out += "\nconstants the fit moved:\n";
+      if (changes.empty()) out += "  none by more than 0.5%\n";
+      for (const auto& line : changes) out += "  " + line + "\n";
     }
     emit(out, state->out);
   });

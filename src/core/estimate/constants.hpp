@@ -30,6 +30,10 @@ struct ModelConstants {
   // Fraction of the dense tensor-core peak that large conv / GEMM kernels reach in training.
   double conv_tensor_efficiency = 0.55;
   double matmul_tensor_efficiency = 0.56;
+  // TF32 GEMMs and convolutions relative to the 16-bit ones, as a fraction of their own (half as high)
+  // peak: the same tile shapes move twice the bytes per FLOP through shared memory and registers, so at
+  // BERT's and ResNet's shapes TF32 kernels sit further below their peak (fitted).
+  double tf32_relative_efficiency = 1.0;
   // Fraction of the CUDA-core FP32 peak reached by FP32 (non-TF32) conv / GEMM kernels.
   double conv_fp32_efficiency = 0.88;
   double matmul_fp32_efficiency = 0.593;
@@ -45,6 +49,11 @@ struct ModelConstants {
   // cuDNN lacks). Fitted where published runs exist; others get the median factor (step_time.cpp).
   std::map<std::string, double> architecture_compute_factor = {
       {"7.0", 1.25}, {"8.0", 1.08}, {"8.6", 1.35}, {"8.9", 1.5625}, {"9.0", 0.741}, {"10.0", 0.474}};
+  // NCHW tensors under tensor cores: cuDNN's tensor-core convolutions work on NHWC, so an NCHW
+  // convolution transposes its input and output on the way (NVIDIA Deep Learning Performance Guide,
+  // "Convolutional Layers": "tensor layout ... NHWC ... NCHW inputs are transposed"). One extra read and
+  // write of the convolution's input and output per pass; none with --channels-last.
+  double nchw_transpose_passes = 1.0;
   // Fraction of peak DRAM bandwidth reached by memory-bound kernels (normalisation, elementwise,
   // pooling, optimizer). STREAM-like kernels reach 80-90% on HBM and GDDR.
   double memory_efficiency = 0.75;

@@ -85,11 +85,15 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
   const double weight_element = element;  // autocast reads the 16-bit weight copies
   const double fill_tiles = gpu.sm_count * k.tiles_per_sm_to_fill;
 
+  const double tf32 = config.precision == catalog::Precision::tf32 ? k.tf32_relative_efficiency : 1.0;
   auto efficiency = [&](OpClass op) {
-    if (op == OpClass::conv) return tensor_cores ? k.conv_tensor_efficiency : k.conv_fp32_efficiency;
-    double matmul = tensor_cores ? k.matmul_tensor_efficiency : k.matmul_fp32_efficiency;
+    if (op == OpClass::conv) return tensor_cores ? k.conv_tensor_efficiency * tf32 : k.conv_fp32_efficiency;
+    double matmul = tensor_cores ? k.matmul_tensor_efficiency * tf32 : k.matmul_fp32_efficiency;
     return op == OpClass::attention ? matmul * k.attention_relative_efficiency : matmul;
   };
+  // NCHW activations under tensor cores: each convolution transposes its input and output (constants.hpp).
+  const double layout_passes =
+      tensor_cores && !config.channels_last && w.domain == workload::Domain::vision ? k.nchw_transpose_passes : 0;
 
   const double architecture_factor = architecture_compute_factor(k, gpu);
   auto roofline = [&](const workload::Layer& layer, double flops, double bytes, double kernels) {
@@ -116,6 +120,14 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
   const bool trains_base = !(lora_rank(config) > 0);
   for (const auto& layer : w.layers) {
     const double io_bytes = batch * layer.forward_io_elements * element + layer.params * weight_element;
+    if (layer.op == OpClass::conv && layout_passes > 0) {
+      // Transposes are their own memory-bound kernels: forward converts input and output, backward the
+      // two gradients and the saved input (twice the forward traffic), as the roofline counts backward.
+      const double transpose_s = 3 * layout_passes * batch * layer.forward_io_elements * element / bandwidth;
+      forward_s += transpose_s / 3;
+      backward_s += 2 * transpose_s / 3;
+      t.memory_s += transpose_s;
+    }
     const Roofline f = roofline(layer, batch * layer.forward_flops, io_bytes, 1);
     // Backward reads the output gradient and the saved input and writes the input gradient (and the
     // weight gradient): about twice the forward traffic. GEMM-like layers launch two kernels.

@@ -3,8 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cctype>
 #include <cmath>
 #include <map>
+#include <mutex>
+#include <set>
+#include <thread>
 
 #include "core/common/error.hpp"
 #include "core/common/stats.hpp"
@@ -16,35 +21,27 @@ namespace gpusage::estimate {
 
 namespace {
 
+// PyTorch 2.0 (March 2023) brought scaled_dot_product_attention with fused (flash / memory-efficient)
+// kernels; software before it runs attention unfused, keeping the s^2 probabilities.
+constexpr const char* kFusedAttentionSince = "2023-03";
 
-std::uint64_t fnv1a(const std::string& s) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
-ErrorSummary summarize(const std::vector<double>& abs_errors) {
-  ErrorSummary s;
-  s.count = static_cast<int>(abs_errors.size());
-  if (abs_errors.empty()) return s;
-  s.median_abs_error = stats::quantile(abs_errors, 0.5);
-  s.p90_abs_error = stats::quantile(abs_errors, 0.9);
-  return s;
-}
-
+// What a row needs for a prediction, built once per row.
 struct Prepared {
   workload::Workload workload;
   TrainingConfig config;
   catalog::Gpu gpu;
 };
 
-// Builds what a row needs for a prediction, or says why it cannot be predicted.
+bool current_throughput(const Measurement& m) { return m.metric == Metric::train_throughput && !m.legacy(); }
+
 std::optional<Prepared> prepare(const Measurement& m, const catalog::Catalog& catalog, std::string& skipped) {
   try {
     workload::WorkloadOptions options;
     options.resolution = m.resolution;
     options.seq_len = m.seq_len;
-    options.flash_attention = m.flash_attention;
+    options.flash_attention = m.flash_attention.value_or(!m.software_date.empty() &&
+                                                         m.software_date >= kFusedAttentionSince);
+    if (m.task == "squad") options.head = workload::Head::question_answering;
     Prepared p{workload::build(m.model, options), {}, complete_tensor_rates(catalog.resolve(m.gpu), catalog).gpu};
     auto precision = catalog::parse_precision(m.precision);
     if (!precision) throw InputError(fmt::format("unknown precision '{}'", m.precision));
@@ -54,6 +51,7 @@ std::optional<Prepared> prepare(const Measurement& m, const catalog::Catalog& ca
     p.config.gpus_per_node = std::min(m.num_gpus, 8);
     p.config.nodes = std::max(1, m.num_gpus / 8);
     p.config.parallel = m.fsdp ? Parallel::fsdp : Parallel::ddp;
+    p.config.channels_last = m.channels_last.value_or(false);
     return p;
   } catch (const InputError& e) {
     skipped = e.what();
@@ -61,14 +59,238 @@ std::optional<Prepared> prepare(const Measurement& m, const catalog::Catalog& ca
   }
 }
 
-double predict_metric(const Prepared& p, Metric metric, const Calibration& calibration) {
-  if (metric == Metric::peak_memory) {
-    return estimate_memory(p.workload, p.config, p.gpu, &calibration).total_bytes();
-  }
+double predict_throughput(const Prepared& p, const Calibration& calibration) {
   return p.config.batch_per_gpu / estimate_step_time(p.workload, p.config, p.gpu, &calibration).step_s;
 }
 
+// Fills a row's prediction and error from one set of constants.
+void predict_row(ValidationRow& row, const Prepared& p, const Calibration& calibration) {
+  const Measurement& m = row.measurement;
+  const double capacity = p.gpu.memory_bytes();
+  switch (m.metric) {
+    case Metric::train_throughput:
+      row.predicted = predict_throughput(p, calibration);
+      break;
+    case Metric::peak_memory:
+      row.predicted = estimate_memory(p.workload, p.config, p.gpu, &calibration).total_bytes();
+      break;
+    case Metric::max_batch: {
+      const int predicted = max_batch(p.workload, p.config, p.gpu, &calibration);
+      row.predicted = predicted;
+      row.bracket_hit = predicted >= m.value && (!m.fails_at || predicted < *m.fails_at);
+      break;
+    }
+  }
+  row.error = (*row.predicted - m.value) / m.value;
+  if (m.metric != Metric::max_batch) {
+    row.predicted_oom = estimate_memory(p.workload, p.config, p.gpu, &calibration).total_bytes() > capacity;
+  }
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// Fills the summaries of a report from its predicted rows.
+void summarize_report(ValidationReport& report) {
+  std::vector<double> single, multi, legacy, memory;
+  std::map<Cell, std::vector<double>> cells;
+  for (const ValidationRow& row : report.rows) {
+    if (!row.error) continue;
+    const Measurement& m = row.measurement;
+    if (m.metric != Metric::max_batch) {
+      ++report.ran_rows;
+      if (row.predicted_oom) ++report.ran_predicted_oom;
+    }
+    switch (m.metric) {
+      case Metric::train_throughput:
+        if (m.legacy()) {
+          legacy.push_back(*row.error);
+        } else if (m.num_gpus > 1) {
+          multi.push_back(*row.error);
+        } else {
+          single.push_back(*row.error);
+          cells[Cell{model_family(m.model), m.precision, row.architecture}].push_back(*row.error);
+        }
+        break;
+      case Metric::peak_memory:
+        memory.push_back(*row.error);
+        break;
+      case Metric::max_batch:
+        ++report.max_batch_rows;
+        if (row.bracket_hit.value_or(false)) ++report.max_batch_hits;
+        break;
+    }
+  }
+  report.single_gpu_throughput = summarize(single);
+  report.multi_gpu_throughput = summarize(multi);
+  report.legacy_throughput = summarize(legacy);
+  report.peak_memory = summarize(memory);
+  for (const auto& [cell, errors] : cells) report.cells.push_back({cell, summarize(errors)});
+}
+
+struct FitRow {
+  const Prepared* prepared;
+  double measured;
+};
+
+ModelConstants fit_rows(const std::vector<FitRow>& rows, const ModelConstants& start) {
+  if (rows.empty()) throw InputError("no rows to fit (current-software train_throughput rows)");
+  const FitBounds& bounds = fit_bounds();
+  Calibration calibration;
+  calibration.constants = start;
+  std::vector<double> errors(rows.size());
+  auto loss = [&] {
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      errors[i] = std::fabs(std::log(predict_throughput(*rows[i].prepared, calibration) / rows[i].measured));
+    }
+    double mean = 0;
+    for (double e : errors) mean += e;
+    std::nth_element(errors.begin(), errors.begin() + static_cast<long>(errors.size() / 2), errors.end());
+    // Median plus a little of the mean, so that the fit does not ignore the tail entirely.
+    return errors[errors.size() / 2] + 0.25 * mean / static_cast<double>(errors.size());
+  };
+  ModelConstants& k = calibration.constants;
+  struct Knob {
+    double* value;
+    double lo, hi;
+  };
+  const double e_lo = bounds.efficiency_lo, e_hi = bounds.efficiency_hi;
+  std::vector<Knob> knobs = {
+      {&k.conv_tensor_efficiency, e_lo, e_hi},
+      {&k.matmul_tensor_efficiency, e_lo, e_hi},
+      {&k.tf32_relative_efficiency, e_lo, e_hi},
+      {&k.conv_fp32_efficiency, e_lo, e_hi},
+      {&k.matmul_fp32_efficiency, e_lo, e_hi},
+      {&k.attention_relative_efficiency, e_lo, e_hi},
+      {&k.memory_efficiency, e_lo, e_hi},
+      {&k.depthwise_conv_relative_efficiency, e_lo, e_hi},
+      {&k.kernel_fixed_s, bounds.kernel_fixed_lo_s, bounds.kernel_fixed_hi_s},
+      {&k.host_dispatch_s, bounds.host_dispatch_lo_s, bounds.host_dispatch_hi_s},
+  };
+  // One compute factor per architecture that has rows; it may not lift any GEMM efficiency above 1.
+  std::set<std::string> present;
+  for (const FitRow& row : rows) present.insert(row.prepared->gpu.compute_capability);
+  for (const std::string& cc : present) k.architecture_compute_factor.try_emplace(cc, 1.0);
+  std::vector<double*> factors;
+  for (auto& [architecture, factor] : k.architecture_compute_factor) {
+    if (present.count(architecture)) factors.push_back(&factor);
+  }
+  auto factor_cap = [&] {
+    const double e = std::max({k.conv_tensor_efficiency, k.matmul_tensor_efficiency, k.conv_fp32_efficiency,
+                               k.matmul_fp32_efficiency});
+    return std::min(bounds.architecture_hi, 1.0 / e);
+  };
+  for (double* f : factors) *f = std::clamp(*f, bounds.architecture_lo, factor_cap());
+  double best = loss();
+  for (int round = 0; round < 6; ++round) {
+    const double step = round < 3 ? 1.25 : 1.08;
+    std::vector<Knob> all = knobs;
+    for (double* f : factors) all.push_back({f, bounds.architecture_lo, bounds.architecture_hi});
+    for (Knob& knob : all) {
+      for (double factor : {step, 1 / step}) {
+        while (true) {
+          const double old = *knob.value;
+          const double next = std::clamp(old * factor, knob.lo, knob.hi);
+          if (next == old) break;
+          *knob.value = next;
+          const double cap = factor_cap();
+          bool physical = true;
+          for (double* f : factors) physical = physical && *f <= cap * (1 + 1e-12);
+          const double l = physical ? loss() : best + 1;
+          if (l < best - 1e-9) {
+            best = l;
+          } else {
+            *knob.value = old;
+            break;
+          }
+        }
+      }
+    }
+  }
+  return k;
+}
+
 }  // namespace
+
+const char* to_string(Metric metric) {
+  switch (metric) {
+    case Metric::train_throughput: return "train_throughput";
+    case Metric::peak_memory: return "peak_memory";
+    case Metric::max_batch: return "max_batch";
+  }
+  return "?";
+}
+
+std::optional<CvGroup> parse_cv_group(const std::string& name) {
+  if (name == "gpu") return CvGroup::gpu;
+  if (name == "source") return CvGroup::source;
+  if (name == "model") return CvGroup::model;
+  return std::nullopt;
+}
+
+const char* to_string(CvGroup group) {
+  switch (group) {
+    case CvGroup::gpu: return "gpu";
+    case CvGroup::source: return "source";
+    case CvGroup::model: return "model";
+  }
+  return "?";
+}
+
+std::string cv_group_of(const Measurement& m, CvGroup group) {
+  switch (group) {
+    case CvGroup::gpu: return m.gpu;
+    case CvGroup::model: return m.model;
+    case CvGroup::source: break;
+  }
+  std::string s = lower(m.source);
+  for (const char* scheme : {"https://", "http://"}) {
+    if (s.starts_with(scheme)) s = s.substr(std::string(scheme).size());
+  }
+  if (s.starts_with("www.")) s = s.substr(4);
+  const auto first = s.find('/');
+  const std::string host = s.substr(0, first);
+  if (host == "github.com" && first != std::string::npos) {
+    const auto second = s.find('/', first + 1);
+    const auto third = second == std::string::npos ? second : s.find('/', second + 1);
+    return s.substr(0, third == std::string::npos ? s.find_first_of("#?") : third);
+  }
+  return host.empty() ? "unknown" : host;
+}
+
+std::string model_family(const std::string& model_id) {
+  std::string family;
+  for (char c : model_id) {
+    if (!std::isalpha(static_cast<unsigned char>(c))) break;
+    family += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  if (family == "gpt") return "gpt2";
+  return family.empty() ? model_id : family;
+}
+
+ErrorSummary summarize(const std::vector<double>& signed_errors) {
+  ErrorSummary s;
+  s.count = static_cast<int>(signed_errors.size());
+  if (signed_errors.empty()) return s;
+  std::vector<double> abs_errors, ratios;
+  for (double e : signed_errors) {
+    abs_errors.push_back(std::fabs(e));
+    ratios.push_back(1 + e);
+  }
+  s.median_abs_error = stats::quantile(abs_errors, 0.5);
+  s.p90_abs_error = stats::quantile(abs_errors, 0.9);
+  s.median_error = stats::quantile(signed_errors, 0.5);
+  s.ratio_p10 = stats::quantile(ratios, 0.1);
+  s.ratio_p90 = stats::quantile(ratios, 0.9);
+  return s;
+}
+
+const FitBounds& fit_bounds() {
+  static const FitBounds bounds;
+  return bounds;
+}
 
 std::vector<Measurement> parse_measurements(const std::string& csv_text, const std::string& origin) {
   std::vector<Measurement> out;
@@ -106,42 +328,69 @@ std::vector<Measurement> parse_measurements(const std::string& csv_text, const s
       }
       char* e = nullptr;
       double v = std::strtod(s.c_str(), &e);
-      if (*e != '\0' || !(v > 0)) {
+      if (*e != '\0' || !(v > 0) || !std::isfinite(v)) {
         throw InputError(fmt::format("{}:{}: '{}' = '{}' is not a positive number", origin, line_number, name, s));
       }
       return v;
+    };
+    // Counts (batch, GPUs, pixels, tokens) are whole numbers within what plan accepts.
+    auto count = [&](const char* name, bool required) -> std::optional<int> {
+      auto v = number(name, required);
+      if (!v) return std::nullopt;
+      if (*v != std::floor(*v) || *v > 1e7) {
+        throw InputError(fmt::format("{}:{}: '{}' = '{}' is not a whole number from 1 to 10000000", origin,
+                                     line_number, name, get(name)));
+      }
+      return static_cast<int>(*v);
+    };
+    auto choice = [&](const char* name, std::initializer_list<const char*> accepted) {
+      const std::string v = get(name);
+      if (v.empty()) return v;
+      for (const char* a : accepted) {
+        if (v == a) return v;
+      }
+      std::string list;
+      for (const char* a : accepted) list += std::string(list.empty() ? "" : ", ") + a;
+      throw InputError(fmt::format("{}:{}: {} '{}' is not one of {}", origin, line_number, name, v, list));
     };
     Measurement m;
     m.line = line_number;
     m.model = get("model");
     m.gpu = get("gpu");
     m.precision = get("precision");
-    m.batch_per_gpu = static_cast<int>(*number("batch_per_gpu", true));
-    m.num_gpus = static_cast<int>(number("num_gpus", false).value_or(1));
-    if (auto r = number("resolution", false)) m.resolution = static_cast<int>(*r);
-    if (auto s = number("seq_len", false)) m.seq_len = static_cast<int>(*s);
-    const std::string metric = get("metric");
-    if (metric == "train_throughput") {
-      m.metric = Metric::train_throughput;
-    } else if (metric == "peak_memory") {
-      m.metric = Metric::peak_memory;
-    } else {
-      throw InputError(fmt::format("{}:{}: metric '{}' is not train_throughput or peak_memory", origin, line_number,
-                                   metric));
-    }
+    m.batch_per_gpu = *count("batch_per_gpu", true);
+    m.num_gpus = count("num_gpus", false).value_or(1);
+    m.resolution = count("resolution", false);
+    m.seq_len = count("seq_len", false);
+    m.fails_at = count("fails_at", false);
+    const std::string metric = choice("metric", {"train_throughput", "peak_memory", "max_batch"});
+    if (metric.empty()) throw InputError(fmt::format("{}:{}: 'metric' is empty", origin, line_number));
+    m.metric = metric == "train_throughput" ? Metric::train_throughput
+               : metric == "peak_memory"    ? Metric::peak_memory
+                                            : Metric::max_batch;
     m.value = *number("value", true);
+    if (m.metric == Metric::max_batch && m.fails_at && *m.fails_at <= m.value) {
+      throw InputError(fmt::format("{}:{}: fails_at {} is not above the batch that ran ({})", origin, line_number,
+                                   *m.fails_at, m.value));
+    }
     m.source = get("source");
-    const std::string attention = get("attention"), parallel = get("parallel");
-    if (!attention.empty() && attention != "flash" && attention != "eager") {
-      throw InputError(fmt::format("{}:{}: attention '{}' is not flash or eager", origin, line_number, attention));
+    m.framework = get("framework");
+    m.software_date = get("software_date");
+    if (!m.software_date.empty() &&
+        (m.software_date.size() != 7 || m.software_date[4] != '-' ||
+         !std::all_of(m.software_date.begin(), m.software_date.begin() + 4, ::isdigit) ||
+         !std::isdigit(static_cast<unsigned char>(m.software_date[5])) ||
+         !std::isdigit(static_cast<unsigned char>(m.software_date[6])))) {
+      throw InputError(
+          fmt::format("{}:{}: software_date '{}' is not YYYY-MM", origin, line_number, m.software_date));
     }
-    if (!parallel.empty() && parallel != "ddp" && parallel != "fsdp") {
-      throw InputError(fmt::format("{}:{}: parallel '{}' is not ddp or fsdp", origin, line_number, parallel));
-    }
-    m.flash_attention = attention != "eager";
-    m.fsdp = parallel == "fsdp";
-    m.holdout = fnv1a(fmt::format("{},{},{},{},{},{}", m.model, m.gpu, m.precision, m.batch_per_gpu,
-                                  m.seq_len.value_or(0), m.source)) % 3 == 0;
+    const std::string attention = choice("attention", {"flash", "eager"});
+    if (!attention.empty()) m.flash_attention = attention == "flash";
+    m.fsdp = choice("parallel", {"ddp", "fsdp"}) == "fsdp";
+    const std::string layout = choice("layout", {"nhwc", "nchw"});
+    if (!layout.empty()) m.channels_last = layout == "nhwc";
+    m.task = choice("task", {"squad", "pretrain"});
+    m.data = choice("data", {"synthetic", "real"});
     out.push_back(std::move(m));
   }
   if (column.empty()) throw InputError(fmt::format("{}: empty file (expected a CSV header)", origin));
@@ -151,85 +400,114 @@ std::vector<Measurement> parse_measurements(const std::string& csv_text, const s
 ValidationReport validate(const std::vector<Measurement>& measurements, const catalog::Catalog& catalog,
                           const Calibration& calibration) {
   ValidationReport report;
-  std::vector<double> all, cal, hold, hold_throughput;
   for (const Measurement& m : measurements) {
-    ValidationRow row{m, std::nullopt, std::nullopt, {}};
+    ValidationRow row{m, std::nullopt, std::nullopt, {}, {}, {}, false, std::nullopt};
     if (auto p = prepare(m, catalog, row.skipped)) {
-      row.predicted = predict_metric(*p, m.metric, calibration);
-      row.error = (*row.predicted - m.value) / m.value;
-      const double e = std::fabs(*row.error);
-      all.push_back(e);
-      (m.holdout ? hold : cal).push_back(e);
-      if (m.holdout && m.metric == Metric::train_throughput) hold_throughput.push_back(e);
+      row.architecture = p->gpu.architecture;
+      predict_row(row, *p, calibration);
     }
     report.rows.push_back(std::move(row));
   }
-  report.all = summarize(all);
-  report.calibration_split = summarize(cal);
-  report.holdout_split = summarize(hold);
-  report.throughput_holdout = summarize(hold_throughput);
+  summarize_report(report);
+  return report;
+}
+
+ValidationReport cross_validate(const std::vector<Measurement>& measurements, const catalog::Catalog& catalog,
+                                const ModelConstants& start, CvGroup group,
+                                const std::function<void(int, int)>& progress) {
+  ValidationReport report;
+  report.cv = group;
+  std::vector<std::optional<Prepared>> prepared;
+  std::vector<std::string> groups_of;
+  std::vector<std::string> groups;
+  for (const Measurement& m : measurements) {
+    ValidationRow row{m, std::nullopt, std::nullopt, {}, {}, cv_group_of(m, group), false, std::nullopt};
+    prepared.push_back(prepare(m, catalog, row.skipped));
+    if (prepared.back()) row.architecture = prepared.back()->gpu.architecture;
+    if (prepared.back() && std::find(groups.begin(), groups.end(), row.group) == groups.end()) {
+      groups.push_back(row.group);
+    }
+    report.rows.push_back(std::move(row));
+  }
+  report.groups = static_cast<int>(groups.size());
+  std::atomic<std::size_t> next{0};
+  std::atomic<int> done{0};
+  std::mutex failure_mutex;
+  std::string failure;
+  auto worker = [&] {
+    while (true) {
+      const std::size_t g = next++;
+      if (g >= groups.size()) return;
+      try {
+        std::vector<FitRow> rows;
+        for (std::size_t i = 0; i < prepared.size(); ++i) {
+          if (prepared[i] && report.rows[i].group != groups[g] && current_throughput(measurements[i])) {
+            rows.push_back({&*prepared[i], measurements[i].value});
+          }
+        }
+        Calibration calibration;
+        calibration.constants = fit_rows(rows, start);
+        for (std::size_t i = 0; i < prepared.size(); ++i) {
+          if (prepared[i] && report.rows[i].group == groups[g]) predict_row(report.rows[i], *prepared[i], calibration);
+        }
+      } catch (const std::exception& e) {
+        std::lock_guard lock(failure_mutex);
+        failure = fmt::format("holding out {} '{}': {}", to_string(group), groups[g], e.what());
+      }
+      const int finished = ++done;
+      if (progress) progress(finished, static_cast<int>(groups.size()));
+    }
+  };
+  const unsigned threads = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
+  for (auto& t : pool) t.join();
+  if (!failure.empty()) throw InputError(failure);
+  summarize_report(report);
   return report;
 }
 
 ModelConstants fit_constants(const std::vector<Measurement>& measurements, const catalog::Catalog& catalog,
                              const ModelConstants& start) {
-  std::vector<std::pair<Prepared, double>> rows;
+  std::vector<Prepared> prepared;
+  std::vector<double> measured;
   for (const Measurement& m : measurements) {
     std::string skipped;
-    if (m.holdout || m.metric != Metric::train_throughput) continue;
-    if (auto p = prepare(m, catalog, skipped)) rows.emplace_back(std::move(*p), m.value);
-  }
-  if (rows.empty()) throw InputError("no calibration rows to fit (train_throughput rows outside the holdout split)");
-  Calibration calibration;
-  calibration.constants = start;
-  auto loss = [&] {
-    std::vector<double> errors;
-    for (const auto& [p, measured] : rows) {
-      errors.push_back(std::fabs(std::log(predict_metric(p, Metric::train_throughput, calibration) / measured)));
-    }
-    std::sort(errors.begin(), errors.end());
-    // Median plus a little of the mean, so that the fit does not ignore the tail entirely.
-    double mean = 0;
-    for (double e : errors) mean += e;
-    return errors[errors.size() / 2] + 0.25 * mean / errors.size();
-  };
-  ModelConstants& k = calibration.constants;
-  struct Knob {
-    double* value;
-    double lo, hi;
-  };
-  std::vector<Knob> knobs = {
-      {&k.conv_tensor_efficiency, 0.05, 0.95},  {&k.matmul_tensor_efficiency, 0.05, 0.95},
-      {&k.conv_fp32_efficiency, 0.05, 0.95},    {&k.matmul_fp32_efficiency, 0.05, 0.95},
-      {&k.attention_relative_efficiency, 0.2, 1.0}, {&k.memory_efficiency, 0.2, 0.95},
-      {&k.kernel_fixed_s, 0.5e-6, 40e-6},       {&k.host_dispatch_s, 1e-6, 60e-6},
-      {&k.depthwise_conv_relative_efficiency, 0.05, 1.0},
-  };
-  // One compute factor per architecture that has calibration rows.
-  for (const auto& [p, measured] : rows) k.architecture_compute_factor.try_emplace(p.gpu.compute_capability, 1.0);
-  for (auto& [architecture, factor] : k.architecture_compute_factor) knobs.push_back({&factor, 0.2, 3.0});
-  double best = loss();
-  for (int round = 0; round < 6; ++round) {
-    const double step = round < 3 ? 1.25 : 1.08;
-    for (Knob& knob : knobs) {
-      for (double factor : {step, 1 / step}) {
-        while (true) {
-          const double old = *knob.value;
-          const double next = std::clamp(old * factor, knob.lo, knob.hi);
-          if (next == old) break;
-          *knob.value = next;
-          const double l = loss();
-          if (l < best - 1e-9) {
-            best = l;
-          } else {
-            *knob.value = old;
-            break;
-          }
-        }
-      }
+    if (!current_throughput(m)) continue;
+    if (auto p = prepare(m, catalog, skipped)) {
+      prepared.push_back(std::move(*p));
+      measured.push_back(m.value);
     }
   }
-  return k;
+  std::vector<FitRow> rows;
+  for (std::size_t i = 0; i < prepared.size(); ++i) rows.push_back({&prepared[i], measured[i]});
+  return fit_rows(rows, start);
+}
+
+std::vector<std::string> describe_changes(const ModelConstants& before, const ModelConstants& after) {
+  std::vector<std::string> lines;
+  auto compare = [&](const std::string& name, double a, double b) {
+    if (a == 0 || std::fabs(b / a - 1) <= 0.005) return;
+    lines.push_back(fmt::format("{} {:.4g} -> {:.4g} ({:+.1f}%)", name, a, b, (b / a - 1) * 100));
+  };
+  compare("conv_tensor_efficiency", before.conv_tensor_efficiency, after.conv_tensor_efficiency);
+  compare("matmul_tensor_efficiency", before.matmul_tensor_efficiency, after.matmul_tensor_efficiency);
+  compare("tf32_relative_efficiency", before.tf32_relative_efficiency, after.tf32_relative_efficiency);
+  compare("conv_fp32_efficiency", before.conv_fp32_efficiency, after.conv_fp32_efficiency);
+  compare("matmul_fp32_efficiency", before.matmul_fp32_efficiency, after.matmul_fp32_efficiency);
+  compare("attention_relative_efficiency", before.attention_relative_efficiency,
+          after.attention_relative_efficiency);
+  compare("memory_efficiency", before.memory_efficiency, after.memory_efficiency);
+  compare("depthwise_conv_relative_efficiency", before.depthwise_conv_relative_efficiency,
+          after.depthwise_conv_relative_efficiency);
+  compare("kernel_fixed_s", before.kernel_fixed_s, after.kernel_fixed_s);
+  compare("host_dispatch_s", before.host_dispatch_s, after.host_dispatch_s);
+  for (const auto& [cc, factor] : after.architecture_compute_factor) {
+    auto it = before.architecture_compute_factor.find(cc);
+    compare("architecture_compute_factor[" + cc + "]", it == before.architecture_compute_factor.end() ? 1.0 : it->second,
+            factor);
+  }
+  return lines;
 }
 
 }  // namespace gpusage::estimate

@@ -1,7 +1,9 @@
 // Validation: predictions against measured training runs (data/validation/published.csv, or a user's
-// own file), and fitting the model constants on a calibration split of them.
+// own file), fitting the speed constants, and cross-validation that holds out one group (a GPU, a
+// source, a model) at a time so that every reported error comes from rows outside the fit.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,7 +13,15 @@
 
 namespace gpusage::estimate {
 
-enum class Metric { train_throughput, peak_memory };
+// train_throughput: samples/s per GPU. peak_memory: bytes in use on one GPU as nvidia-smi counts them
+// (CUDA context + the caching allocator's reserve). max_batch: a bracket, the largest batch that ran
+// (value) and the smallest that failed with out-of-memory (fails_at, when one was tried).
+enum class Metric { train_throughput, peak_memory, max_batch };
+const char* to_string(Metric metric);
+
+// `plan` models today's software (PyTorch >= 2.x, cuDNN 8.9+). Rows measured with software released
+// before this month are "legacy": reported as their own group, never fitted, never in the headline.
+inline constexpr const char* kLegacySoftwareBefore = "2021-01";
 
 struct Measurement {
   int line = 0;  // in the CSV file, for messages
@@ -23,44 +33,116 @@ struct Measurement {
   std::optional<int> resolution;
   std::optional<int> seq_len;
   Metric metric = Metric::train_throughput;
-  double value = 0;  // samples/s per GPU, or bytes
-  bool flash_attention = true;  // column `attention`: flash (default) or eager (unfused softmax)
-  bool fsdp = false;            // column `parallel`: ddp (default) or fsdp
+  double value = 0;              // samples/s per GPU, bytes, or the largest batch that ran
+  std::optional<int> fails_at;   // max_batch: the smallest batch that failed
+  // Column `attention`: flash or eager; empty: the software era's default (fused attention from
+  // PyTorch 2.0, March 2023, on; unfused before).
+  std::optional<bool> flash_attention;
+  bool fsdp = false;                  // column `parallel`: ddp (default) or fsdp
+  std::optional<bool> channels_last;  // column `layout`: nhwc or nchw; empty: nchw (PyTorch's default)
+  std::string task;                   // column `task`: squad (question-answering head) or pretrain
+  std::string data;                   // column `data`: synthetic or real (informational)
+  std::string framework;
+  std::string software_date;  // YYYY-MM of the framework / container release; empty when unknown
   std::string source;
-  // Rows are split deterministically (a hash of model, gpu, precision, batch, sequence length and
-  // source): about two thirds calibrate the constants, one third is held out to report the error.
-  bool holdout = false;
+
+  bool legacy() const { return !software_date.empty() && software_date < kLegacySoftwareBefore; }
 };
 
 // Parses CSV with a header that has at least model,gpu,precision,batch_per_gpu,metric,value (optional:
-// num_gpus, resolution, seq_len, source, anything else ignored). Throws InputError naming the line.
+// num_gpus, resolution, seq_len, fails_at, attention, parallel, layout, task, data, framework,
+// software_date, source; anything else ignored). Throws InputError naming the line and the column.
 std::vector<Measurement> parse_measurements(const std::string& csv_text, const std::string& origin);
+
+// How cross-validation groups rows: every group is predicted by constants fitted on all other groups.
+enum class CvGroup { gpu, source, model };
+std::optional<CvGroup> parse_cv_group(const std::string& name);
+const char* to_string(CvGroup group);
+// The group a row belongs to: its GPU id, its model id, or its source (the publishing repository or
+// site: github.com/OWNER/REPO, else the host), so that one benchmark suite is held out whole.
+std::string cv_group_of(const Measurement& m, CvGroup group);
+
+// The cell a row's error is reported in, and a plan's interval is taken from: model family, precision
+// and GPU architecture ("resnet · fp16 · Ampere").
+struct Cell {
+  std::string family;  // the model id's leading word: resnet, vit, bert, gpt2, llama …
+  std::string precision;
+  std::string architecture;
+  auto operator<=>(const Cell&) const = default;
+};
+std::string model_family(const std::string& model_id);
 
 struct ValidationRow {
   Measurement measurement;
   std::optional<double> predicted;  // empty when the row could not be predicted
   std::optional<double> error;      // (predicted - measured) / measured
   std::string skipped;              // why it was not predicted
+  std::string architecture;         // of the row's GPU, when it resolved
+  std::string group;                // the cross-validation group it was predicted from outside of
+  bool predicted_oom = false;       // the memory model says this run does not fit (the run did)
+  std::optional<bool> bracket_hit;  // max_batch: the predicted largest batch lies in [value, fails_at)
 };
 
 struct ErrorSummary {
   int count = 0;
   double median_abs_error = 0;
   double p90_abs_error = 0;
+  double median_error = 0;  // signed: > 0 means predictions are high
+  // Quantiles of predicted / measured, for intervals: the measured value lies in
+  // [predicted / ratio_p90, predicted / ratio_p10] for 80% of the rows.
+  double ratio_p10 = 1;
+  double ratio_p90 = 1;
+};
+ErrorSummary summarize(const std::vector<double>& signed_errors);
+
+struct CellSummary {
+  Cell cell;
+  ErrorSummary throughput;  // single-GPU throughput rows of that cell
 };
 
 struct ValidationReport {
   std::vector<ValidationRow> rows;
-  ErrorSummary all, calibration_split, holdout_split;  // over predicted rows (throughput + memory)
-  ErrorSummary throughput_holdout;                     // the headline number: held-out throughput rows
+  std::optional<CvGroup> cv;  // empty: every row predicted with the constants given (no holding out)
+  int groups = 0;             // groups held out in turn
+  ErrorSummary single_gpu_throughput;  // the headline: current-software single-GPU rows
+  ErrorSummary multi_gpu_throughput;   // per-GPU throughput of data-parallel runs
+  ErrorSummary legacy_throughput;      // rows measured with pre-kLegacySoftwareBefore software
+  ErrorSummary peak_memory;
+  int max_batch_rows = 0;
+  int max_batch_hits = 0;
+  int ran_rows = 0;             // throughput and memory rows: runs that ran
+  int ran_predicted_oom = 0;    // … of which the memory model says they do not fit
+  std::vector<CellSummary> cells;  // single-GPU throughput per cell, cells with rows only
 };
 
+// Every row predicted with the constants in `calibration` (in-sample when they were fitted on the rows).
 ValidationReport validate(const std::vector<Measurement>& measurements, const catalog::Catalog& catalog,
                           const Calibration& calibration);
 
-// Fits the speed constants (efficiencies, overheads) to the calibration split's throughput rows by
-// minimising the median absolute log error with coordinate search. Returns the fitted constants.
+// Leave one group out: for each group, the speed constants are refitted (fit_constants) on the current-
+// software throughput rows of every other group, and the group's rows are predicted with them.
+// `progress(done, total)` is called after each group (from worker threads; may be empty).
+ValidationReport cross_validate(const std::vector<Measurement>& measurements, const catalog::Catalog& catalog,
+                                const ModelConstants& start, CvGroup group,
+                                const std::function<void(int, int)>& progress = {});
+
+// The physical bounds every fitted constant is held to (tests check them; --fit prints what moved).
+struct FitBounds {
+  double efficiency_lo = 0.05, efficiency_hi = 1.0;          // fractions of a peak: (0, 1]
+  double architecture_lo = 0.5, architecture_hi = 2.0;       // per-architecture compute factor band
+  double kernel_fixed_lo_s = 0.5e-6, kernel_fixed_hi_s = 40e-6;
+  double host_dispatch_lo_s = 1e-6, host_dispatch_hi_s = 60e-6;
+};
+const FitBounds& fit_bounds();
+
+// Fits the speed constants (efficiencies, overheads, per-architecture factors) to the current-software
+// train_throughput rows by minimising the median absolute log error (plus a quarter of the mean) with
+// coordinate search, inside fit_bounds(); an architecture factor times the GEMM efficiencies never
+// exceeds 1 (no kernel beats the peak). Architectures without rows keep their start value.
 ModelConstants fit_constants(const std::vector<Measurement>& measurements, const catalog::Catalog& catalog,
                              const ModelConstants& start);
+
+// One line per constant that the fit moved by more than 0.5%: "memory_efficiency 0.750 -> 0.712 (-5.1%)".
+std::vector<std::string> describe_changes(const ModelConstants& before, const ModelConstants& after);
 
 }  // namespace gpusage::estimate

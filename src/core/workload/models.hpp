@@ -58,7 +58,9 @@ struct TransformerConfig {
   int default_seq_len = 0;
 };
 
-std::vector<Layer> transformer(const TransformerConfig& config, int seq_len, bool flash_attention);
+// head: BERT only (pre-training heads or the question-answering span head).
+std::vector<Layer> transformer(const TransformerConfig& config, int seq_len, bool flash_attention,
+                               Head head = Head::pretraining);
 
 // Parses a config.json (hf_config.cpp). Throws InputError naming the bad field.
 TransformerConfig parse_hf_config(const std::string& json_text);

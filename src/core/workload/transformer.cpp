@@ -112,7 +112,10 @@ void gpt2(Graph& g, const TransformerConfig& c, int seq, bool flash) {
 // head (dense, GELU, LayerNorm, decoder tied to the word embeddings with its own bias) and the
 // next-sentence head on the pooled [CLS]; the MLM loss runs over every position (HF computes the
 // log-softmax of all rows, ignoring labels of -100 only in the sum). Post-LN encoder layers.
-void bert(Graph& g, const TransformerConfig& c, int seq, bool flash) {
+// With the question-answering head (BertForQuestionAnswering, SQuAD fine-tuning) there is no pooler and
+// no pre-training head: qa_outputs maps each position to start/end logits (h -> 2), and the loss is a
+// cross-entropy over the sequence for each.
+void bert(Graph& g, const TransformerConfig& c, int seq, bool flash, Head head) {
   const std::int64_t h = c.hidden;
   Tensor x = embedding(g, "bert.embeddings.word_embeddings", seq, c.vocab, h, true);
   Tensor tt = embedding(g, "bert.embeddings.token_type_embeddings", seq, c.type_vocab, h, true);
@@ -141,6 +144,11 @@ void bert(Graph& g, const TransformerConfig& c, int seq, bool flash) {
     x = layer_norm(g, p + ".output.LayerNorm", y);
   }
   g.set_segment(-1);
+  if (head == Head::question_answering) {
+    Tensor logits = linear(g, "qa_outputs", x, LinearSpec{2, true});
+    cross_entropy(g, "qa_loss", logits);
+    return;
+  }
   // hidden_states[:, 0] is a strided view: the pooler's saved input keeps the last hidden state
   // (already kept by the MLM head) alive.
   Tensor pooled = linear(g, "bert.pooler.dense", select(x, {h}), LinearSpec{h, true});
@@ -156,7 +164,7 @@ void bert(Graph& g, const TransformerConfig& c, int seq, bool flash) {
 
 }  // namespace
 
-std::vector<Layer> transformer(const TransformerConfig& config, int seq_len, bool flash_attention) {
+std::vector<Layer> transformer(const TransformerConfig& config, int seq_len, bool flash_attention, Head head) {
   Graph g;
   switch (config.family) {
     case Family::llama:
@@ -168,7 +176,7 @@ std::vector<Layer> transformer(const TransformerConfig& config, int seq_len, boo
       gpt2(g, config, seq_len, flash_attention);
       break;
     case Family::bert:
-      bert(g, config, seq_len, flash_attention);
+      bert(g, config, seq_len, flash_attention, head);
       break;
   }
   return g.finish();

@@ -90,12 +90,17 @@ struct Workload {
   int tokens_per_sample() const { return domain == Domain::language ? seq_len : 0; }
 };
 
+// The task head on a language encoder: BERT's pre-training heads (masked LM over the vocabulary + next
+// sentence) or a question-answering span head (BertForQuestionAnswering: start/end logits, SQuAD).
+enum class Head { pretraining, question_answering };
+
 // What the user may change about a zoo model.
 struct WorkloadOptions {
   std::optional<int> resolution;   // vision models; default 224
   std::optional<int> seq_len;      // language models; default the model's usual training length
   std::optional<int> num_classes;  // vision heads; default 1000 (ImageNet-1k)
   bool flash_attention = true;     // attention keeps no s^2 probabilities when true
+  Head head = Head::pretraining;   // encoders (BERT) only
 };
 
 struct ZooEntry {

@@ -1,0 +1,55 @@
+// Prediction intervals: how far `plan` has been from measured runs it was not fitted on, per cell
+// (model family x precision x GPU architecture), taken from `gpusage validate --cv gpu` and shipped as
+// data/validation/intervals.json (compiled in). plan divides its prediction by the cell's 90th and 10th
+// percentile of predicted/measured to give the range that held 80% of the held-out runs.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/estimate/validate.hpp"
+
+namespace gpusage::estimate {
+
+struct IntervalCell {
+  std::string family;        // "*": any
+  std::string precision;     // "*": any
+  std::string architecture;  // "*": any
+  int rows = 0;
+  double ratio_p10 = 1;  // predicted / measured, 10th percentile
+  double ratio_p90 = 1;  // predicted / measured, 90th percentile
+  double median_abs_error = 0;
+};
+
+struct IntervalTable {
+  std::string method;               // how the errors were obtained, e.g. "leave-one-gpu-out over published.csv"
+  std::vector<IntervalCell> cells;  // exact cells and the coarser levels with "*"
+  IntervalCell multi_gpu;           // per-GPU throughput of data-parallel runs (family etc. "*")
+  int max_validated_gpus = 1;
+};
+
+// A cell needs this many held-out rows before its own spread is used; fewer fall back to a coarser level.
+inline constexpr int kMinIntervalRows = 5;
+
+// From a cross-validated report (single-GPU current-software throughput rows, and the multi-GPU ones).
+IntervalTable interval_table(const ValidationReport& report);
+std::string interval_table_json(const IntervalTable& table, const std::string& data_file);
+// Throws InputError naming `origin` when the text is not such a table.
+IntervalTable parse_interval_table(const std::string& json_text, const std::string& origin);
+// data/validation/intervals.json as compiled in.
+const IntervalTable& builtin_interval_table();
+
+struct Interval {
+  double low = 0;
+  double high = 0;
+  std::string basis;                  // "resnet · fp16 · Ampere: 31 held-out runs"
+  std::vector<std::string> warnings;  // the request lies outside the validated region
+};
+
+// The range for a throughput prediction of `family` at `precision` on a GPU of `architecture` with
+// `world_size` GPUs, and warnings where no held-out run covers the request.
+Interval throughput_interval(const IntervalTable& table, double predicted, const std::string& family,
+                             const std::string& precision, const std::string& architecture, int world_size);
+
+}  // namespace gpusage::estimate
