@@ -25,8 +25,11 @@ std::string read_text_file(const std::string& path, const char* what) {
 
 void RunOptions::add_to(CLI::App& command, bool with_model) {
   if (with_model) {
-    command.add_option("model", model, "Zoo model: resnet18/34/50/101/152, vgg16, mobilenet_v2, efficientnet_b0, "
-                                       "vit_b_16, vit_l_16, bert-base, bert-large, gpt2[-medium|-large|-xl], "
+    command.add_option("model", model, "Zoo model: resnet18/26/34/50/101/152/200, wide_resnet50_2/101_2, "
+                                       "resnext50_32x4d, resnext101_32x4d/32x8d/64x4d, vgg11/13/16/19[_bn], "
+                                       "mobilenet_v2, efficientnet_b0, vit_b_16/b_32/l_16/l_32/h_14, "
+                                       "vit_tiny_patch16_224, vit_small_patch16_224/32_224, vit_base_patch8_224, "
+                                       "vit_large_patch14_224, bert-base, bert-large, gpt2[-medium|-large|-xl], "
                                        "llama2-7b, llama2-13b, llama3-8b, mistral-7b");
   }
   command.add_option("--hf-config", hf_config, "Build the model from a Hugging Face config.json instead")

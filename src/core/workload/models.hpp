@@ -1,6 +1,7 @@
 // Internal to the workload module: the model builders behind build() and from_hf_config().
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -15,8 +16,23 @@ struct VisionShape {
   int num_classes = 1000;
   bool flash_attention = true;
 };
-std::vector<Layer> resnet(int depth, const VisionShape& shape);  // 18, 34, 50, 101, 152
-std::vector<Layer> vgg16(const VisionShape& shape);
+// torchvision's ResNet(block, layers, groups, width_per_group): the bottleneck's 3x3 conv has
+// int(planes * width_per_group / 64) * groups channels. resnet50: {3,4,6,3}, groups 1, width 64;
+// wide_resnet50_2: width 128; resnext50_32x4d: groups 32, width 4.
+struct ResNetSpec {
+  bool bottleneck = true;
+  std::array<int, 4> blocks{3, 4, 6, 3};
+  std::int64_t groups = 1;
+  std::int64_t width_per_group = 64;
+};
+std::vector<Layer> resnet(const ResNetSpec& spec, const VisionShape& shape);
+
+// torchvision's VGG cfgs "A" (vgg11), "B" (vgg13), "D" (vgg16), "E" (vgg19): convs per stage.
+struct VggSpec {
+  std::array<int, 5> convs{2, 2, 3, 3, 3};
+  bool batch_norm = false;
+};
+std::vector<Layer> vgg(const VggSpec& spec, const VisionShape& shape);
 std::vector<Layer> mobilenet_v2(const VisionShape& shape);
 std::vector<Layer> efficientnet_b0(const VisionShape& shape);
 

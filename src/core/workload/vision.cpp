@@ -30,29 +30,18 @@ void classifier_head(Graph& g, const Tensor& features, const VisionShape& shape,
 }
 
 // ---- ResNet (v1.5: the bottleneck's stride sits on the 3x3 conv) ----
-struct ResNetDepth {
-  int depth;
-  bool bottleneck;
-  std::array<int, 4> blocks;  // per stage, torchvision resnet18 ... resnet152
-};
-constexpr std::array<ResNetDepth, 5> kResNetDepths{{
-    {18, false, {2, 2, 2, 2}},
-    {34, false, {3, 4, 6, 3}},
-    {50, true, {3, 4, 6, 3}},
-    {101, true, {3, 4, 23, 3}},
-    {152, true, {3, 8, 36, 3}},
-}};
-
 Tensor resnet_block(Graph& g, const std::string& p, const Tensor& x, std::int64_t planes, int stride,
-                    bool bottleneck) {
-  const std::int64_t expansion = bottleneck ? 4 : 1;
+                    const ResNetSpec& spec) {
+  const std::int64_t expansion = spec.bottleneck ? 4 : 1;
   const std::int64_t out_ch = planes * expansion;
   Tensor y;
-  if (bottleneck) {
-    y = conv2d(g, p + ".conv1", x, ConvSpec{planes, 1});
+  if (spec.bottleneck) {
+    // torchvision Bottleneck: width = int(planes * (base_width / 64.)) * groups.
+    const std::int64_t width = planes * spec.width_per_group / 64 * spec.groups;
+    y = conv2d(g, p + ".conv1", x, ConvSpec{width, 1});
     y = batch_norm(g, p + ".bn1", y);
     y = activation(g, p + ".relu", y, Activation::relu);
-    y = conv2d(g, p + ".conv2", y, ConvSpec{planes, 3, stride, 1});
+    y = conv2d(g, p + ".conv2", y, ConvSpec{width, 3, stride, 1, spec.groups});
     y = batch_norm(g, p + ".bn2", y);
     y = activation(g, p + ".relu#2", y, Activation::relu);
     y = conv2d(g, p + ".conv3", y, ConvSpec{out_ch, 1});
@@ -70,7 +59,7 @@ Tensor resnet_block(Graph& g, const std::string& p, const Tensor& x, std::int64_
     identity = batch_norm(g, p + ".downsample.1", identity);
   }
   y = add(g, p + ".add", y, identity);  // out += identity
-  return activation(g, p + (bottleneck ? ".relu#3" : ".relu#2"), y, Activation::relu);
+  return activation(g, p + (spec.bottleneck ? ".relu#3" : ".relu#2"), y, Activation::relu);
 }
 
 // ---- MobileNetV2: inverted residual settings t (expansion), c, n, s from torchvision ----
@@ -121,12 +110,11 @@ std::int64_t make_divisible(double v, std::int64_t divisor = 8) {
 
 }  // namespace
 
-std::vector<Layer> resnet(int depth, const VisionShape& shape) {
-  const ResNetDepth* spec = nullptr;
-  for (const ResNetDepth& d : kResNetDepths) {
-    if (d.depth == depth) spec = &d;
+std::vector<Layer> resnet(const ResNetSpec& spec, const VisionShape& shape) {
+  if (!spec.bottleneck && (spec.groups != 1 || spec.width_per_group != 64)) {
+    // torchvision BasicBlock raises "BasicBlock only supports groups=1 and base_width=64".
+    throw std::logic_error("resnet: basic blocks take neither groups nor a width per group");
   }
-  if (spec == nullptr) throw std::logic_error("resnet: unsupported depth " + std::to_string(depth));
   Graph g;
   Tensor x = image_input(g, shape);
   ConvSpec stem{64, 7, 2, 3};
@@ -138,34 +126,34 @@ std::vector<Layer> resnet(int depth, const VisionShape& shape) {
   int segment = 0;
   for (int stage = 0; stage < 4; ++stage) {
     const std::int64_t planes = 64LL << stage;
-    for (int b = 0; b < spec->blocks[static_cast<std::size_t>(stage)]; ++b) {
+    for (int b = 0; b < spec.blocks[static_cast<std::size_t>(stage)]; ++b) {
       g.set_segment(segment++);
       const int stride = (stage > 0 && b == 0) ? 2 : 1;
       x = resnet_block(g, "layer" + std::to_string(stage + 1) + "." + std::to_string(b), x, planes, stride,
-                       spec->bottleneck);
+                       spec);
     }
   }
   classifier_head(g, x, shape, "avgpool", "", 0.0, "fc");
   return g.finish();
 }
 
-// VGG-16 (configuration "D", no batch norm): conv3x3+ReLU blocks separated by 2x2 max pools, an
-// adaptive 7x7 average pool, then Linear-ReLU-Dropout(0.5) twice and the classifier. Each of the five
-// conv stages (ending in its max pool) is one segment.
-std::vector<Layer> vgg16(const VisionShape& shape) {
-  static constexpr std::array<std::array<std::int64_t, 3>, 5> kStages{
-      {{64, 64, 0}, {128, 128, 0}, {256, 256, 256}, {512, 512, 512}, {512, 512, 512}}};
+// VGG (torchvision vgg.py make_layers): per stage, conv3x3 (with bias) [+ BatchNorm] + ReLU, then a
+// 2x2 max pool; an adaptive 7x7 average pool, then Linear-ReLU-Dropout(0.5) twice and the classifier.
+// Stage widths are 64, 128, 256, 512, 512 in every configuration. Each conv stage (ending in its max
+// pool) is one segment.
+std::vector<Layer> vgg(const VggSpec& spec, const VisionShape& shape) {
+  static constexpr std::array<std::int64_t, 5> kWidths{64, 128, 256, 512, 512};
   Graph g;
   Tensor x = image_input(g, shape);
   int index = 0;  // position in torchvision's features Sequential
-  for (std::size_t stage = 0; stage < kStages.size(); ++stage) {
+  for (std::size_t stage = 0; stage < kWidths.size(); ++stage) {
     g.set_segment(static_cast<int>(stage));
-    for (std::int64_t channels : kStages[stage]) {
-      if (channels == 0) continue;
-      ConvSpec c{channels, 3, 1, 1};
-      c.bias = true;
-      c.input_needs_grad = index != 0;
-      x = conv2d(g, "features." + std::to_string(index++), x, c);
+    for (int c = 0; c < spec.convs[stage]; ++c) {
+      ConvSpec conv{kWidths[stage], 3, 1, 1};
+      conv.bias = true;
+      conv.input_needs_grad = index != 0;
+      x = conv2d(g, "features." + std::to_string(index++), x, conv);
+      if (spec.batch_norm) x = batch_norm(g, "features." + std::to_string(index++), x);
       x = activation(g, "features." + std::to_string(index++), x, Activation::relu);
     }
     x = max_pool2d(g, "features." + std::to_string(index++), x, 2, 2, 0);

@@ -1,4 +1,5 @@
 // The model zoo: ids, reference figures with their sources, option checks, and build().
+#include <array>
 #include <string>
 #include <vector>
 
@@ -11,13 +12,14 @@ namespace gpusage::workload {
 
 namespace {
 
-enum class Kind { resnet, vgg16, mobilenet_v2, efficientnet_b0, vit, transformer };
+enum class Kind { resnet, vgg, mobilenet_v2, efficientnet_b0, vit, transformer };
 
 struct ZooModel {
   ZooEntry entry;
   Kind kind;
   std::string architecture_source;
-  int resnet_depth = 0;
+  detail::ResNetSpec resnet{};
+  detail::VggSpec vgg{};
   detail::VitSpec vit{};
 };
 
@@ -27,12 +29,22 @@ std::string torchvision_source(const std::string& builder, const std::string& we
          ".html";
 }
 
+// timm publishes parameter counts in millions with two decimals and GMACs with two decimals; its
+// benchmark-infer CSV (pt240, RTX 4090, 224 px rows) carries both. reference_params holds the exact
+// count this builder reproduces; zoo_test checks it rounds to timm's figure.
+std::string timm_source(const std::string& timm_name, const std::string& params_m, const std::string& gmacs) {
+  return "timm " + timm_name + ": param_count " + params_m + " M and infer_gmacs " + gmacs +
+         " at 224 px, "
+         "github.com/huggingface/pytorch-image-models/blob/aa4b5850c1543fa488abf260f18390eda46cf85d/results/"
+         "benchmark-infer-amp-nchw-pt240-cu124-rtx4090.csv; exact count from this builder, which rounds to "
+         "timm's";
+}
+
 ZooModel vision_model(std::string id, std::string display, std::string description, std::int64_t params,
-                      double gflops, const std::string& weights, Kind kind, std::string source) {
-  ZooModel m{ZooEntry{id, std::move(display), Domain::vision, std::move(description), params, gflops,
-                      torchvision_source(id, weights)},
-             kind, std::move(source)};
-  return m;
+                      double gflops, std::string reference_source, Kind kind, std::string architecture) {
+  return ZooModel{ZooEntry{std::move(id), std::move(display), Domain::vision, std::move(description), params,
+                           gflops, std::move(reference_source)},
+                  kind, std::move(architecture)};
 }
 
 ZooModel language_model(std::string id, std::string display, std::string description, std::int64_t params,
@@ -48,17 +60,69 @@ ZooModel resnet(int depth, std::int64_t params, double gflops) {
       id, "ResNet-" + std::to_string(depth),
       depth < 50 ? "ResNet with basic blocks, ImageNet-1k classifier"
                  : "ResNet v1.5 with bottleneck blocks, ImageNet-1k classifier",
-      params, gflops, "ResNet" + std::to_string(depth) + "_Weights.IMAGENET1K_V1", Kind::resnet,
+      params, gflops, torchvision_source(id, "ResNet" + std::to_string(depth) + "_Weights.IMAGENET1K_V1"),
+      Kind::resnet,
       "torchvision.models." + id + " (torchvision/models/resnet.py; v1.5: stride on the 3x3 conv)");
-  m.resnet_depth = depth;
+  m.resnet.bottleneck = depth >= 50;
+  m.resnet.blocks = depth == 18    ? std::array<int, 4>{2, 2, 2, 2}
+                    : depth == 101 ? std::array<int, 4>{3, 4, 23, 3}
+                    : depth == 152 ? std::array<int, 4>{3, 8, 36, 3}
+                                   : std::array<int, 4>{3, 4, 6, 3};
+  return m;
+}
+
+// Bottleneck ResNets that torchvision's ResNet class builds with other depths, groups or widths
+// (wide_resnet*, resnext*), or that timm builds with its ResNet class (resnet26, resnet200: same
+// stem, bottleneck and downsample as torchvision's).
+ZooModel resnet_variant(const std::string& id, const std::string& display, const std::string& description,
+                        std::int64_t params, double gflops, std::string reference_source,
+                        const detail::ResNetSpec& spec, bool timm) {
+  ZooModel m =
+      vision_model(id, display, description, params, gflops, std::move(reference_source), Kind::resnet,
+                   timm ? "timm " + id + " (timm/models/resnet.py: torchvision's ResNet v1.5 layout)"
+                        : "torchvision.models." + id + " (torchvision/models/resnet.py)");
+  m.resnet = spec;
+  return m;
+}
+
+// torchvision's vgg11 ... vgg19_bn: cfg letter, convs per stage, batch norm, and the num_params and GFLOPS of
+// VGG<depth>[_BN]_Weights.IMAGENET1K_V1.
+struct VggEntry {
+  int depth;
+  const char* cfg;
+  std::array<int, 5> convs;
+  bool batch_norm;
+  std::int64_t params;
+  double gflops;
+};
+
+ZooModel vgg_model(const VggEntry& v) {
+  const std::string depth = std::to_string(v.depth);
+  const std::string id = "vgg" + depth + (v.batch_norm ? "_bn" : "");
+  const std::string display = "VGG-" + depth + (v.batch_norm ? "-BN" : "");
+  const std::string cfg = v.cfg;
+  ZooModel m = vision_model(
+      id, display,
+      display + " (configuration " + cfg + (v.batch_norm ? ", batch norm" : ", no batch norm") +
+          "), ImageNet-1k classifier",
+      v.params, v.gflops,
+      torchvision_source(id, "VGG" + depth + (v.batch_norm ? "_BN" : "") + "_Weights.IMAGENET1K_V1"),
+      Kind::vgg,
+      "torchvision.models." + id + " (torchvision/models/vgg.py, cfg '" + cfg +
+          "', batch_norm=" + (v.batch_norm ? "True" : "False") + ")");
+  m.vgg = detail::VggSpec{v.convs, v.batch_norm};
   return m;
 }
 
 ZooModel vit_model(const std::string& id, const std::string& display, std::int64_t params, double gflops,
-                   const detail::VitSpec& spec, const std::string& weights) {
-  ZooModel m = vision_model(id, display, "Vision Transformer, 16x16 patches, ImageNet-1k classifier", params,
-                            gflops, weights, Kind::vit,
-                            "torchvision.models." + id + " (torchvision/models/vision_transformer.py)");
+                   const detail::VitSpec& spec, std::string reference_source, bool timm) {
+  const std::string patch = std::to_string(spec.patch);
+  ZooModel m = vision_model(
+      id, display, "Vision Transformer, " + patch + "x" + patch + " patches, ImageNet-1k classifier", params,
+      gflops, std::move(reference_source), Kind::vit,
+      timm ? "timm " + id +
+                 " (timm/models/vision_transformer.py; the same blocks as torchvision's VisionTransformer)"
+           : "torchvision.models." + id + " (torchvision/models/vision_transformer.py)");
   m.vit = spec;
   return m;
 }
@@ -75,20 +139,89 @@ const std::vector<ZooModel>& models() {
     m.push_back(resnet(50, 25'557'032, 4.09));
     m.push_back(resnet(101, 44'549'160, 7.80));
     m.push_back(resnet(152, 60'192'808, 11.51));
-    m.push_back(
-        vision_model("vgg16", "VGG-16", "VGG-16 (configuration D, no batch norm), ImageNet-1k classifier",
-                     138'357'544, 15.47, "VGG16_Weights.IMAGENET1K_V1", Kind::vgg16,
-                     "torchvision.models.vgg16 (torchvision/models/vgg.py, cfg 'D', batch_norm=False)"));
-    m.push_back(vision_model("mobilenet_v2", "MobileNetV2", "MobileNetV2 width 1.0, ImageNet-1k classifier",
-                             3'504'872, 0.30, "MobileNet_V2_Weights.IMAGENET1K_V1", Kind::mobilenet_v2,
-                             "torchvision.models.mobilenet_v2 (torchvision/models/mobilenetv2.py)"));
-    m.push_back(vision_model("efficientnet_b0", "EfficientNet-B0", "EfficientNet-B0, ImageNet-1k classifier",
-                             5'288'548, 0.39, "EfficientNet_B0_Weights.IMAGENET1K_V1", Kind::efficientnet_b0,
-                             "torchvision.models.efficientnet_b0 (torchvision/models/efficientnet.py)"));
+    m.push_back(vgg_model({16, "D", {2, 2, 3, 3, 3}, false, 138'357'544, 15.47}));
+    m.push_back(vision_model(
+        "mobilenet_v2", "MobileNetV2", "MobileNetV2 width 1.0, ImageNet-1k classifier", 3'504'872, 0.30,
+        torchvision_source("mobilenet_v2", "MobileNet_V2_Weights.IMAGENET1K_V1"), Kind::mobilenet_v2,
+        "torchvision.models.mobilenet_v2 (torchvision/models/mobilenetv2.py)"));
+    m.push_back(vision_model(
+        "efficientnet_b0", "EfficientNet-B0", "EfficientNet-B0, ImageNet-1k classifier", 5'288'548, 0.39,
+        torchvision_source("efficientnet_b0", "EfficientNet_B0_Weights.IMAGENET1K_V1"), Kind::efficientnet_b0,
+        "torchvision.models.efficientnet_b0 (torchvision/models/efficientnet.py)"));
     m.push_back(vit_model("vit_b_16", "ViT-B/16", 86'567'656, 17.56, detail::VitSpec{16, 768, 3072, 12, 12},
-                          "ViT_B_16_Weights.IMAGENET1K_V1"));
+                          torchvision_source("vit_b_16", "ViT_B_16_Weights.IMAGENET1K_V1"), false));
     m.push_back(vit_model("vit_l_16", "ViT-L/16", 304'326'632, 61.55, detail::VitSpec{16, 1024, 4096, 24, 16},
-                          "ViT_L_16_Weights.IMAGENET1K_V1"));
+                          torchvision_source("vit_l_16", "ViT_L_16_Weights.IMAGENET1K_V1"), false));
+    // More torchvision and timm vision models, for the timm train benchmarks (data/validation/parts/timm.md).
+    const std::string bottleneck = "ResNet v1.5 with bottleneck blocks, ImageNet-1k classifier";
+    m.push_back(resnet_variant("resnet26", "ResNet-26", bottleneck, 15'995'176, 2.36,
+                               timm_source("resnet26", "16.0", "2.36"),
+                               detail::ResNetSpec{true, {2, 2, 2, 2}}, true));
+    m.push_back(resnet_variant("resnet200", "ResNet-200", bottleneck, 64'673'832, 15.07,
+                               timm_source("resnet200", "64.67", "15.07"),
+                               detail::ResNetSpec{true, {3, 24, 36, 3}}, true));
+    m.push_back(resnet_variant("wide_resnet50_2", "Wide ResNet-50-2",
+                               "Wide ResNet-50-2 (bottleneck width doubled), ImageNet-1k classifier",
+                               68'883'240, 11.398,
+                               torchvision_source("wide_resnet50_2", "Wide_ResNet50_2_Weights.IMAGENET1K_V1"),
+                               detail::ResNetSpec{true, {3, 4, 6, 3}, 1, 128}, false));
+    m.push_back(resnet_variant(
+        "wide_resnet101_2", "Wide ResNet-101-2",
+        "Wide ResNet-101-2 (bottleneck width doubled), ImageNet-1k classifier", 126'886'696, 22.753,
+        torchvision_source("wide_resnet101_2", "Wide_ResNet101_2_Weights.IMAGENET1K_V1"),
+        detail::ResNetSpec{true, {3, 4, 23, 3}, 1, 128}, false));
+    m.push_back(resnet_variant(
+        "resnext50_32x4d", "ResNeXt-50 32x4d", "ResNeXt-50, 32 groups of 4 channels, ImageNet-1k classifier",
+        25'028'904, 4.23, torchvision_source("resnext50_32x4d", "ResNeXt50_32X4D_Weights.IMAGENET1K_V1"),
+        detail::ResNetSpec{true, {3, 4, 6, 3}, 32, 4}, false));
+    m.push_back(resnet_variant("resnext101_32x4d", "ResNeXt-101 32x4d",
+                               "ResNeXt-101, 32 groups of 4 channels, ImageNet-1k classifier", 44'177'704,
+                               8.01, timm_source("resnext101_32x4d", "44.18", "8.01"),
+                               detail::ResNetSpec{true, {3, 4, 23, 3}, 32, 4}, true));
+    m.push_back(
+        resnet_variant("resnext101_32x8d", "ResNeXt-101 32x8d",
+                       "ResNeXt-101, 32 groups of 8 channels, ImageNet-1k classifier", 88'791'336, 16.414,
+                       torchvision_source("resnext101_32x8d", "ResNeXt101_32X8D_Weights.IMAGENET1K_V1"),
+                       detail::ResNetSpec{true, {3, 4, 23, 3}, 32, 8}, false));
+    m.push_back(
+        resnet_variant("resnext101_64x4d", "ResNeXt-101 64x4d",
+                       "ResNeXt-101, 64 groups of 4 channels, ImageNet-1k classifier", 83'455'272, 15.46,
+                       torchvision_source("resnext101_64x4d", "ResNeXt101_64X4D_Weights.IMAGENET1K_V1"),
+                       detail::ResNetSpec{true, {3, 4, 23, 3}, 64, 4}, false));
+    for (const VggEntry& v : std::array<VggEntry, 7>{{
+             {11, "A", {1, 1, 2, 2, 2}, false, 132'863'336, 7.609},
+             {11, "A", {1, 1, 2, 2, 2}, true, 132'868'840, 7.609},
+             {13, "B", {2, 2, 2, 2, 2}, false, 133'047'848, 11.308},
+             {13, "B", {2, 2, 2, 2, 2}, true, 133'053'736, 11.308},
+             {16, "D", {2, 2, 3, 3, 3}, true, 138'365'992, 15.47},
+             {19, "E", {2, 2, 4, 4, 4}, false, 143'667'240, 19.632},
+             {19, "E", {2, 2, 4, 4, 4}, true, 143'678'248, 19.632},
+         }}) {
+      m.push_back(vgg_model(v));
+    }
+    m.push_back(vit_model("vit_tiny_patch16_224", "ViT-Ti/16", 5'717'416, 1.26,
+                          detail::VitSpec{16, 192, 768, 12, 3},
+                          timm_source("vit_tiny_patch16_224", "5.72", "1.26"), true));
+    m.push_back(vit_model("vit_small_patch16_224", "ViT-S/16", 22'050'664, 4.61,
+                          detail::VitSpec{16, 384, 1536, 12, 6},
+                          timm_source("vit_small_patch16_224", "22.05", "4.61"), true));
+    m.push_back(vit_model("vit_small_patch32_224", "ViT-S/32", 22'878'952, 1.15,
+                          detail::VitSpec{32, 384, 1536, 12, 6},
+                          timm_source("vit_small_patch32_224", "22.88", "1.15"), true));
+    m.push_back(vit_model("vit_b_32", "ViT-B/32", 88'224'232, 4.409, detail::VitSpec{32, 768, 3072, 12, 12},
+                          torchvision_source("vit_b_32", "ViT_B_32_Weights.IMAGENET1K_V1"), false));
+    m.push_back(vit_model("vit_base_patch8_224", "ViT-B/8", 86'576'872, 78.22,
+                          detail::VitSpec{8, 768, 3072, 12, 12},
+                          timm_source("vit_base_patch8_224", "86.58", "78.22"), true));
+    m.push_back(vit_model("vit_large_patch14_224", "ViT-L/14", 304'203'752, 81.08,
+                          detail::VitSpec{14, 1024, 4096, 24, 16},
+                          timm_source("vit_large_patch14_224", "304.2", "81.08"), true));
+    m.push_back(vit_model("vit_l_32", "ViT-L/32", 306'535'400, 15.378,
+                          detail::VitSpec{32, 1024, 4096, 24, 16},
+                          torchvision_source("vit_l_32", "ViT_L_32_Weights.IMAGENET1K_V1"), false));
+    m.push_back(vit_model(
+        "vit_h_14", "ViT-H/14", 632'045'800, 167.295, detail::VitSpec{14, 1280, 5120, 32, 16},
+        torchvision_source("vit_h_14", "ViT_H_14_Weights.IMAGENET1K_SWAG_LINEAR_V1 (224 px)"), false));
     const std::string bert_note =
         "BertModel with pooler plus the MLM head (dense, LayerNorm, decoder bias; decoder weight tied to the "
         "word embeddings) and the NSP head; equals the Hub checkpoint's safetensors parameter total";
@@ -252,10 +385,10 @@ Workload build(const std::string& id, const WorkloadOptions& options) {
     w.resolution = shape.resolution;
     switch (m.kind) {
       case Kind::resnet:
-        w.layers = detail::resnet(m.resnet_depth, shape);
+        w.layers = detail::resnet(m.resnet, shape);
         break;
-      case Kind::vgg16:
-        w.layers = detail::vgg16(shape);
+      case Kind::vgg:
+        w.layers = detail::vgg(m.vgg, shape);
         break;
       case Kind::mobilenet_v2:
         w.layers = detail::mobilenet_v2(shape);

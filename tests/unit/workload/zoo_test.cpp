@@ -2,6 +2,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <set>
 
 #include "workload_test_util.hpp"
@@ -15,11 +16,49 @@ using testing::input_error_of;
 TEST(Zoo, ListsTheModelsInDisplayOrder) {
   std::vector<std::string> ids;
   for (const ZooEntry& e : zoo()) ids.push_back(e.id);
-  EXPECT_EQ(ids, (std::vector<std::string>{"resnet18",  "resnet34",    "resnet50",     "resnet101",
-                                           "resnet152", "vgg16",       "mobilenet_v2", "efficientnet_b0",
-                                           "vit_b_16",  "vit_l_16",    "bert-base",    "bert-large",
-                                           "gpt2",      "gpt2-medium", "gpt2-large",   "gpt2-xl",
-                                           "llama2-7b", "llama2-13b",  "llama3-8b",    "mistral-7b"}));
+  EXPECT_EQ(ids, (std::vector<std::string>{"resnet18",
+                                           "resnet34",
+                                           "resnet50",
+                                           "resnet101",
+                                           "resnet152",
+                                           "vgg16",
+                                           "mobilenet_v2",
+                                           "efficientnet_b0",
+                                           "vit_b_16",
+                                           "vit_l_16",
+                                           "resnet26",
+                                           "resnet200",
+                                           "wide_resnet50_2",
+                                           "wide_resnet101_2",
+                                           "resnext50_32x4d",
+                                           "resnext101_32x4d",
+                                           "resnext101_32x8d",
+                                           "resnext101_64x4d",
+                                           "vgg11",
+                                           "vgg11_bn",
+                                           "vgg13",
+                                           "vgg13_bn",
+                                           "vgg16_bn",
+                                           "vgg19",
+                                           "vgg19_bn",
+                                           "vit_tiny_patch16_224",
+                                           "vit_small_patch16_224",
+                                           "vit_small_patch32_224",
+                                           "vit_b_32",
+                                           "vit_base_patch8_224",
+                                           "vit_large_patch14_224",
+                                           "vit_l_32",
+                                           "vit_h_14",
+                                           "bert-base",
+                                           "bert-large",
+                                           "gpt2",
+                                           "gpt2-medium",
+                                           "gpt2-large",
+                                           "gpt2-xl",
+                                           "llama2-7b",
+                                           "llama2-13b",
+                                           "llama3-8b",
+                                           "mistral-7b"}));
 }
 
 TEST(Zoo, EveryEntryNamesItsSourceAndVisionEntriesCarryGflops) {
@@ -49,6 +88,77 @@ TEST(Zoo, ParameterCountsOfNamedModels) {
   // BertForPreTraining = BertModel (109,482,240 with pooler) + MLM transform, decoder bias and NSP head.
   EXPECT_EQ(build("bert-base").params(), 110'106'428);
   EXPECT_EQ(build("bert-large").params(), 336'226'108);
+}
+
+// torchvision's num_params for the ResNet, VGG and ViT variants (the *_Weights.IMAGENET1K_V1 meta;
+// vit_h_14: IMAGENET1K_SWAG_LINEAR_V1, the 224 px one).
+TEST(Zoo, ParameterCountsOfTorchvisionVariantsEqualTorchvision) {
+  EXPECT_EQ(build("wide_resnet50_2").params(), 68'883'240);
+  EXPECT_EQ(build("wide_resnet101_2").params(), 126'886'696);
+  EXPECT_EQ(build("resnext50_32x4d").params(), 25'028'904);
+  EXPECT_EQ(build("resnext101_32x8d").params(), 88'791'336);
+  EXPECT_EQ(build("resnext101_64x4d").params(), 83'455'272);
+  EXPECT_EQ(build("vgg11").params(), 132'863'336);
+  EXPECT_EQ(build("vgg11_bn").params(), 132'868'840);
+  EXPECT_EQ(build("vgg13").params(), 133'047'848);
+  EXPECT_EQ(build("vgg13_bn").params(), 133'053'736);
+  EXPECT_EQ(build("vgg16_bn").params(), 138'365'992);
+  EXPECT_EQ(build("vgg19").params(), 143'667'240);
+  EXPECT_EQ(build("vgg19_bn").params(), 143'678'248);
+  EXPECT_EQ(build("vit_b_32").params(), 88'224'232);
+  EXPECT_EQ(build("vit_l_32").params(), 306'535'400);
+  EXPECT_EQ(build("vit_h_14").params(), 632'045'800);
+}
+
+// timm publishes parameter counts in millions with two decimals (param_count in
+// results/benchmark-infer-amp-nchw-pt240-cu124-rtx4090.csv and the 2022 train CSVs); the builders
+// must round to them. The ViT rows at 384 px check the position embedding (timm *_384 entries).
+TEST(Zoo, ParameterCountsOfTimmModelsRoundToTimmsFigures) {
+  const auto millions = [](const std::string& id, int resolution) {
+    const Workload w = resolution == 224 ? build(id) : build(id, testing::at_resolution(resolution));
+    return std::round(static_cast<double>(w.params()) / 1e4) / 100;
+  };
+  EXPECT_DOUBLE_EQ(millions("resnet26", 224), 16.00);
+  EXPECT_DOUBLE_EQ(millions("resnet200", 224), 64.67);
+  EXPECT_DOUBLE_EQ(millions("resnext101_32x4d", 224), 44.18);
+  EXPECT_DOUBLE_EQ(millions("vit_tiny_patch16_224", 224), 5.72);
+  EXPECT_DOUBLE_EQ(millions("vit_tiny_patch16_224", 384), 5.79);
+  EXPECT_DOUBLE_EQ(millions("vit_small_patch16_224", 224), 22.05);
+  EXPECT_DOUBLE_EQ(millions("vit_small_patch16_224", 384), 22.20);
+  EXPECT_DOUBLE_EQ(millions("vit_small_patch32_224", 224), 22.88);
+  EXPECT_DOUBLE_EQ(millions("vit_small_patch32_224", 384), 22.92);
+  EXPECT_DOUBLE_EQ(millions("vit_base_patch8_224", 224), 86.58);
+  EXPECT_DOUBLE_EQ(millions("vit_large_patch14_224", 224), 304.20);
+  EXPECT_DOUBLE_EQ(millions("vit_b_32", 384), 88.30);
+  EXPECT_DOUBLE_EQ(millions("vit_l_32", 384), 306.63);
+  EXPECT_DOUBLE_EQ(millions("vit_l_16", 384), 304.72);
+}
+
+// ResNeXt's 3x3 conv is grouped: resnext50_32x4d layer1.0.conv2 has 32 groups of 4 channels,
+// int(64 * 4 / 64) * 32 = 128 channels, so 128 * (128 / 32) * 9 weights and that many MACs per pixel.
+TEST(Zoo, ResNeXtThreeByThreeConvIsGrouped) {
+  const Layer conv = testing::layer(build("resnext50_32x4d"), "layer1.0.conv2");
+  EXPECT_EQ(conv.params, 128 * 4 * 9);
+  EXPECT_DOUBLE_EQ(conv.forward_flops, 2.0 * 128 * 4 * 9 * 56 * 56);
+  EXPECT_EQ(conv.output_shape, (std::vector<std::int64_t>{128, 56, 56}));
+}
+
+// Wide ResNet-50-2 doubles the bottleneck (2048-1024-2048 in the last block), not the block output.
+TEST(Zoo, WideResNetDoublesOnlyTheBottleneckWidth) {
+  const Workload w = build("wide_resnet50_2");
+  EXPECT_EQ(testing::layer(w, "layer4.2.conv2").output_shape, (std::vector<std::int64_t>{1024, 7, 7}));
+  EXPECT_EQ(testing::layer(w, "layer4.2.conv3").output_shape, (std::vector<std::int64_t>{2048, 7, 7}));
+}
+
+// vgg*_bn put a BatchNorm2d between each conv and its ReLU, shifting torchvision's Sequential indices.
+TEST(Zoo, VggWithBatchNormNamesLayersAsTorchvision) {
+  const Workload w = build("vgg11_bn");
+  EXPECT_EQ(testing::layer(w, "features.1").op, OpClass::normalization);
+  EXPECT_EQ(testing::layer(w, "features.3").op, OpClass::pooling);  // the first max pool
+  const Workload plain = build("vgg19");
+  // cfg E: 16 convs, each followed by its ReLU, and 5 pools: indices 0 ... 36, the last conv at 34.
+  EXPECT_EQ(testing::layer(plain, "features.34").op, OpClass::conv);
+  EXPECT_EQ(plain.segment_count(), 5);
 }
 
 // Every layer is named after its module path, once, and carries sane per-sample figures.
