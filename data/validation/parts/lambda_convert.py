@@ -42,20 +42,14 @@ def gpu_id(name):
         if "16g" in n: return "v100-sxm2-16gb", "Lambda Cloud V100 16GB mapped to SXM2 (assumed)"
         return "v100-pcie-32gb", "Lambda 'V100 32GB' (250 W per compile script) mapped to the PCIe card (assumed)"
     if "adaa6000" in n or "6000ada" in n: return "rtx6000ada", ""
-    for k in ("a6000", "a5500", "a5000", "a4500", "a4000"):
-        if k in n: return "rtx" + k, ""
-    if "a40" in n: return "a40", ""
-    if "a10" in n: return "a10", ""
-    if "4090" in n: return "rtx4090", ""
-    if "3090ti" in n: return "rtx3090ti", ""
-    if "3090" in n: return "rtx3090", ""
-    if "3080" in n: return "rtx3080-10gb", "RTX 3080 mapped to the 10GB card"
-    if "3070" in n: return "rtx3070", ""
-    if "2080ti" in n: return "rtx2080ti", ""
-    if "titanrtx" in n: return "titan-rtx", ""
-    if "8000" in n: return "quadro-rtx8000", ""
-    if "6000" in n: return "quadro-rtx6000", ""
-    if "5000" in n: return "quadro-rtx5000", ""
+    # first match wins: more specific names before the substrings they contain
+    for key, gid, note in (("a6000", "rtxa6000", ""), ("a5500", "rtxa5500", ""), ("a5000", "rtxa5000", ""),
+                           ("a4500", "rtxa4500", ""), ("a4000", "rtxa4000", ""), ("a40", "a40", ""), ("a10", "a10", ""),
+                           ("4090", "rtx4090", ""), ("3090ti", "rtx3090ti", ""), ("3090", "rtx3090", ""),
+                           ("3080", "rtx3080-10gb", "RTX 3080 mapped to the 10GB card"), ("3070", "rtx3070", ""),
+                           ("2080ti", "rtx2080ti", ""), ("titanrtx", "titan-rtx", ""), ("8000", "quadro-rtx8000", ""),
+                           ("6000", "quadro-rtx6000", ""), ("5000", "quadro-rtx5000", "")):
+        if key in n: return gid, note
     return None, "unmapped"
 
 def ngpus_from_name(name):
