@@ -348,7 +348,10 @@ TEST(GpusBuiltin, AllFamiliesListTheContractIdsInOrderEachWithSources) {
                 "rtx3070",        "rtx3060-12gb",   "rtxpro6000",     "rtx6000ada",     "l40s",
                 "l4",             "rtxa6000",       "t4",             "v100-sxm2-16gb", "v100-sxm2-32gb",
                 "v100-pcie-32gb", "a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-40gb", "a100-pcie-80gb",
-                "h100-sxm5-80gb", "h100-pcie-80gb", "h200-sxm-141gb", "b200"}));
+                "h100-sxm5-80gb", "h100-pcie-80gb", "h200-sxm-141gb", "b200",
+                // cards measured in the validation data, appended at the end of gpus.toml
+                "quadro-rtx8000", "quadro-rtx6000", "quadro-rtx5000", "rtxa5500", "rtxa5000", "rtxa4500", "rtxa4000",
+                "a40", "a10"}));
   for (const auto& gpu : nlohmann::json::parse(r.out)) {
     ASSERT_TRUE(gpu["sources"].is_array()) << gpu["id"];
     EXPECT_FALSE(gpu["sources"].empty()) << gpu["id"];
