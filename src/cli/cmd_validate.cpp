@@ -75,7 +75,7 @@ void add_validate_command(CLI::App& app) {
       "validate",
       "Compare plan's predictions with measured training runs and report the error.\n"
       "FILE is CSV with columns model,gpu,precision,batch_per_gpu,metric,value (optional: num_gpus, resolution,\n"
-      "seq_len, fails_at, attention flash|eager, parallel ddp|fsdp, layout nhwc|nchw, task squad|pretrain,\n"
+      "seq_len, fails_at, attention flash|eager, parallel ddp|fsdp, layout nhwc|nchw, task squad|pretrain, amp o2|autocast,\n"
       "software_date YYYY-MM, framework, source). metric: train_throughput (samples/s per GPU), peak_memory\n"
       "(bytes, as nvidia-smi counts them) or max_batch (value = largest batch that ran, fails_at = the\n"
       "smallest that failed). Rows with software from before 2021-01 are reported as their own group.\n"

@@ -26,8 +26,9 @@ double optimizer_bytes_per_param(Optimizer optimizer) {
 // "Training Deep Nets with Sublinear Memory Cost").
 double activation_bytes_per_sample(const workload::Workload& w, const TrainingConfig& config) {
   const double element = activation_element_bytes(config.precision);
-  auto saved = [element](const workload::Layer& layer) {
-    return layer.saved_elements * element + layer.saved_fixed_bytes;
+  const double autocast = element < 4 && !config.pure_16bit ? 1.0 : 0.0;
+  auto saved = [element, autocast](const workload::Layer& layer) {
+    return layer.saved_elements * element + layer.saved_fixed_bytes + autocast * layer.autocast_extra_saved_bytes;
   };
   if (!config.checkpointing) {
     double total = 0;

@@ -25,7 +25,10 @@ struct TrainingConfig {
   catalog::Precision precision = catalog::Precision::fp32;  // fp16/bf16 = autocast with fp32 master weights
   Optimizer optimizer = Optimizer::momentum;
   bool checkpointing = false;     // activation checkpointing per segment (block)
-  bool channels_last = false;     // NHWC activations (memory_format=torch.channels_last); vision models
+  bool channels_last = false;
+  // fp16/bf16 as a pure 16-bit model with fp32 master weights (apex amp O2, model.half()) instead of
+  // autocast: every op, softmax and norms included, runs and saves in 16-bit.
+  bool pure_16bit = false;     // NHWC activations (memory_format=torch.channels_last); vision models
   std::optional<int> lora_rank;   // LoRA adapters of this rank on the workload's lora_targets
   bool qlora = false;             // frozen base stored in 4-bit NF4 (implies LoRA, default rank 16)
   int gpus_per_node = 1;

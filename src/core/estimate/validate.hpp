@@ -40,6 +40,7 @@ struct Measurement {
   std::optional<bool> flash_attention;
   bool fsdp = false;                  // column `parallel`: ddp (default) or fsdp
   std::optional<bool> channels_last;  // column `layout`: nhwc or nchw; empty: nchw (PyTorch's default)
+  bool pure_16bit = false;            // column `amp`: o2 (pure 16-bit model) or autocast (default)
   std::string task;                   // column `task`: squad (question-answering head) or pretrain
   std::string data;                   // column `data`: synthetic or real (informational)
   std::string framework;

@@ -39,6 +39,7 @@ Tensor Graph::add(LayerSpec spec) {
   layer.forward_io_elements = spec.forward_io_elements;
   layer.saved_elements = spec.internal_saved_elements;
   layer.saved_fixed_bytes = spec.saved_fixed_bytes;
+  layer.autocast_extra_saved_bytes = spec.autocast_extra_saved_bytes;
   layer.segment = segment_;
   for (const Tensor& in : spec.inputs) layer.input_elements += in.elements();
   layer.lora_targets = std::move(spec.lora_targets);

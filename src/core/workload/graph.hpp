@@ -36,6 +36,7 @@ struct LayerSpec {
   bool saves_output = false;           // autograd keeps this layer's output for its own backward
   double internal_saved_elements = 0;  // tensors made and kept inside the layer (unfused attention s^2)
   double saved_fixed_bytes = 0;
+  double autocast_extra_saved_bytes = 0;  // see Layer::autocast_extra_saved_bytes
   std::vector<Matrix> lora_targets;
 };
 

@@ -226,6 +226,10 @@ Tensor layer_norm(Graph& g, const std::string& name, const Tensor& x) {
   s.params = 2 * last_dim(x);
   s.saved_inputs = {x};
   s.saved_fixed_bytes = 2 * kFp32Bytes * rows;
+  // Under autocast the residual stream that feeds a norm is fp32 (embeddings and positions are fp32
+  // parameters, and fp32 + fp16 promotes to fp32), and layer_norm runs in fp32: its saved input is 4
+  // bytes wide, 2 more than saved_elements counts in 16-bit training.
+  s.autocast_extra_saved_bytes = (kFp32Bytes - 2) * x.elements();
   return g.add(std::move(s));
 }
 
@@ -238,6 +242,7 @@ Tensor rms_norm(Graph& g, const std::string& name, const Tensor& x) {
   s.params = last_dim(x);
   s.saved_inputs = {x};
   s.saved_fixed_bytes = kFp32Bytes * rows;
+  s.autocast_extra_saved_bytes = (kFp32Bytes - 2) * x.elements();  // fp32 residual stream (layer_norm)
   return g.add(std::move(s));
 }
 
@@ -326,6 +331,9 @@ Tensor attention(Graph& g, const std::string& name, const std::vector<Tensor>& q
       s.internal_saved_elements += score_elements;        // dropped probabilities, saved by PV
       s.saved_fixed_bytes = kMaskBytes * score_elements;  // dropout mask
     }
+    // Autocast: softmax's saved output is fp32 (+2 bytes), and PV's matmul keeps a 16-bit cast of the
+    // fp32 probabilities (+2 bytes; with dropout that cast replaces the dropped probabilities above).
+    s.autocast_extra_saved_bytes = (a.dropout > 0 ? 2.0 : 4.0) * score_elements;
   }
   return g.add(std::move(s));
 }

@@ -61,6 +61,10 @@ struct Layer {
   // Bytes kept for backward that do not scale with the precision (ReLU masks, dropout masks, max-pool
   // indices), per sample.
   double saved_fixed_bytes = 0;
+  // Bytes kept for backward only under 16-bit autocast, beyond saved_elements at 2 bytes, per sample:
+  // autocast runs softmax and layer/RMS norm in fp32 (torch.amp's fp32 op list), so their saved
+  // tensors are 4 bytes wide, and a matmul that consumes an fp32 tensor keeps its own 16-bit cast.
+  double autocast_extra_saved_bytes = 0;
 
   // Checkpointing segment this layer belongs to (a ResNet stage block, a transformer block); -1 when it
   // sits outside every segment (stem, head). With --checkpointing, a segment keeps only its input.
