@@ -1,6 +1,7 @@
 #include "core/estimate/gpu_rates.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace gpusage::estimate {
 
@@ -26,21 +27,41 @@ bool same_sm(const catalog::Gpu& a, const catalog::Gpu& b) {
     return g.family == F::rtx50 || g.family == F::rtx40 || g.family == F::rtx30;
   };
   return a.architecture == b.architecture && geforce(a) == geforce(b) &&
-         a.compute_capability == b.compute_capability;
+         a.compute_capability == b.compute_capability && !b.market && b.boost_clock_mhz;
+}
+
+// "1/16" for a unit fraction, else the ratio itself.
+std::string ratio_text(double ratio) {
+  const double inverse = 1 / ratio;
+  if (inverse == static_cast<double>(static_cast<long long>(inverse))) return fmt::format("1/{}", inverse);
+  return fmt::format("{}", ratio);
 }
 
 }  // namespace
 
 CompletedGpu complete_tensor_rates(const catalog::Gpu& gpu, const catalog::Catalog& catalog) {
   CompletedGpu out{gpu, {}};
+  std::vector<std::string> derived;
+  for (const RateField& rate : kRates) {
+    if (const catalog::Derivation* d = gpu.derivation(rate.name)) {
+      derived.push_back(fmt::format("{} {:.1f} = {} x {}", rate.name, d->value(), d->basis, ratio_text(d->ratio)));
+    }
+  }
+  if (!derived.empty()) {
+    out.notes.push_back(fmt::format("{}: derived from NVIDIA's {:g} AI TOPS by the catalog rule '{}' (no sibling "
+                                    "model): {}",
+                                    gpu.id, *gpu.ai_tops, gpu.ai_tops_rule.value_or("?"), fmt::join(derived, ", ")));
+  }
+  // Regional variants have cut AI rates, and a card without a boost clock cannot be scaled.
+  if (gpu.market || !gpu.boost_clock_mhz) return out;
   std::vector<std::string> modelled;
   const catalog::Gpu* used = nullptr;
   for (const RateField& rate : kRates) {
-    if (out.gpu.*rate.member) continue;
+    if (out.gpu.*rate.member || gpu.is_unsupported(rate.name)) continue;
     for (const catalog::Gpu& sibling : catalog.gpus()) {
       if (sibling.id == gpu.id || !same_sm(sibling, gpu) || !(sibling.*rate.member)) continue;
-      const double per_sm_mhz = *(sibling.*rate.member) / (sibling.sm_count * sibling.boost_clock_mhz);
-      out.gpu.*rate.member = per_sm_mhz * gpu.sm_count * gpu.boost_clock_mhz;
+      const double per_sm_mhz = *(sibling.*rate.member) / (sibling.sm_count * *sibling.boost_clock_mhz);
+      out.gpu.*rate.member = per_sm_mhz * gpu.sm_count * *gpu.boost_clock_mhz;
       modelled.push_back(fmt::format("{} {:.1f}", rate.name, *(out.gpu.*rate.member)));
       used = &sibling;
       break;
@@ -51,7 +72,7 @@ CompletedGpu complete_tensor_rates(const catalog::Gpu& gpu, const catalog::Catal
     for (const auto& m : modelled) list += (list.empty() ? "" : ", ") + m;
     out.notes.push_back(fmt::format("{}: no published tensor rate; modelled from {} per SM per MHz ({} SMs x {:.0f} "
                                     "MHz): {}",
-                                    gpu.id, used->id, gpu.sm_count, gpu.boost_clock_mhz, list));
+                                    gpu.id, used->id, gpu.sm_count, *gpu.boost_clock_mhz, list));
   }
   return out;
 }
