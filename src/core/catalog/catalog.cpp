@@ -572,11 +572,11 @@ std::vector<std::string> name_tokens(std::string_view name) {
 
 namespace {
 
-// A typed token stands for a name token when equal; a word may be shortened ("4080 s" for SUPER), a
-// number never: "20" is not "200".
-bool token_matches(const std::string& typed, const std::string& token) {
+// A typed token stands for a name token when equal. The last typed word may be shortened ("4080 s" for
+// SUPER, as one types); no other word ("h200" is not "HGX B200"), and a number never: "20" is not "200".
+bool token_matches(const std::string& typed, const std::string& token, bool last) {
   if (typed == token) return true;
-  return std::isalpha(static_cast<unsigned char>(typed[0])) && std::isalpha(static_cast<unsigned char>(token[0])) &&
+  return last && std::isalpha(static_cast<unsigned char>(typed[0])) && std::isalpha(static_cast<unsigned char>(token[0])) &&
          token.starts_with(typed);
 }
 
@@ -588,8 +588,9 @@ enum class Fit { none, partial, complete, exact };
 Fit fit(const std::vector<std::string>& typed, const std::vector<std::string>& tokens) {
   std::size_t at = 0;
   std::vector<bool> used(tokens.size(), false);
-  for (const auto& t : typed) {
-    while (at < tokens.size() && !token_matches(t, tokens[at])) ++at;
+  for (std::size_t i = 0; i < typed.size(); ++i) {
+    const std::string& t = typed[i];
+    while (at < tokens.size() && !token_matches(t, tokens[at], i + 1 == typed.size())) ++at;
     if (at == tokens.size()) return Fit::none;
     used[at++] = true;
   }

@@ -133,20 +133,38 @@ TEST(GpuComparisonSection, PricePerformanceIsFp16TflopsPerThousandDollars) {
   EXPECT_EQ(rows[0]["vram_gb"], 32);
 }
 
-TEST(GpuComparisonSection, AnUnpublishedFp16RateIsThePlannersModelledOneAndSaysSo) {
-  // The built-in catalog has no FP16 tensor figure for the RTX 5060 (NVIDIA lists only some GeForce SKUs).
+TEST(GpuComparisonSection, AnUnpublishedFp16RateIsDerivedOrModelledAndSaysWhich) {
+  // The built-in catalog: the RTX 5060's FP16 is derived from its 614 AI TOPS; the RTX 3060 has neither a
+  // figure nor AI TOPS, so the planner models it from a sibling.
   const catalog::Catalog& builtin = catalog::Catalog::builtin();
   const catalog::Gpu* rtx5060 = builtin.find("rtx5060");
+  const catalog::Gpu* rtx3060 = builtin.find("rtx3060-12gb");
   ASSERT_NE(rtx5060, nullptr);
-  ASSERT_FALSE(rtx5060->fp16_tflops.has_value());
-  const Section s = gpu_comparison_section({builtin.find("rtx5090"), rtx5060}, "test", builtin, Table{});
+  ASSERT_NE(rtx3060, nullptr);
+  ASSERT_FALSE(rtx3060->fp16_tflops.has_value());
+  const Section s = gpu_comparison_section({builtin.find("rtx5090"), rtx5060, rtx3060}, "test", builtin, Table{});
   const auto rows = rows_with(chart(s, "gpu-value").spec, "figure");
-  ASSERT_EQ(rows.size(), 2u);
+  ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows[0]["figure"], "published");
-  EXPECT_EQ(rows[1]["figure"], "modelled (sibling's rate per SM per MHz)");
-  const double modelled = *estimate::complete_tensor_rates(*rtx5060, builtin).gpu.fp16_tflops;
-  EXPECT_DOUBLE_EQ(rows[1]["fp16_tflops"].get<double>(), modelled);
-  EXPECT_DOUBLE_EQ(rows[1]["tflops_per_kusd"].get<double>(), modelled / *rtx5060->msrp_usd * 1000);
+  EXPECT_EQ(rows[1]["figure"], "derived (AI TOPS x whitepaper ratio)");
+  EXPECT_DOUBLE_EQ(rows[1]["fp16_tflops"].get<double>(), 614.0 / 16);
+  EXPECT_EQ(rows[2]["figure"], "modelled (sibling's rate per SM per MHz)");
+  const double modelled = *estimate::complete_tensor_rates(*rtx3060, builtin).gpu.fp16_tflops;
+  EXPECT_DOUBLE_EQ(rows[2]["fp16_tflops"].get<double>(), modelled);
+  EXPECT_DOUBLE_EQ(rows[2]["tflops_per_kusd"].get<double>(), modelled / *rtx3060->msrp_usd * 1000);
+}
+
+TEST(GpuComparisonSection, TheTensorChartMarksDerivedBars) {
+  const catalog::Catalog& builtin = catalog::Catalog::builtin();
+  const Section s = gpu_comparison_section({builtin.find("rtx5090"), builtin.find("rtx5060")}, "test", builtin, Table{});
+  int derived = 0, published = 0;
+  for (const auto& row : rows_with(chart(s, "gpu-tensor").spec, "figure")) {
+    if (row["gpu"] == "GeForce RTX 5090") EXPECT_EQ(row["figure"], "published");
+    if (row["figure"] == "published") ++published;
+    if (row["figure"] == "derived (AI TOPS x whitepaper ratio)") ++derived;
+  }
+  EXPECT_EQ(published, 5 + 1);  // the 5090's five precisions, the 5060's FP4
+  EXPECT_EQ(derived, 4);        // the 5060's TF32, FP16, BF16, FP8
 }
 
 TEST(GpuComparisonSection, KeepsTheGivenTableAndOneColourPerGpu) {
