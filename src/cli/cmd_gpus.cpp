@@ -433,17 +433,12 @@ void run_show(const ShowOptions& options) {
     if (at == rules.end()) at = rules.insert(rules.end(), rule);
     return gpu.sources.size() + static_cast<std::size_t>(at - rules.begin()) + 1;
   };
-  auto ratio_text = [](double ratio) {
-    const double inverse = 1 / ratio;
-    return inverse == static_cast<double>(static_cast<long long>(inverse)) ? fmt::format("1/{}", inverse)
-                                                                           : fmt::format("{}", ratio);
-  };
   for (const auto& field : catalog::fields()) {
     std::string value = show_value(field, gpu);
     std::string source;
     if (const catalog::Derivation* d = gpu.derivation(field.name)) {
       source = fmt::format("derived: {} {} x {} ({}) [{}]", report::format_number(d->basis, 0, kGroupFrom),
-                           d->basis_field, ratio_text(d->ratio), d->rule, rule_number(d->rule));
+                           d->basis_field, catalog::ratio_text(d->ratio), d->rule, rule_number(d->rule));
     } else if (catalog::figure_status(gpu, field) == catalog::FigureStatus::sourced) {
       source = source_numbers(field.name);
     }

@@ -139,7 +139,7 @@ Chart tensor_chart(const std::vector<const catalog::Gpu*>& gpus, const std::vect
   }
   Json s = spec("Tensor-core throughput by precision",
                 "Dense TFLOPS (no sparsity), FP32 accumulate where the card offers both; no bar: not supported or "
-                "not published. Hatched-looking pale bars: derived from NVIDIA's AI TOPS by the architecture's ratio.");
+                "not published. Pale bars: derived from NVIDIA's AI TOPS by the architecture's ratio.");
   s["data"] = {{"values", values}};
   s["width"] = std::max<std::size_t>(420, 110 * gpus.size());
   s["height"] = 300;

@@ -250,6 +250,12 @@ std::string rate_names() {
 
 bool is_tensor_rate(std::string_view field) { return rate_member(field) != nullptr; }
 
+std::string ratio_text(double ratio) {
+  const double inverse = 1 / ratio;
+  if (inverse == static_cast<double>(static_cast<long long>(inverse))) return fmt::format("1/{}", inverse);
+  return fmt::format("{}", ratio);
+}
+
 namespace {
 
 // "1/16" or "0.5": a positive ratio.
@@ -289,18 +295,14 @@ DerivationRule read_rule(const toml::table& table, const std::string& origin, st
       r.fail("ratios", fmt::format("names '{}', which is not a tensor rate (accepted: {})", field, rate_names()));
     }
     std::optional<double> ratio;
-    std::string written;
     if (value.is_string()) {
-      written = **value.as_string();
-      ratio = parse_ratio(written);
+      ratio = parse_ratio(**value.as_string());
     } else if (value.is_floating_point() || value.is_integer()) {
       ratio = value.is_integer() ? static_cast<double>(**value.as_integer()) : **value.as_floating_point();
-      written = fmt::format("{}", *ratio);
       if (!(*ratio > 0)) ratio.reset();
     }
     if (!ratio) r.fail("ratios", fmt::format("'{}' must be a positive number or fraction like \"1/16\"", field));
     rule.ratios.emplace_back(field, *ratio);
-    rule.ratio_text.emplace_back(field, written);
   }
   rule.sources = r.sources();
   return rule;

@@ -17,7 +17,6 @@ struct DerivationRule {
   std::string id;
   std::string basis;  // what the published figure is: "sparse FP4 TOPS (NVIDIA's AI TOPS)"
   std::vector<std::pair<std::string, double>> ratios;     // field -> ratio, in the file's order
-  std::vector<std::pair<std::string, std::string>> ratio_text;  // field -> "1/16", as written
   std::vector<Source> sources;
 };
 
@@ -72,6 +71,8 @@ class Catalog {
 // digits, vendor words dropped. "NVIDIA GeForce RTX 5090D v2" -> rtx 5090 d v 2.
 std::vector<std::string> name_tokens(std::string_view name);
 bool is_market_group(std::string_view name);
+// A ratio as a person reads it: "1/16" for a unit fraction, else the number.
+std::string ratio_text(double ratio);
 // The tensor rates (tf32 … int8): the fields a derivation rule may compute and a support rule may deny.
 bool is_tensor_rate(std::string_view field);
 

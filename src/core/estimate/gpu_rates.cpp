@@ -30,13 +30,6 @@ bool same_sm(const catalog::Gpu& a, const catalog::Gpu& b) {
          a.compute_capability == b.compute_capability && !b.market && b.boost_clock_mhz;
 }
 
-// "1/16" for a unit fraction, else the ratio itself.
-std::string ratio_text(double ratio) {
-  const double inverse = 1 / ratio;
-  if (inverse == static_cast<double>(static_cast<long long>(inverse))) return fmt::format("1/{}", inverse);
-  return fmt::format("{}", ratio);
-}
-
 }  // namespace
 
 CompletedGpu complete_tensor_rates(const catalog::Gpu& gpu, const catalog::Catalog& catalog) {
@@ -44,7 +37,7 @@ CompletedGpu complete_tensor_rates(const catalog::Gpu& gpu, const catalog::Catal
   std::vector<std::string> derived;
   for (const RateField& rate : kRates) {
     if (const catalog::Derivation* d = gpu.derivation(rate.name)) {
-      derived.push_back(fmt::format("{} {:.1f} = {} x {}", rate.name, d->value(), d->basis, ratio_text(d->ratio)));
+      derived.push_back(fmt::format("{} {:.1f} = {} x {}", rate.name, d->value(), d->basis, catalog::ratio_text(d->ratio)));
     }
   }
   if (!derived.empty()) {
@@ -52,8 +45,23 @@ CompletedGpu complete_tensor_rates(const catalog::Gpu& gpu, const catalog::Catal
                                     "model): {}",
                                     gpu.id, *gpu.ai_tops, gpu.ai_tops_rule.value_or("?"), fmt::join(derived, ", ")));
   }
-  // Regional variants have cut AI rates, and a card without a boost clock cannot be scaled.
-  if (gpu.market || !gpu.boost_clock_mhz) return out;
+  // Regional variants have cut AI rates, and a card without a boost clock cannot be scaled: what stays
+  // unpublished runs at the FP32 rate, a lower bound, and the note says so.
+  if (gpu.market || !gpu.boost_clock_mhz) {
+    std::vector<std::string> missing;
+    for (const RateField& rate : kRates) {
+      if (!(gpu.*rate.member) && !gpu.is_unsupported(rate.name)) missing.emplace_back(rate.name);
+    }
+    if (!missing.empty()) {
+      out.notes.push_back(fmt::format("{}: NVIDIA publishes no {} and {}, so no sibling model: such math is planned "
+                                      "at the FP32 rate of {:.1f} TFLOPS (a lower bound)",
+                                      gpu.id, fmt::join(missing, ", "),
+                                      gpu.market ? "its AI rates are cut for its market (" + *gpu.market + ")"
+                                                 : std::string("no boost clock to scale by"),
+                                      gpu.fp32_tflops));
+    }
+    return out;
+  }
   std::vector<std::string> modelled;
   const catalog::Gpu* used = nullptr;
   for (const RateField& rate : kRates) {

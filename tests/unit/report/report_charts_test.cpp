@@ -159,7 +159,9 @@ TEST(GpuComparisonSection, TheTensorChartMarksDerivedBars) {
   const Section s = gpu_comparison_section({builtin.find("rtx5090"), builtin.find("rtx5060")}, "test", builtin, Table{});
   int derived = 0, published = 0;
   for (const auto& row : rows_with(chart(s, "gpu-tensor").spec, "figure")) {
-    if (row["gpu"] == "GeForce RTX 5090") EXPECT_EQ(row["figure"], "published");
+    if (row["gpu"] == "GeForce RTX 5090") {
+      EXPECT_EQ(row["figure"], "published");
+    }
     if (row["figure"] == "published") ++published;
     if (row["figure"] == "derived (AI TOPS x whitepaper ratio)") ++derived;
   }
