@@ -9,6 +9,7 @@
 #include "core/catalog/catalog.hpp"
 #include "core/catalog/fields.hpp"
 #include "core/common/error.hpp"
+#include "core/estimate/gpu_rates.hpp"
 
 namespace gpusage::catalog {
 namespace {
@@ -137,6 +138,48 @@ TEST(CatalogGroups, WorkstationHasTheRtxProLineAndDgxSpark) {
   for (const char* id : {"rtxpro6000", "rtxpro5000", "rtxpro4500", "rtxpro4000", "gb10", "rtx6000ada", "rtxa6000"}) {
     EXPECT_TRUE(ids.count(id)) << id;
   }
+}
+
+TEST(CatalogConsistency, Fp32IsTwiceCudaCoresTimesBoostClock) {
+  // An FMA is two FLOPs per CUDA core per clock: a typo in cores, clock or FP32 shows here.
+  for (const Gpu& gpu : builtin().gpus()) {
+    if (!gpu.boost_clock_mhz) continue;
+    EXPECT_NEAR(gpu.fp32_tflops, 2.0 * gpu.cuda_cores * *gpu.boost_clock_mhz / 1e6, gpu.fp32_tflops * 0.015)
+        << gpu.id;
+  }
+}
+
+// ---- the planner's rates: derived figures are used as they are, and said so -----------------------------
+
+TEST(PlannerRates, ADerivedRateIsUsedAndNamedNeverModelledFromASibling) {
+  const estimate::CompletedGpu rtx4070 = estimate::complete_tensor_rates(builtin().resolve("rtx4070"), builtin());
+  EXPECT_DOUBLE_EQ(*rtx4070.gpu.fp16_tflops, 466.0 / 8);
+  ASSERT_EQ(rtx4070.notes.size(), 1u);
+  EXPECT_EQ(rtx4070.notes[0],
+            "rtx4070: derived from NVIDIA's 466 AI TOPS by the catalog rule 'ada-geforce' (no sibling model): "
+            "tf32_tflops 29.1 = 466 x 1/16, fp16_tflops 58.2 = 466 x 1/8, bf16_tflops 58.2 = 466 x 1/8, "
+            "fp8_tflops 116.5 = 466 x 1/4");
+}
+
+TEST(PlannerRates, ACardWithNeitherIsModelledFromItsSibling) {
+  const estimate::CompletedGpu rtx3060 =
+      estimate::complete_tensor_rates(builtin().resolve("rtx3060-12gb"), builtin());
+  ASSERT_TRUE(rtx3060.gpu.fp16_tflops.has_value());
+  ASSERT_EQ(rtx3060.notes.size(), 1u);
+  EXPECT_TRUE(rtx3060.notes[0].starts_with("rtx3060-12gb: no published tensor rate; modelled from rtx3090"))
+      << rtx3060.notes[0];
+  EXPECT_FALSE(rtx3060.gpu.fp8_tflops.has_value());  // Ampere has none to model
+}
+
+TEST(PlannerRates, AnExportVariantIsNeverModelledFromAnUncutSibling) {
+  // The L20 (AD102, China) has no published tensor table; scaling the L40S per SM would overstate it.
+  const estimate::CompletedGpu l20 = estimate::complete_tensor_rates(builtin().resolve("l20"), builtin());
+  EXPECT_FALSE(l20.gpu.fp16_tflops.has_value());
+  ASSERT_EQ(l20.notes.size(), 1u);
+  EXPECT_EQ(l20.notes[0],
+            "l20: NVIDIA publishes no tf32_tflops, fp16_tflops, bf16_tflops, fp8_tflops and its AI rates are cut for "
+            "its market (China), so no sibling model: such math is planned at the FP32 rate of 59.4 TFLOPS (a lower "
+            "bound)");
 }
 
 // ---- validation of rules and of the cards that use them ------------------------------------------------
