@@ -268,10 +268,21 @@ report::BarChart comparison_chart(const Catalog& catalog, const std::vector<cons
       catalog.origin());
   chart.y_axis_label = "% of the largest value of each metric";
   for (const Gpu* gpu : gpus) chart.groups.push_back(gpu->name);
+  std::vector<std::string> derived;  // "FP16 tensor of GeForce RTX 5060"
   for (const Metric& metric : metrics) {
     report::BarSeries series{metric.label, metric.unit, metric.decimals, {}};
-    for (const Gpu* gpu : gpus) series.values.push_back(metric.value(*gpu));
+    for (const Gpu* gpu : gpus) {
+      series.values.push_back(metric.value(*gpu));
+      if (metric.status(*gpu) == catalog::FigureStatus::derived) {
+        derived.push_back(fmt::format("{} of {}", metric.label, gpu->name));
+      }
+    }
     chart.series.push_back(std::move(series));
+  }
+  if (!derived.empty()) {
+    chart.subtitle += fmt::format(" Derived from NVIDIA's AI TOPS by the whitepaper ratio: {}.",
+                                  derived.size() <= 4 ? text::join(derived)
+                                                      : fmt::format("{} bars (`gpusage gpus show ID`)", derived.size()));
   }
   return chart;
 }

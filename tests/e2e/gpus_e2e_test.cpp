@@ -322,6 +322,16 @@ TEST_F(ChartDir, MetricsChooseTheBars) {
   EXPECT_THAT(svg, HasSubstr(">n/a</text>"));  // the RTX 5070 has no FP8 figure in the fixture
 }
 
+TEST_F(ChartDir, TheSubtitleNamesTheDerivedBars) {
+  std::string chart = (dir_ / "d.svg").string();
+  CliResult r = run_cli("gpus --gpu rtx5090,rtx5060 --chart " + chart + " --metrics fp16_tflops,tdp_w",
+                        "env -u GPUSAGE_CATALOG");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const std::string svg = read_text(chart);
+  EXPECT_THAT(svg, HasSubstr("FP16 tensor of GeForce RTX 5060.</text>"));
+  EXPECT_THAT(svg, Not(HasSubstr("FP16 tensor of GeForce RTX 5090")));
+}
+
 TEST_F(ChartDir, OtherExtensionsAreRejectedBeforeAnythingIsWritten) {
   std::string chart = (dir_ / "chart.png").string();
   expect_one_line_error(gpus("--chart " + chart), "--chart: '" + chart + "' has an unsupported extension; accepted: .svg, .html");
