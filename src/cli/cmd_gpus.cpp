@@ -54,9 +54,9 @@ struct ShowOptions {
 std::vector<const Gpu*> select_gpus(const Catalog& catalog, const std::string& family, const std::string& gpus) {
   if (!gpus.empty()) return catalog.select(gpus);
   for (const std::string& part : text::split(family, ',')) {
-    if (text::to_lower(part) != "all" && !catalog::parse_family(part)) {
-      throw InputError(fmt::format("--family: '{}' is not one of rtx50, rtx40, rtx30, datacenter, workstation, all",
-                                   part));
+    if (text::to_lower(part) != "all" && !catalog::parse_family(part) && !catalog::is_market_group(part)) {
+      throw InputError(fmt::format(
+          "--family: '{}' is not one of rtx50, rtx40, rtx30, datacenter, workstation, china, all", part));
     }
   }
   return catalog.select(family);
@@ -83,6 +83,22 @@ std::size_t count_sources(const std::vector<const Gpu*>& gpus) {
 
 // ---- the comparison table (text and Markdown) ------------------------------------------------------
 
+// How a table cell shows each kind of figure: a derived figure carries a marker, and an empty one says
+// whether the hardware lacks the precision or NVIDIA publishes no number.
+constexpr const char* kDerivedMarker = "†";  // dagger
+constexpr const char* kUnsupported = "–";    // en dash
+constexpr const char* kUnpublished = "?";
+
+std::string figure_cell(const std::optional<double>& value, catalog::FigureStatus status, int places) {
+  switch (status) {
+    case catalog::FigureStatus::unsupported: return kUnsupported;
+    case catalog::FigureStatus::unpublished: return kUnpublished;
+    case catalog::FigureStatus::derived: return report::format_number(*value, places, kGroupFrom) + kDerivedMarker;
+    case catalog::FigureStatus::sourced: break;
+  }
+  return report::format_number(*value, places, kGroupFrom);
+}
+
 struct ListColumn {
   report::Column column;
   std::function<std::string(const Gpu&)> cell;
@@ -95,8 +111,8 @@ ListColumn metric_column(const std::string& metric_name, std::string header, std
   return {{std::move(header), std::move(unit), report::Align::right, drop_priority},
           [metric, scale, places](const Gpu& gpu) {
             auto value = metric.value(gpu);
-            return report::format_optional(value ? std::optional<double>(*value * scale) : std::nullopt, places,
-                                           kGroupFrom);
+            return figure_cell(value ? std::optional<double>(*value * scale) : std::nullopt, metric.status(gpu),
+                               places);
           }};
 }
 
@@ -145,6 +161,10 @@ report::Table comparison_table(const Catalog& catalog, const std::vector<const G
   table.notes.push_back(
       "FP16, FP8, FP4: dense tensor-core TFLOPS with FP32 accumulate. Price: launch MSRP. "
       "FP16/$1k: FP16 TFLOPS per $1,000.");
+  table.notes.push_back(fmt::format(
+      "{}: derived from NVIDIA's published AI TOPS by the architecture's whitepaper ratio (`gpusage gpus show ID` "
+      "lists it); {}: the hardware lacks the precision; {}: not published.",
+      kDerivedMarker, kUnsupported, kUnpublished));
   table.notes.push_back(fmt::format("Figures: {} cited sources in {}; `gpusage gpus show ID` gives each field's source.",
                                     count_sources(gpus), catalog.origin()));
   return table;
@@ -211,6 +231,21 @@ Json gpu_json(const Gpu& gpu) {
     derived[metric.name] = value ? Json(*value) : Json(nullptr);
   }
   j["derived"] = std::move(derived);
+  // What kind of value each figure is: "sourced", "derived", "unpublished" or "unsupported".
+  Json status = Json::object();
+  for (const auto& field : catalog::fields()) {
+    if (field.number) status[field.name] = catalog::to_string(catalog::figure_status(gpu, field));
+  }
+  for (const auto& metric : catalog::derived_metrics()) {
+    status[metric.name] = catalog::to_string(catalog::find_metric(metric.name, "status").status(gpu));
+  }
+  j["status"] = std::move(status);
+  Json derivations = Json::array();
+  for (const auto& d : gpu.derivations) {
+    derivations.push_back({{"field", d.field}, {"rule", d.rule}, {"basis_field", d.basis_field}, {"basis", d.basis},
+                           {"ratio", d.ratio}, {"value", d.value()}});
+  }
+  j["derivations"] = std::move(derivations);
   return j;
 }
 
@@ -233,10 +268,21 @@ report::BarChart comparison_chart(const Catalog& catalog, const std::vector<cons
       catalog.origin());
   chart.y_axis_label = "% of the largest value of each metric";
   for (const Gpu* gpu : gpus) chart.groups.push_back(gpu->name);
+  std::vector<std::string> derived;  // "FP16 tensor of GeForce RTX 5060"
   for (const Metric& metric : metrics) {
     report::BarSeries series{metric.label, metric.unit, metric.decimals, {}};
-    for (const Gpu* gpu : gpus) series.values.push_back(metric.value(*gpu));
+    for (const Gpu* gpu : gpus) {
+      series.values.push_back(metric.value(*gpu));
+      if (metric.status(*gpu) == catalog::FigureStatus::derived) {
+        derived.push_back(fmt::format("{} of {}", metric.label, gpu->name));
+      }
+    }
     chart.series.push_back(std::move(series));
+  }
+  if (!derived.empty()) {
+    chart.subtitle += fmt::format(" Derived from NVIDIA's AI TOPS by the whitepaper ratio: {}.",
+                                  derived.size() <= 4 ? text::join(derived)
+                                                      : fmt::format("{} bars (`gpusage gpus show ID`)", derived.size()));
   }
   return chart;
 }
@@ -309,11 +355,18 @@ void run_list(const ListOptions& options) {
   if (!chart_message.empty()) fmt::print(stderr, "{}\n", chart_message);
 }
 
-// Every stored value exactly ("0.5", "21,760"), with its unit.
+// Every stored value exactly ("0.5", "21,760"), with its unit; a derived one to 2 decimals.
 std::string show_value(const catalog::Field& field, const Gpu& gpu) {
   if (field.text) return field.text(gpu).value_or("n/a");
   auto value = field.number(gpu);
-  if (!value) return "n/a";
+  const catalog::FigureStatus status = catalog::figure_status(gpu, field);
+  if (!value && !catalog::is_tensor_rate(field.name)) return "n/a";
+  if (status == catalog::FigureStatus::unsupported) return std::string(kUnsupported) + " not supported";
+  if (!value) return std::string(kUnpublished) + " not published";
+  if (status == catalog::FigureStatus::derived) {
+    std::string s = report::format_number(*value, 2, kGroupFrom) + kDerivedMarker;
+    return *field.unit ? s + " " + field.unit : s;
+  }
   // As many decimals as the shortest exact form has ("0.5", "1978.9"), grouped like the table.
   const std::string exact = raw_number(*value);
   const std::size_t dot = exact.find('.');
@@ -322,6 +375,27 @@ std::string show_value(const catalog::Field& field, const Gpu& gpu) {
                            : static_cast<int>(exact.size() - dot - 1);
   std::string s = report::format_number(*value, decimals, kGroupFrom);
   return *field.unit ? s + " " + field.unit : s;
+}
+
+// "Variant of rtx5090 (GeForce RTX 5090), sold in China. Differs in: AI TOPS 2,375 (rtx5090: 3,352), …":
+// the published figures that differ from the card it is a variant of.
+std::string variant_note(const Catalog& catalog, const Gpu& gpu) {
+  const Gpu& base = *catalog.find(*gpu.variant_of);
+  std::vector<std::string> differences;
+  for (const auto& field : catalog::fields()) {
+    if (!field.number || field.kind == catalog::FieldKind::text) continue;
+    if (catalog::figure_status(gpu, field) != catalog::FigureStatus::sourced ||
+        catalog::figure_status(base, field) != catalog::FigureStatus::sourced) {
+      continue;
+    }
+    const double a = *field.number(gpu), b = *field.number(base);
+    if (a == b) continue;
+    differences.push_back(fmt::format("{} {} ({}: {})", field.label, show_value(field, gpu), base.id,
+                                      show_value(field, base)));
+  }
+  return fmt::format("Variant of {} ({}){}. Differs in: {}.", base.id, base.name,
+                     gpu.market ? ", sold in " + *gpu.market : std::string(),
+                     differences.empty() ? std::string("no published figure") : text::join(differences, "; "));
 }
 
 void run_show(const ShowOptions& options) {
@@ -342,6 +416,13 @@ void run_show(const ShowOptions& options) {
       bool known = field.text ? field.text(gpu).has_value() : field.number(gpu).has_value();
       if (!known) continue;
       Json urls = Json::array();
+      if (const catalog::Derivation* d = gpu.derivation(field.name)) {
+        // A derived figure stands on the basis figure's sources and the rule's whitepaper.
+        for (const catalog::Source* source : catalog::sources_for(gpu, d->basis_field)) urls.push_back(source->url);
+        for (const auto& source : catalog.rule(d->rule)->sources) urls.push_back(source.url);
+        field_sources[field.name] = std::move(urls);
+        continue;
+      }
       for (const catalog::Source* source : catalog::sources_for(gpu, field.name)) urls.push_back(source->url);
       field_sources[field.name] = std::move(urls);
     }
@@ -355,24 +436,52 @@ void run_show(const ShowOptions& options) {
                    {"Key", "", report::Align::left, 2},
                    {"Value", "", report::Align::right, 0},
                    {"Source", "", report::Align::left, 0}};
+  // The rules the derived figures come from are numbered after the GPU's own sources.
+  std::vector<const catalog::DerivationRule*> rules;
+  auto rule_number = [&](const std::string& id) {
+    const catalog::DerivationRule* rule = catalog.rule(id);
+    auto at = std::find(rules.begin(), rules.end(), rule);
+    if (at == rules.end()) at = rules.insert(rules.end(), rule);
+    return gpu.sources.size() + static_cast<std::size_t>(at - rules.begin()) + 1;
+  };
   for (const auto& field : catalog::fields()) {
     std::string value = show_value(field, gpu);
-    table.add_row({field.label, field.name, value, value == "n/a" ? "" : source_numbers(field.name)});
+    std::string source;
+    if (const catalog::Derivation* d = gpu.derivation(field.name)) {
+      source = fmt::format("derived: {} {} x {} ({}) [{}]", report::format_number(d->basis, 0, kGroupFrom),
+                           d->basis_field, catalog::ratio_text(d->ratio), d->rule, rule_number(d->rule));
+    } else if (catalog::figure_status(gpu, field) == catalog::FigureStatus::sourced) {
+      source = source_numbers(field.name);
+    }
+    table.add_row({field.label, field.name, value, source});
   }
   const catalog::Derived derived = catalog::derive(gpu);
   for (const auto& metric : catalog::derived_metrics()) {
     const auto& value = derived.*(metric.member);
+    const bool from_derived = catalog::find_metric(metric.name, "show").status(gpu) == catalog::FigureStatus::derived;
     table.add_row({metric.label, metric.name,
-                   value ? report::format_number(*value, metric.decimals, kGroupFrom) + " " + metric.unit : "n/a",
-                   value ? "derived" : ""});
+                   value ? report::format_number(*value, metric.decimals, kGroupFrom) +
+                               (from_derived ? kDerivedMarker : "") + " " + metric.unit
+                         : "n/a",
+                   value ? (from_derived ? "computed from a derived figure" : "computed") : ""});
   }
   for (std::size_t i = 0; i < gpu.sources.size(); ++i) {
     const auto& source = gpu.sources[i];
     std::string scope = source.fields.empty() ? "" : " (" + text::join(source.fields) + ")";
     table.notes.push_back(fmt::format("[{}] {}{}: {}", i + 1, source.title, scope, source.url));
   }
-  table.notes.push_back(fmt::format("Catalog: {}. Tensor figures are dense; n/a: not supported or not published.",
-                                    catalog.origin()));
+  for (std::size_t i = 0; i < rules.size(); ++i) {
+    const catalog::DerivationRule& rule = *rules[i];
+    std::vector<std::string> titles;
+    for (const auto& source : rule.sources) titles.push_back(fmt::format("{}: {}", source.title, source.url));
+    table.notes.push_back(fmt::format("[{}] rule '{}', from {}: {}", gpu.sources.size() + i + 1, rule.id, rule.basis,
+                                      text::join(titles, "; ")));
+  }
+  if (gpu.variant_of) table.notes.push_back(variant_note(catalog, gpu));
+  table.notes.push_back(fmt::format(
+      "Catalog: {}. Tensor figures are dense; {}: derived from the AI TOPS figure by the rule; {}: the hardware lacks "
+      "the precision; {}: not published.",
+      catalog.origin(), kDerivedMarker, kUnsupported, kUnpublished));
   std::string heading = fmt::format("{} ({})\n\n", gpu.name, gpu.id);
   if (options.format == Format::markdown) {
     emit("## " + heading + report::render_markdown(table));
@@ -407,7 +516,7 @@ void add_gpus_command(CLI::App& app) {
       "  gpusage gpus --gpu \"RTX 5090,4090,h100-sxm5-80gb\" --chart gpus.svg\n"
       "  gpusage gpus show \"RTX 5070 Ti\"");
   auto* family = command->add_option("--family", list->family,
-                                     "rtx50|rtx40|rtx30|datacenter|workstation|all, or a comma list of them")
+                                     "rtx50|rtx40|rtx30|datacenter|workstation|china|all, or a comma list of them")
                      ->default_str("rtx50");
   auto* gpus = command->add_option("--gpu", list->gpus, "GPUs by id, name or family, comma separated");
   family->excludes(gpus);

@@ -118,6 +118,10 @@ Chart specs_chart(const std::vector<const catalog::Gpu*>& gpus, const std::vecto
   return {"gpu-specs", "Specifications side by side", s};
 }
 
+// How the charts name a figure's kind (catalog::FigureStatus; modelled: estimate/gpu_rates.hpp).
+constexpr const char* kDerivedFigure = "derived (AI TOPS x whitepaper ratio)";
+constexpr const char* kModelledFigure = "modelled (sibling's rate per SM per MHz)";
+
 Chart tensor_chart(const std::vector<const catalog::Gpu*>& gpus, const std::vector<std::string>& names) {
   static const char* const kPrecisions[] = {"tf32_tflops", "fp16_tflops", "bf16_tflops", "fp8_tflops", "fp4_tflops"};
   Json values = Json::array();
@@ -127,12 +131,15 @@ Chart tensor_chart(const std::vector<const catalog::Gpu*>& gpus, const std::vect
     labels.push_back(metric.label);
     for (const catalog::Gpu* gpu : gpus) {
       if (auto value = metric.value(*gpu)) {
-        values.push_back({{"gpu", gpu->name}, {"precision", metric.label}, {"tflops", *value}});
+        const bool derived = metric.status(*gpu) == catalog::FigureStatus::derived;
+        values.push_back({{"gpu", gpu->name}, {"precision", metric.label}, {"tflops", *value},
+                          {"figure", derived ? kDerivedFigure : "published"}});
       }
     }
   }
   Json s = spec("Tensor-core throughput by precision",
-                "Dense TFLOPS (no sparsity), FP32 accumulate where the card offers both; no bar: not supported.");
+                "Dense TFLOPS (no sparsity), FP32 accumulate where the card offers both; no bar: not supported or "
+                "not published. Pale bars: derived from NVIDIA's AI TOPS by the architecture's ratio.");
   s["data"] = {{"values", values}};
   s["width"] = std::max<std::size_t>(420, 110 * gpus.size());
   s["height"] = 300;
@@ -144,18 +151,21 @@ Chart tensor_chart(const std::vector<const catalog::Gpu*>& gpus, const std::vect
       {"y", field("tflops", "quantitative", "Dense tensor throughput (TFLOPS)")},
       {"color", {{"field", "precision"}, {"type", "nominal"}, {"title", "Precision"}, {"sort", labels},
                  {"scale", {{"domain", labels}, {"scheme", "viridis"}}}}},
+      {"opacity", {{"field", "figure"}, {"type", "nominal"}, {"title", "Figure"},
+                   {"scale", {{"domain", Json::array({"published", kDerivedFigure})}, {"range", {1.0, 0.45}}}}}},
       {"tooltip", Json::array({field("gpu", "nominal", "GPU"), field("precision", "nominal", "Precision"),
-                               field("tflops", "quantitative", "TFLOPS", ",.1f")})}};
+                               field("tflops", "quantitative", "TFLOPS", ",.1f"), field("figure", "nominal", "Figure")})}};
   return {"gpu-tensor", "Tensor-core throughput by precision", s};
 }
 
-// A card whose spec sheet has no FP16 tensor figure gets the planner's modelled one (its sibling's rate per
-// SM per clock, estimate/gpu_rates.hpp), drawn as a diamond and labelled as modelled.
+// A card whose spec sheet has no FP16 tensor figure has one derived from its AI TOPS (a square) or, failing
+// that, the planner's modelled one (its sibling's rate per SM per clock, estimate/gpu_rates.hpp, a diamond).
 Chart value_chart(const std::vector<const catalog::Gpu*>& gpus, const std::vector<std::string>& names,
                   const catalog::Catalog& catalog) {
   Json values = Json::array();
   for (const catalog::Gpu* listed : gpus) {
     const bool published = listed->fp16_tflops.has_value();
+    const bool derived = listed->derivation("fp16_tflops") != nullptr;
     const catalog::Gpu gpu = published ? *listed : estimate::complete_tensor_rates(*listed, catalog).gpu;
     const auto per_usd = catalog::derive(gpu).fp16_tflops_per_usd;
     if (!per_usd) continue;
@@ -164,11 +174,11 @@ Chart value_chart(const std::vector<const catalog::Gpu*>& gpus, const std::vecto
                       {"tflops_per_kusd", *per_usd * 1000},
                       {"fp16_tflops", gpu.fp16_tflops.value_or(0)},
                       {"msrp_usd", gpu.msrp_usd.value_or(0)},
-                      {"figure", published ? "published" : "modelled (sibling's rate per SM per MHz)"}});
+                      {"figure", derived ? kDerivedFigure : published ? "published" : kModelledFigure}});
   }
   Json s = spec("Price-performance: FP16 tensor TFLOPS per $1,000 against VRAM",
-                "Up and to the right: more compute per dollar and more memory. Diamonds: no published FP16 rate, "
-                "the planner's modelled one. Cards without a launch price are left out.");
+                "Up and to the right: more compute per dollar and more memory. Squares: FP16 derived from NVIDIA's "
+                "AI TOPS; diamonds: the planner's modelled one. Cards without a launch price are left out.");
   s["data"] = {{"values", values}};
   s["width"] = 640;
   s["height"] = 360;
@@ -176,13 +186,13 @@ Chart value_chart(const std::vector<const catalog::Gpu*>& gpus, const std::vecto
   const Json y = {{"field", "tflops_per_kusd"}, {"type", "quantitative"}, {"scale", {{"zero", false}, {"padding", 20}}},
                   {"title", "FP16 tensor TFLOPS per $1,000 of launch price (TFLOPS/k$)"}};
   s["encoding"] = {{"x", x}, {"y", y}};
-  const Json figures = Json::array({"published", "modelled (sibling's rate per SM per MHz)"});
+  const Json figures = Json::array({"published", kDerivedFigure, kModelledFigure});
   s["layer"] = Json::array(
       {{{"mark", {{"type", "point"}, {"size", 150}, {"filled", true}}},
         {"encoding",
          {{"color", gpu_color(names)},
           {"shape", {{"field", "figure"}, {"type", "nominal"}, {"title", "FP16 rate"},
-                     {"scale", {{"domain", figures}, {"range", {"circle", "diamond"}}}}}},
+                     {"scale", {{"domain", figures}, {"range", {"circle", "square", "diamond"}}}}}},
           {"tooltip", Json::array({field("gpu", "nominal", "GPU"), field("vram_gb", "quantitative", "VRAM (GB)", ",.0f"),
                                    field("fp16_tflops", "quantitative", "FP16 tensor (TFLOPS)", ",.1f"),
                                    field("msrp_usd", "quantitative", "Launch price (USD)", "$,.0f"),

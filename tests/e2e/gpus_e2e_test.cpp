@@ -62,11 +62,13 @@ TEST(GpusTable, DefaultIsTheRtx50FamilyAlignedWithUnitsAndSources) {
             "GPU        Arch         CUDA    FP32    FP16     FP8     FP4  VRAM  Mem BW  TDP  Price  FP16/$1k  FP16/W\n"
             "                       cores  TFLOPS  TFLOPS  TFLOPS  TFLOPS    GB    GB/s    W    USD    TFLOPS  TFLOPS\n"
             "---------  ---------  ------  ------  ------  ------  ------  ----  ------  ---  -----  --------  ------\n"
-            "rtx5090    Blackwell  21,760   104.8   209.5   419.0     n/a    32   1,792  575  1,999     104.8    0.36\n"
-            "rtx5070ti  Blackwell   8,960    43.9    87.9     n/a     n/a    16     896  300    749     117.4    0.29\n"
-            "rtx5070    Blackwell   6,144    30.9    61.7     n/a     n/a    12     672  250    549     112.4    0.25\n"
+            "rtx5090    Blackwell  21,760   104.8   209.5   419.0       ?    32   1,792  575  1,999     104.8    0.36\n"
+            "rtx5070ti  Blackwell   8,960    43.9    87.9       ?       ?    16     896  300    749     117.4    0.29\n"
+            "rtx5070    Blackwell   6,144    30.9    61.7       ?       ?    12     672  250    549     112.4    0.25\n"
             "FP16, FP8, FP4: dense tensor-core TFLOPS with FP32 accumulate. Price: launch MSRP. FP16/$1k: FP16 TFLOPS "
             "per $1,000.\n"
+            "\u2020: derived from NVIDIA's published AI TOPS by the architecture's whitepaper ratio (`gpusage gpus show "
+            "ID` lists it); \u2013: the hardware lacks the precision; ?: not published.\n"
             "Figures: 3 cited sources in " +
                 mini_path() +
                 "; `gpusage gpus show ID` gives each field's source.\n"
@@ -90,7 +92,8 @@ TEST(GpusTable, NarrowTerminalDropsColumnsAndSaysWhich) {
   while (start < r.out.size()) {
     std::size_t end = r.out.find('\n', start);
     std::string line = r.out.substr(start, end - start);
-    if (!line.starts_with("FP16, FP8") && !line.starts_with("Figures:") && !line.starts_with("(not shown")) {
+    if (!line.starts_with("FP16, FP8") && !line.starts_with("Figures:") && !line.starts_with("(not shown") &&
+        !line.starts_with("\u2020:")) {
       EXPECT_LE(line.size(), 80u) << line;
     }
     start = end + 1;
@@ -113,7 +116,7 @@ TEST(GpusMarkdown, SameColumnsAsTheTableWithUnitsInHeaders) {
   EXPECT_THAT(r.out, StartsWith("| GPU | Name | Arch | CUDA (cores) | FP32 (TFLOPS) | FP16 (TFLOPS) | FP8 (TFLOPS) | "
                                 "FP4 (TFLOPS) | VRAM (GB) | Mem BW (GB/s) | TDP (W) | Price (USD) | FP16/$1k (TFLOPS) "
                                 "| FP16/W (TFLOPS) |\n| :--- | :--- | :--- | ---: |"));
-  EXPECT_THAT(r.out, HasSubstr("\n| rtx5090 | GeForce RTX 5090 | Blackwell | 21,760 | 104.8 | 209.5 | 419.0 | n/a | 32 | "
+  EXPECT_THAT(r.out, HasSubstr("\n| rtx5090 | GeForce RTX 5090 | Blackwell | 21,760 | 104.8 | 209.5 | 419.0 | ? | 32 | "
                                "1,792 | 575 | 1,999 | 104.8 | 0.36 |\n"));
 }
 
@@ -124,11 +127,11 @@ TEST(GpusCsv, EveryFieldRawWithDerivedMetricsAndSources) {
             "id,name,family,architecture,chip,compute_capability,form_factor,sm_count,cuda_cores,tensor_cores,"
             "tensor_core_generation,base_clock_mhz,boost_clock_mhz,memory_gb,memory_type,memory_bus_bits,"
             "memory_bandwidth_gbs,l2_cache_mb,tdp_w,pcie_gen,pcie_lanes,nvlink_gbs,fp64_tflops,fp32_tflops,tf32_tflops,"
-            "fp16_tflops,fp16_acc16_tflops,bf16_tflops,fp8_tflops,fp8_acc16_tflops,fp4_tflops,int8_tops,launch_date,"
-            "msrp_usd,fp16_tflops_per_usd,fp16_tflops_per_watt,fp32_tflops_per_usd,fp32_tflops_per_watt,"
+            "fp16_tflops,fp16_acc16_tflops,bf16_tflops,fp8_tflops,fp8_acc16_tflops,fp4_tflops,int8_tops,ai_tops,"
+            "ai_tops_rule,launch_date,msrp_usd,market,variant_of,fp16_tflops_per_usd,fp16_tflops_per_watt,fp32_tflops_per_usd,fp32_tflops_per_watt,"
             "vram_gb_per_usd,bandwidth_gbs_per_fp16_tflop,ridge_point_flop_per_byte,sources\n"
             "rtx5090,GeForce RTX 5090,rtx50,Blackwell,GB202,12.0,,170,21760,,,,2407,32,GDDR7,512,1792,96,575,,,,,104.8,"
-            "104.8,209.5,419,209.5,419,,,,2025-01-30,1999,0.104802,0.364348,0.0524262,0.182261,0.016008,8.5537,"
+            "104.8,209.5,419,209.5,419,,,,,,2025-01-30,1999,,,0.104802,0.364348,0.0524262,0.182261,0.016008,8.5537,"
             "116.908,https://example.invalid/rtx5090\n");
 }
 
@@ -138,8 +141,11 @@ TEST(GpusCsv, EveryOptionalFieldAndQuotedCommas) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("\ntestcard,Test Card 1000,workstation,Testwell,TC100,8.9,\"PCIe, dual slot\",100,12800,400,4,"
                                "1500,2000,48,GDDR6,384,960,0.5,300,4,16,112.5,1.25,51.2,102.4,204.8,409.6,204.8,409.6,"
-                               "819.2,819.2,819,2024-03-15,4096,"));
-  EXPECT_TRUE(r.out.ends_with(",https://example.invalid/testcard https://example.invalid/prices\n"));
+                               "819.2,819.2,819,1638.4,test-rule,2024-03-15,4096,China,basecard,"));
+  EXPECT_THAT(r.out, HasSubstr(",https://example.invalid/testcard https://example.invalid/prices\n"));
+  // The base card's FP16 and TF32 come from its AI TOPS by the fixture's rule: 2000 x 1/8, 2000 x 0.0625.
+  EXPECT_THAT(r.out, HasSubstr("\nbasecard,Test Card 1000 Base,workstation,Testwell,TC100,8.9,,100,12800,,,,2000,48,"
+                               "GDDR6,384,960,,300,,,,,51.2,125,250,,,,,,,2000,test-rule,2024-03,"));
 }
 
 TEST(GpusJson, EveryFieldWithNullsDerivedAndSources) {
@@ -153,11 +159,11 @@ TEST(GpusJson, EveryFieldWithNullsDerivedAndSources) {
                           "boost_clock_mhz", "memory_gb", "memory_type", "memory_bus_bits", "memory_bandwidth_gbs",
                           "l2_cache_mb", "tdp_w", "pcie_gen", "pcie_lanes", "nvlink_gbs", "fp64_tflops", "fp32_tflops",
                           "tf32_tflops", "fp16_tflops", "fp16_acc16_tflops", "bf16_tflops", "fp8_tflops",
-                          "fp8_acc16_tflops", "fp4_tflops", "int8_tops", "launch_date", "msrp_usd", "sources",
-                          "derived"}) {
+                          "fp8_acc16_tflops", "fp4_tflops", "int8_tops", "ai_tops", "ai_tops_rule", "launch_date",
+                          "msrp_usd", "market", "variant_of", "sources", "derived", "status", "derivations"}) {
     EXPECT_TRUE(g.contains(key)) << key;
   }
-  EXPECT_EQ(g.size(), 36u);
+  EXPECT_EQ(g.size(), 42u);
   EXPECT_EQ(g["id"], "rtx5090");
   EXPECT_EQ(g["family"], "rtx50");
   EXPECT_EQ(g["cuda_cores"], 21760);
@@ -217,7 +223,7 @@ TEST(GpusShow, EveryFieldWithItsSource) {
   EXPECT_THAT(r.out, HasSubstr("\nFP8 tensor                    fp8_tflops                          1,978.9 TFLOPS  [1]\n"));
   EXPECT_THAT(r.out, HasSubstr("\nLaunch date                   launch_date                                2022-09  [2]\n"));
   EXPECT_THAT(r.out, HasSubstr("\nLaunch price                  msrp_usd                                       n/a\n"));
-  EXPECT_THAT(r.out, HasSubstr("\nRidge point (FP16)            ridge_point_flop_per_byte            295 FLOP/byte  derived\n"));
+  EXPECT_THAT(r.out, HasSubstr("\nRidge point (FP16)            ridge_point_flop_per_byte            295 FLOP/byte  computed\n"));
   EXPECT_THAT(r.out, HasSubstr("\n[1] test fixture datasheet: https://example.invalid/h100\n"
                                "[2] test fixture dates (launch_date): https://example.invalid/dates\n"));
 }
@@ -241,7 +247,7 @@ TEST(GpusShow, JsonMapsEachKnownFieldToItsSources) {
 
 TEST(GpusErrors, BadFamily) {
   expect_one_line_error(gpus("--family rtx60"),
-                        "--family: 'rtx60' is not one of rtx50, rtx40, rtx30, datacenter, workstation, all");
+                        "--family: 'rtx60' is not one of rtx50, rtx40, rtx30, datacenter, workstation, china, all");
 }
 
 TEST(GpusErrors, BadSortListsAcceptedNames) {
@@ -316,6 +322,16 @@ TEST_F(ChartDir, MetricsChooseTheBars) {
   EXPECT_THAT(svg, HasSubstr(">n/a</text>"));  // the RTX 5070 has no FP8 figure in the fixture
 }
 
+TEST_F(ChartDir, TheSubtitleNamesTheDerivedBars) {
+  std::string chart = (dir_ / "d.svg").string();
+  CliResult r = run_cli("gpus --gpu rtx5090,rtx5060 --chart " + chart + " --metrics fp16_tflops,tdp_w",
+                        "env -u GPUSAGE_CATALOG");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const std::string svg = read_text(chart);
+  EXPECT_THAT(svg, HasSubstr("FP16 tensor of GeForce RTX 5060.</text>"));
+  EXPECT_THAT(svg, Not(HasSubstr("FP16 tensor of GeForce RTX 5090")));
+}
+
 TEST_F(ChartDir, OtherExtensionsAreRejectedBeforeAnythingIsWritten) {
   std::string chart = (dir_ / "chart.png").string();
   expect_one_line_error(gpus("--chart " + chart), "--chart: '" + chart + "' has an unsupported extension; accepted: .svg, .html");
@@ -341,14 +357,16 @@ TEST(GpusBuiltin, AllFamiliesListTheContractIdsInOrderEachWithSources) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(ids_of(r.out),
             (std::vector<std::string>{
-                "rtx5090",        "rtx5080",        "rtx5070ti",      "rtx5070",        "rtx5060ti-16gb",
-                "rtx5060ti-8gb",  "rtx5060",        "rtx5050",        "rtx4090",        "rtx4080super",
-                "rtx4080",        "rtx4070tisuper", "rtx4070super",   "rtx4070",        "rtx4060ti-16gb",
-                "rtx4060",        "rtx3090ti",      "rtx3090",        "rtx3080-10gb",   "rtx3080-12gb",
-                "rtx3070",        "rtx3060-12gb",   "rtxpro6000",     "rtx6000ada",     "l40s",
-                "l4",             "rtxa6000",       "t4",             "v100-sxm2-16gb", "v100-sxm2-32gb",
-                "v100-pcie-32gb", "a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-40gb", "a100-pcie-80gb",
-                "h100-sxm5-80gb", "h100-pcie-80gb", "h200-sxm-141gb", "b200",
+                "rtx5090",        "rtx5090d",       "rtx5090d-v2",    "rtx5080",        "rtx5070ti",
+                "rtx5070",        "rtx5060ti-16gb", "rtx5060ti-8gb",  "rtx5060",        "rtx5050",
+                "rtx4090",        "rtx4090d",       "rtx4080super",   "rtx4080",        "rtx4070tisuper",
+                "rtx4070super",   "rtx4070",        "rtx4060ti-16gb", "rtx4060",        "rtx3090ti",
+                "rtx3090",        "rtx3080-10gb",   "rtx3080-12gb",   "rtx3070",        "rtx3060-12gb",
+                "rtxpro6000",     "rtxpro5000",     "rtxpro4500",     "rtxpro4000",     "gb10",
+                "rtx6000ada",     "l40s",           "l20",            "l4",             "rtxa6000",
+                "t4",             "v100-sxm2-16gb", "v100-sxm2-32gb", "v100-pcie-32gb", "a100-sxm4-40gb",
+                "a100-sxm4-80gb", "a100-pcie-40gb", "a100-pcie-80gb", "h100-sxm5-80gb", "h100-pcie-80gb",
+                "h200-sxm-141gb", "h20",            "b300",           "b200",
                 // cards measured in the validation data, appended at the end of gpus.toml
                 "quadro-rtx8000", "quadro-rtx6000", "quadro-rtx5000", "rtxa5500", "rtxa5000", "rtxa4500", "rtxa4000",
                 "a40", "a10"}));
@@ -359,6 +377,108 @@ TEST(GpusBuiltin, AllFamiliesListTheContractIdsInOrderEachWithSources) {
       EXPECT_FALSE(source["url"].get<std::string>().empty()) << gpu["id"];
     }
   }
+}
+
+// The built-in catalog's derived figures, as the issue that asked for them checks them (issue 17).
+CliResult builtin_gpus(const std::string& args) { return run_cli("gpus " + args, "COLUMNS=200 env -u GPUSAGE_CATALOG"); }
+
+// The FP16 column of every row of a --format markdown table: derived cells end with the dagger.
+std::vector<std::string> fp16_cells(const std::string& markdown) {
+  std::vector<std::string> cells;
+  std::size_t start = 0;
+  while ((start = markdown.find("\n| ", start)) != std::string::npos) {
+    std::size_t end = markdown.find('\n', start + 1);
+    std::vector<std::string> row;
+    std::string line = markdown.substr(start + 3, end - start - 3), cell;
+    for (std::size_t at = 0; at < line.size();) {
+      std::size_t bar = line.find(" | ", at);
+      row.push_back(line.substr(at, bar == std::string::npos ? std::string::npos : bar - at));
+      if (bar == std::string::npos) break;
+      at = bar + 3;
+    }
+    if (row.size() > 5 && row[0] != ":---") cells.push_back(row[5]);
+    start = end;
+  }
+  return cells;
+}
+
+TEST(GpusBuiltin, EveryRtx50AndRtx40CardShowsAnFp16FigureSourcedOrDerived) {
+  for (const char* family : {"rtx50", "rtx40"}) {
+    CliResult r = builtin_gpus(std::string("--family ") + family + " --format markdown");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto cells = fp16_cells(r.out);
+    EXPECT_GE(cells.size(), 9u) << family;
+    for (const auto& cell : cells) {
+      EXPECT_NE(cell, "?") << family;
+      EXPECT_NE(cell, "n/a") << family;
+    }
+  }
+  CliResult r = builtin_gpus("--family rtx50 --format markdown");
+  EXPECT_THAT(r.out, HasSubstr("| rtx5060 | GeForce RTX 5060 | Blackwell | 3,840 | 19.2 | 38.4\u2020 | 76.8\u2020 | 307.0 |"));
+  EXPECT_THAT(r.out, HasSubstr("| rtx5050 | GeForce RTX 5050 | Blackwell | 2,560 | 13.2 | 26.3\u2020 | 52.6\u2020 | "
+                               "210.5\u2020 |"));
+  // Ampere has no FP8 or FP4: a dash, not a question mark.
+  EXPECT_THAT(builtin_gpus("--gpu rtx3090 --format markdown").out,
+              HasSubstr("| rtx3090 | GeForce RTX 3090 | Ampere | 10,496 | 35.6 | 71.2 | \u2013 | \u2013 |"));
+}
+
+TEST(GpusBuiltin, JsonMarksEachFigureAndListsTheDerivations) {
+  CliResult r = builtin_gpus("--gpu rtx5060,rtx3090,l20,rtx5090 --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto all = nlohmann::json::parse(r.out);
+  const auto& rtx5060 = all[0];
+  EXPECT_EQ(rtx5060["status"]["fp16_tflops"], "derived");
+  EXPECT_EQ(rtx5060["status"]["fp4_tflops"], "sourced");
+  EXPECT_EQ(rtx5060["status"]["fp16_tflops_per_usd"], "derived");
+  EXPECT_DOUBLE_EQ(rtx5060["fp16_tflops"].get<double>(), 614.0 / 16);
+  bool found = false;
+  for (const auto& d : rtx5060["derivations"]) {
+    if (d["field"] != "fp16_tflops") continue;
+    found = true;
+    EXPECT_EQ(d["rule"], "blackwell-geforce");
+    EXPECT_EQ(d["basis_field"], "ai_tops");
+    EXPECT_EQ(d["basis"], 614);
+    EXPECT_EQ(d["ratio"], 1.0 / 16);
+  }
+  EXPECT_TRUE(found);
+  EXPECT_EQ(all[1]["status"]["fp8_tflops"], "unsupported");
+  EXPECT_EQ(all[2]["status"]["fp16_tflops"], "unpublished");
+  EXPECT_EQ(all[3]["status"]["fp16_tflops"], "sourced");
+  EXPECT_TRUE(all[3]["derivations"].empty());
+}
+
+TEST(GpusBuiltin, ShowListsTheDerivationAndTheRulesWhitepaper) {
+  CliResult r = builtin_gpus("show 5060");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("38.38\u2020 TFLOPS  derived: 614 ai_tops x 1/16 (blackwell-geforce) [5]\n"));
+  EXPECT_THAT(r.out, HasSubstr("\n[5] rule 'blackwell-geforce', from sparse FP4 TOPS"));
+  EXPECT_THAT(r.out, HasSubstr("nvidia-rtx-blackwell-gpu-architecture.pdf\n"));
+}
+
+TEST(GpusBuiltin, ExportVariantsStateWhatDiffers) {
+  CliResult r = builtin_gpus("show 4090 d");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, StartsWith("GeForce RTX 4090 D (rtx4090d)\n"));
+  EXPECT_THAT(r.out, HasSubstr("Variant of rtx4090 (GeForce RTX 4090), sold in China. Differs in: SMs 114 (rtx4090: "
+                               "128); CUDA cores 14,592 (rtx4090: 16,384); Tensor cores 456 (rtx4090: 512); "));
+  EXPECT_THAT(r.out, HasSubstr("AI TOPS (NVIDIA, sparse) 1,177 TOPS (rtx4090: 1,321 TOPS)"));
+}
+
+TEST(GpusBuiltin, ChinaAndWorkstationGroups) {
+  EXPECT_EQ(ids_of(builtin_gpus("--family china --format json").out),
+            (std::vector<std::string>{"rtx5090d", "rtx5090d-v2", "rtx4090d", "l20", "h20"}));
+  EXPECT_EQ(ids_of(builtin_gpus("--family workstation --format json").out),
+            (std::vector<std::string>{"rtxpro6000", "rtxpro5000", "rtxpro4500", "rtxpro4000", "gb10", "rtx6000ada",
+                                      "rtxa6000"}));
+}
+
+TEST(GpusBuiltin, NamesResolveAsTypedAndNeverToAnotherCard) {
+  EXPECT_THAT(builtin_gpus("show h20").out, StartsWith("NVIDIA H20 (h20)\n"));
+  EXPECT_THAT(builtin_gpus("show dgx spark").out, StartsWith("NVIDIA GB10 (DGX Spark) (gb10)\n"));
+  EXPECT_THAT(builtin_gpus("show 5090d").out, StartsWith("GeForce RTX 5090 D (rtx5090d)\n"));
+  CliResult a10 = builtin_gpus("show a10");
+  EXPECT_EQ(a10.exit_code, 2);
+  EXPECT_THAT(a10.err, StartsWith("gpusage: unknown GPU 'a10'; did you mean: "));
 }
 
 }  // namespace

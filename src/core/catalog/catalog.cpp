@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <set>
@@ -26,6 +27,35 @@ const char* to_string(Family family) {
     case Family::workstation: return "workstation";
   }
   return "?";
+}
+
+const char* to_string(FigureStatus status) {
+  switch (status) {
+    case FigureStatus::sourced: return "sourced";
+    case FigureStatus::derived: return "derived";
+    case FigureStatus::unpublished: return "unpublished";
+    case FigureStatus::unsupported: return "unsupported";
+  }
+  return "?";
+}
+
+const Derivation* Gpu::derivation(std::string_view field) const {
+  for (const auto& d : derivations) {
+    if (d.field == field) return &d;
+  }
+  return nullptr;
+}
+
+bool Gpu::is_unsupported(std::string_view field) const {
+  return std::find(unsupported.begin(), unsupported.end(), field) != unsupported.end();
+}
+
+bool is_market_group(std::string_view name) {
+  const std::string lower = text::to_lower(text::trim(name));
+  for (const char* group : kMarketGroups) {
+    if (lower == group) return true;
+  }
+  return false;
 }
 
 const char* to_string(Precision precision) {
@@ -69,7 +99,7 @@ double Gpu::compute_capability_value() const { return std::strtod(compute_capabi
 namespace {
 
 const std::set<std::string>& known_memory_types() {
-  static const std::set<std::string> types{"GDDR6", "GDDR6X", "GDDR7", "HBM2", "HBM2e", "HBM3", "HBM3e"};
+  static const std::set<std::string> types{"GDDR6", "GDDR6X", "GDDR7", "HBM2", "HBM2e", "HBM3", "HBM3e", "LPDDR5X"};
   return types;
 }
 
@@ -85,11 +115,12 @@ std::string did_you_mean(std::string_view name) {
 // Reads one [[gpu]] table; every error names the origin, the GPU and the field.
 class GpuReader {
  public:
-  GpuReader(const toml::table& table, const std::string& origin, std::string id)
-      : table_(table), origin_(origin), id_(std::move(id)) {}
+  // `what` names the table in messages: "gpu 'rtx5090'", "derivation 'blackwell-geforce'".
+  GpuReader(const toml::table& table, const std::string& origin, std::string what)
+      : table_(table), origin_(origin), what_(std::move(what)) {}
 
   [[noreturn]] void fail(std::string_view field, std::string_view problem) const {
-    throw InputError(fmt::format("{}: gpu '{}': field '{}' {}", origin_, id_, field, problem));
+    throw InputError(fmt::format("{}: {}: field '{}' {}", origin_, what_, field, problem));
   }
 
   std::optional<std::string> optional_string(const char* key) {
@@ -189,13 +220,163 @@ class GpuReader {
  private:
   const toml::table& table_;
   const std::string& origin_;
-  std::string id_;
+  std::string what_;
 };
+
+// The tensor rates a derivation rule may compute, by TOML key.
+struct RateMember {
+  const char* field;
+  std::optional<double> Gpu::*member;
+};
+constexpr RateMember kRateMembers[] = {
+    {"tf32_tflops", &Gpu::tf32_tflops},   {"fp16_tflops", &Gpu::fp16_tflops},
+    {"fp16_acc16_tflops", &Gpu::fp16_acc16_tflops}, {"bf16_tflops", &Gpu::bf16_tflops},
+    {"fp8_tflops", &Gpu::fp8_tflops},     {"fp8_acc16_tflops", &Gpu::fp8_acc16_tflops},
+    {"fp4_tflops", &Gpu::fp4_tflops},     {"int8_tops", &Gpu::int8_tops},
+};
+std::optional<double> Gpu::*rate_member(std::string_view field) {
+  for (const auto& rate : kRateMembers) {
+    if (field == rate.field) return rate.member;
+  }
+  return nullptr;
+}
+std::string rate_names() {
+  std::vector<std::string> names;
+  for (const auto& rate : kRateMembers) names.emplace_back(rate.field);
+  return text::join(names);
+}
+
+}  // namespace
+
+bool is_tensor_rate(std::string_view field) { return rate_member(field) != nullptr; }
+
+std::string ratio_text(double ratio) {
+  const double inverse = 1 / ratio;
+  if (inverse == static_cast<double>(static_cast<long long>(inverse))) return fmt::format("1/{}", inverse);
+  return fmt::format("{}", ratio);
+}
+
+namespace {
+
+// "1/16" or "0.5": a positive ratio.
+std::optional<double> parse_ratio(const std::string& text) {
+  const auto slash = text.find('/');
+  char* end = nullptr;
+  if (slash == std::string::npos) {
+    double v = std::strtod(text.c_str(), &end);
+    return end && *end == '\0' && v > 0 ? std::optional<double>(v) : std::nullopt;
+  }
+  const std::string a = text::trim(text.substr(0, slash)), b = text::trim(text.substr(slash + 1));
+  double num = std::strtod(a.c_str(), &end);
+  if (a.empty() || *end != '\0') return std::nullopt;
+  double den = std::strtod(b.c_str(), &end);
+  if (b.empty() || *end != '\0' || !(num > 0) || !(den > 0)) return std::nullopt;
+  return num / den;
+}
+
+DerivationRule read_rule(const toml::table& table, const std::string& origin, std::size_t index) {
+  std::string id = fmt::format("#{}", index + 1);
+  if (auto node = table.get("id"); node && node->is_string()) id = **node->as_string();
+  GpuReader r(table, origin, fmt::format("derivation '{}'", id));
+  for (auto&& [key, value] : table) {
+    const std::string_view k = key.str();
+    if (k != "id" && k != "basis" && k != "ratios" && k != "sources") {
+      r.fail(k, "is not a derivation key (accepted: id, basis, ratios, sources)");
+    }
+  }
+  DerivationRule rule;
+  rule.id = r.string("id");
+  rule.basis = r.string("basis");
+  const toml::table* ratios = table.get_as<toml::table>("ratios");
+  if (!ratios || ratios->empty()) r.fail("ratios", "is required: { field = \"1/2\", ... }");
+  for (auto&& [key, value] : *ratios) {
+    const std::string field(key.str());
+    if (!rate_member(field)) {
+      r.fail("ratios", fmt::format("names '{}', which is not a tensor rate (accepted: {})", field, rate_names()));
+    }
+    std::optional<double> ratio;
+    if (value.is_string()) {
+      ratio = parse_ratio(**value.as_string());
+    } else if (value.is_floating_point() || value.is_integer()) {
+      ratio = value.is_integer() ? static_cast<double>(**value.as_integer()) : **value.as_floating_point();
+      if (!(*ratio > 0)) ratio.reset();
+    }
+    if (!ratio) r.fail("ratios", fmt::format("'{}' must be a positive number or fraction like \"1/16\"", field));
+    rule.ratios.emplace_back(field, *ratio);
+  }
+  rule.sources = r.sources();
+  return rule;
+}
+
+SupportRule read_support(const toml::table& table, const std::string& origin, std::size_t index) {
+  GpuReader r(table, origin, fmt::format("support #{}", index + 1));
+  for (auto&& [key, value] : table) {
+    const std::string_view k = key.str();
+    if (k != "fields" && k != "min_compute_capability" && k != "sources") {
+      r.fail(k, "is not a support key (accepted: fields, min_compute_capability, sources)");
+    }
+  }
+  SupportRule rule;
+  const toml::array* fields = table.get_as<toml::array>("fields");
+  if (!fields || fields->empty()) r.fail("fields", "is required: the tensor rates the rule is about");
+  for (const toml::node& f : *fields) {
+    if (!f.is_string() || !rate_member(**f.as_string())) {
+      r.fail("fields", fmt::format("must list tensor rates (accepted: {})", rate_names()));
+    }
+    rule.fields.push_back(**f.as_string());
+  }
+  rule.min_compute_capability = r.string("min_compute_capability");
+  rule.sources = r.sources();
+  return rule;
+}
+
+// Computes what the GPU's rule derives from its AI TOPS, and marks what its compute capability lacks.
+void apply_rules(Gpu& g, const std::vector<DerivationRule>& rules, const std::vector<SupportRule>& support,
+                 const std::string& origin) {
+  auto fail = [&](std::string_view field, std::string_view problem) {
+    throw InputError(fmt::format("{}: gpu '{}': field '{}' {}", origin, g.id, field, problem));
+  };
+  if (g.ai_tops.has_value() != g.ai_tops_rule.has_value()) {
+    fail(g.ai_tops ? "ai_tops_rule" : "ai_tops", "is required with the other: a published AI TOPS figure and the "
+                                                 "rule that reads it go together");
+  }
+  if (g.ai_tops_rule) {
+    const DerivationRule* rule = nullptr;
+    for (const auto& candidate : rules) {
+      if (candidate.id == *g.ai_tops_rule) rule = &candidate;
+    }
+    if (!rule) {
+      std::vector<std::string> ids;
+      for (const auto& candidate : rules) ids.push_back(candidate.id);
+      fail("ai_tops_rule", fmt::format("'{}' is not a [[derivation]] of this catalog (accepted: {})",
+                                       *g.ai_tops_rule, ids.empty() ? "none defined" : text::join(ids)));
+    }
+    // A published figure wins: the rule only fills what the spec sheets leave empty.
+    for (const auto& [field, ratio] : rule->ratios) {
+      auto member = rate_member(field);
+      if (g.*member) continue;
+      Derivation d{field, rule->id, "ai_tops", *g.ai_tops, ratio};
+      g.*member = d.value();
+      g.derivations.push_back(std::move(d));
+    }
+  }
+  for (const auto& rule : support) {
+    if (g.compute_capability_value() >= std::strtod(rule.min_compute_capability.c_str(), nullptr)) continue;
+    for (const auto& field : rule.fields) {
+      if (g.*rate_member(field)) {
+        fail(field, fmt::format("is set, but compute capability {} lacks it (the catalog's support rule: {} and "
+                                "later)",
+                                g.compute_capability, rule.min_compute_capability));
+      }
+      g.unsupported.push_back(field);
+    }
+  }
+}
 
 Gpu read_gpu(const toml::table& table, const std::string& origin, std::size_t index) {
   std::string id = fmt::format("#{}", index + 1);
   if (auto node = table.get("id"); node && node->is_string()) id = **node->as_string();
-  GpuReader r(table, origin, id);
+  GpuReader r(table, origin, fmt::format("gpu '{}'", id));
   r.reject_unknown_keys();
   Gpu g;
   g.id = r.string("id");
@@ -225,12 +406,12 @@ Gpu read_gpu(const toml::table& table, const std::string& origin, std::size_t in
   g.tensor_cores = r.optional_integer("tensor_cores");
   g.tensor_core_generation = r.optional_integer("tensor_core_generation");
   g.base_clock_mhz = r.optional_number("base_clock_mhz");
-  g.boost_clock_mhz = r.number("boost_clock_mhz");
+  g.boost_clock_mhz = r.optional_number("boost_clock_mhz");
   g.memory_gb = r.number("memory_gb");
   g.memory_type = r.string("memory_type");
   if (!known_memory_types().count(g.memory_type)) {
     r.fail("memory_type",
-           fmt::format("'{}' is not a known memory type (GDDR6, GDDR6X, GDDR7, HBM2, HBM2e, HBM3, HBM3e)",
+           fmt::format("'{}' is not a known memory type (GDDR6, GDDR6X, GDDR7, HBM2, HBM2e, HBM3, HBM3e, LPDDR5X)",
                        g.memory_type));
   }
   g.memory_bus_bits = r.integer("memory_bus_bits");
@@ -250,6 +431,8 @@ Gpu read_gpu(const toml::table& table, const std::string& origin, std::size_t in
   g.fp8_acc16_tflops = r.optional_number("fp8_acc16_tflops");
   g.fp4_tflops = r.optional_number("fp4_tflops");
   g.int8_tops = r.optional_number("int8_tops");
+  g.ai_tops = r.optional_number("ai_tops");
+  g.ai_tops_rule = r.optional_string("ai_tops_rule");
   g.launch_date = r.string("launch_date");
   {
     const auto& d = g.launch_date;
@@ -257,6 +440,8 @@ Gpu read_gpu(const toml::table& table, const std::string& origin, std::size_t in
     if (!ok) r.fail("launch_date", fmt::format("'{}' is not YYYY-MM-DD or YYYY-MM", d));
   }
   g.msrp_usd = r.optional_number("msrp_usd");
+  g.market = r.optional_string("market");
+  g.variant_of = r.optional_string("variant_of");
   g.sources = r.sources();
   // Every figure needs a source (data/README.md). Names, families and the like are classification.
   for (const Field& field : fields()) {
@@ -288,13 +473,32 @@ Catalog Catalog::parse(std::string_view toml_text, const std::string& origin) {
   Catalog catalog;
   catalog.origin_ = origin;
   for (auto&& [key, value] : root) {
-    if (key.str() != "gpu" && key.str() != "schema_version") {
-      throw InputError(fmt::format("{}: unknown top-level key '{}' (accepted: schema_version, gpu)", origin,
-                                   key.str()));
+    if (key.str() != "gpu" && key.str() != "schema_version" && key.str() != "derivation" &&
+        key.str() != "support") {
+      throw InputError(fmt::format("{}: unknown top-level key '{}' (accepted: schema_version, derivation, support, gpu)",
+                                   origin, key.str()));
     }
   }
   if (auto version = root["schema_version"].value<int64_t>(); version && *version != 1) {
     throw InputError(fmt::format("{}: schema_version {} is not supported (this gpusage reads 1)", origin, *version));
+  }
+  if (const toml::array* rules = root.get_as<toml::array>("derivation")) {
+    for (std::size_t i = 0; i < rules->size(); ++i) {
+      const toml::table* table = (*rules)[i].as_table();
+      if (!table) throw InputError(fmt::format("{}: derivation entry #{} is not a table", origin, i + 1));
+      DerivationRule rule = read_rule(*table, origin, i);
+      if (catalog.rule(rule.id)) {
+        throw InputError(fmt::format("{}: derivation '{}' is defined twice", origin, rule.id));
+      }
+      catalog.rules_.push_back(std::move(rule));
+    }
+  }
+  if (const toml::array* rules = root.get_as<toml::array>("support")) {
+    for (std::size_t i = 0; i < rules->size(); ++i) {
+      const toml::table* table = (*rules)[i].as_table();
+      if (!table) throw InputError(fmt::format("{}: support entry #{} is not a table", origin, i + 1));
+      catalog.support_.push_back(read_support(*table, origin, i));
+    }
   }
   const toml::array* gpus = root.get_as<toml::array>("gpu");
   if (!gpus || gpus->empty()) throw InputError(fmt::format("{}: no [[gpu]] tables", origin));
@@ -302,11 +506,19 @@ Catalog Catalog::parse(std::string_view toml_text, const std::string& origin) {
     const toml::table* table = (*gpus)[i].as_table();
     if (!table) throw InputError(fmt::format("{}: gpu entry #{} is not a table", origin, i + 1));
     Gpu gpu = read_gpu(*table, origin, i);
+    apply_rules(gpu, catalog.rules_, catalog.support_, origin);
     if (const Gpu* earlier = catalog.find(gpu.id)) {
       throw InputError(fmt::format("{}: gpu '{}': field 'id' repeats entry #{} (ids must be unique)", origin,
                                    gpu.id, earlier - catalog.gpus_.data() + 1));
     }
     catalog.gpus_.push_back(std::move(gpu));
+  }
+  for (const auto& gpu : catalog.gpus_) {
+    if (gpu.variant_of && (!catalog.find(*gpu.variant_of) || *gpu.variant_of == gpu.id)) {
+      throw InputError(fmt::format("{}: gpu '{}': field 'variant_of' names '{}', which is not another gpu of this "
+                                   "catalog",
+                                   origin, gpu.id, *gpu.variant_of));
+    }
   }
   return catalog;
 }
@@ -326,6 +538,13 @@ const Catalog& Catalog::active() {
   return catalog;
 }
 
+const DerivationRule* Catalog::rule(std::string_view id) const {
+  for (const auto& rule : rules_) {
+    if (rule.id == id) return &rule;
+  }
+  return nullptr;
+}
+
 const Gpu* Catalog::find(std::string_view id) const {
   for (const auto& gpu : gpus_) {
     if (gpu.id == id) return &gpu;
@@ -333,44 +552,91 @@ const Gpu* Catalog::find(std::string_view id) const {
   return nullptr;
 }
 
+std::vector<std::string> name_tokens(std::string_view name) {
+  std::vector<std::string> tokens;
+  std::string current;
+  int kind = 0;  // 1: letters, 2: digits
+  for (char c : name) {
+    const auto u = static_cast<unsigned char>(c);
+    const int k = std::isalpha(u) ? 1 : std::isdigit(u) ? 2 : 0;
+    if ((k == 0 || k != kind) && !current.empty()) {
+      tokens.push_back(std::move(current));
+      current.clear();
+    }
+    if (k) current += static_cast<char>(std::tolower(u));
+    kind = k;
+  }
+  if (!current.empty()) tokens.push_back(std::move(current));
+  // Vendor and brand words: CUDA and NVML say "NVIDIA GeForce RTX 4090", users say "4090".
+  std::erase_if(tokens, [](const std::string& t) { return t == "nvidia" || t == "geforce" || t == "tesla"; });
+  return tokens;
+}
+
+namespace {
+
+// A typed token stands for a name token when equal. The last typed word may be shortened ("4080 s" for
+// SUPER, as one types); no other word ("h200" is not "HGX B200"), and a number never: "20" is not "200".
+bool token_matches(const std::string& typed, const std::string& token, bool last) {
+  if (typed == token) return true;
+  return last && std::isalpha(static_cast<unsigned char>(typed[0])) && std::isalpha(static_cast<unsigned char>(token[0])) &&
+         token.starts_with(typed);
+}
+
+enum class Fit { none, partial, complete, exact };
+
+// How `typed` fits one spelling of a GPU: its tokens in order within the spelling's (none if not); exact
+// when they are the same tokens; complete when the spelling has nothing more than the series word "rtx"
+// ("5090" is all of "GeForce RTX 5090", only part of "RTX 5090 D").
+Fit fit(const std::vector<std::string>& typed, const std::vector<std::string>& tokens) {
+  std::size_t at = 0;
+  std::vector<bool> used(tokens.size(), false);
+  for (std::size_t i = 0; i < typed.size(); ++i) {
+    const std::string& t = typed[i];
+    while (at < tokens.size() && !token_matches(t, tokens[at], i + 1 == typed.size())) ++at;
+    if (at == tokens.size()) return Fit::none;
+    used[at++] = true;
+  }
+  if (typed == tokens) return Fit::exact;
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    if (!used[i] && tokens[i] != "rtx") return Fit::partial;
+  }
+  return Fit::complete;
+}
+
+}  // namespace
+
 const Gpu& Catalog::resolve(std::string_view name) const {
   if (const Gpu* exact = find(text::to_lower(text::trim(name)))) return *exact;
-  // CUDA and NVML report names such as "NVIDIA GeForce RTX 4090": the vendor prefix is noise here.
-  std::string wanted = text::squash(name);
-  if (wanted.starts_with("nvidia") && wanted.size() > 6) wanted.erase(0, 6);
-  if (wanted.empty()) throw InputError("empty GPU name");
-  // A typed name matches a GPU when, squashed, it equals the id or the name, or is a suffix of the name
-  // at a word boundary ("5090" in "geforcertx5090"; "h100" matches every H100).
-  std::vector<const Gpu*> exact_matches, partial_matches;
+  const std::vector<std::string> typed = name_tokens(name);
+  if (typed.empty()) throw InputError("empty GPU name");
+  std::vector<std::pair<const Gpu*, Fit>> matches;
   for (const auto& gpu : gpus_) {
-    const std::string id = text::squash(gpu.id), full = text::squash(gpu.name);
-    if (wanted == id || wanted == full) {
-      exact_matches.push_back(&gpu);
-    } else if (full.ends_with(wanted) || id.ends_with(wanted) || id.starts_with(wanted) ||
-               full.find(wanted) != std::string::npos) {
-      partial_matches.push_back(&gpu);
-    }
+    const Fit best = std::max(fit(typed, name_tokens(gpu.id)), fit(typed, name_tokens(gpu.name)));
+    if (best != Fit::none) matches.emplace_back(&gpu, best);
   }
-  if (exact_matches.size() == 1) return *exact_matches.front();
-  // Prefer names that end with what was typed: "5070" is the RTX 5070, not the 5070 Ti.
-  std::vector<const Gpu*> suffix_matches;
-  for (const Gpu* gpu : partial_matches) {
-    if (text::squash(gpu->name).ends_with(wanted) || text::squash(gpu->id).ends_with(wanted)) {
-      suffix_matches.push_back(gpu);
+  // The best fit wins when it is alone at its level: "5070" is the RTX 5070, not the 5070 Ti.
+  for (Fit level : {Fit::exact, Fit::complete, Fit::partial}) {
+    std::vector<const Gpu*> at_level;
+    for (const auto& [gpu, f] : matches) {
+      if (f == level) at_level.push_back(gpu);
     }
-  }
-  const auto& candidates = exact_matches.size() > 1 ? exact_matches
-                           : suffix_matches.size() == 1 ? suffix_matches
-                                                        : partial_matches;
-  if (candidates.size() == 1) return *candidates.front();
-  if (candidates.size() > 1) {
-    std::vector<std::string> ids;
-    for (const Gpu* gpu : candidates) ids.push_back(gpu->id);
-    throw InputError(fmt::format("GPU name '{}' is ambiguous: it matches {}", name, text::join(ids)));
+    if (at_level.size() == 1) return *at_level.front();
+    if (at_level.size() > 1) {
+      std::vector<std::string> ids;
+      for (const Gpu* gpu : at_level) ids.push_back(gpu->id);
+      throw InputError(fmt::format("GPU name '{}' is ambiguous: it matches {}", name, text::join(ids)));
+    }
   }
   std::vector<std::string> all_ids;
   for (const auto& gpu : gpus_) all_ids.push_back(gpu.id);
   auto close = text::closest(name, all_ids);
+  if (close.empty()) {
+    // Neighbours by model: the ids that begin with the same letters ("a10" -> the A100s).
+    for (const auto& gpu : gpus_) {
+      const auto tokens = name_tokens(gpu.id);
+      if (!tokens.empty() && tokens.front() == typed.front() && close.size() < 4) close.push_back(gpu.id);
+    }
+  }
   if (close.empty()) {
     throw InputError(fmt::format("unknown GPU '{}' (see `gpusage gpus --family all` for the ids)", name));
   }
@@ -381,6 +647,14 @@ std::vector<const Gpu*> Catalog::family(Family family) const {
   std::vector<const Gpu*> out;
   for (const auto& gpu : gpus_) {
     if (gpu.family == family) out.push_back(&gpu);
+  }
+  return out;
+}
+
+std::vector<const Gpu*> Catalog::market(std::string_view group) const {
+  std::vector<const Gpu*> out;
+  for (const auto& gpu : gpus_) {
+    if (gpu.market && text::to_lower(*gpu.market) == text::to_lower(group)) out.push_back(&gpu);
   }
   return out;
 }
@@ -396,6 +670,8 @@ std::vector<const Gpu*> Catalog::select(std::string_view spec) const {
       for (const auto& gpu : gpus_) add(&gpu);
     } else if (auto f = parse_family(part)) {
       for (const Gpu* gpu : family(*f)) add(gpu);
+    } else if (is_market_group(part)) {
+      for (const Gpu* gpu : market(text::trim(part))) add(gpu);
     } else {
       add(&resolve(part));
     }

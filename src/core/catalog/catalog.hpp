@@ -4,11 +4,31 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/catalog/gpu.hpp"
 
 namespace gpusage::catalog {
+
+// How the loader turns one published figure into dense rates (data/gpus.toml's [[derivation]] tables):
+// each listed field is basis x ratio, the ratios being those the cited whitepaper's tables show.
+struct DerivationRule {
+  std::string id;
+  std::string basis;  // what the published figure is: "sparse FP4 TOPS (NVIDIA's AI TOPS)"
+  std::vector<std::pair<std::string, double>> ratios;     // field -> ratio, in the file's order
+  std::vector<Source> sources;
+};
+
+// A precision the hardware has only from some compute capability on ([[support]] tables).
+struct SupportRule {
+  std::vector<std::string> fields;
+  std::string min_compute_capability;
+  std::vector<Source> sources;
+};
+
+// Selection groups beside the families: cards sold in one market ("china").
+inline constexpr const char* kMarketGroups[] = {"china"};
 
 class Catalog {
  public:
@@ -24,20 +44,37 @@ class Catalog {
 
   const std::vector<Gpu>& gpus() const { return gpus_; }
   const std::string& origin() const { return origin_; }
+  const std::vector<DerivationRule>& rules() const { return rules_; }
+  const DerivationRule* rule(std::string_view id) const;
+  const std::vector<SupportRule>& support_rules() const { return support_; }
 
-  // Exact id first, then what users type: "RTX 5090", "5090", "5070 ti", "h100". Throws InputError when
-  // nothing matches or several do, listing the candidates.
+  // Exact id first, then what users type: "RTX 5090", "5090", "5070 ti", "h100", "4090 d". Names match
+  // by whole model tokens: a number never matches a longer number ("h20" is not the H200, "a10" not an
+  // A100). Throws InputError when nothing matches (naming the nearest ids) or several do (listing them).
   const Gpu& resolve(std::string_view name) const;
   const Gpu* find(std::string_view id) const;
 
-  // A comma list of names, families (rtx50 …) or "all", in catalog order without repeats.
+  // A comma list of names, families (rtx50 …), market groups (china) or "all", in catalog order without
+  // repeats.
   std::vector<const Gpu*> select(std::string_view spec) const;
   std::vector<const Gpu*> family(Family family) const;
+  std::vector<const Gpu*> market(std::string_view group) const;  // "china": market == "China"
 
  private:
   std::string origin_;
   std::vector<Gpu> gpus_;
+  std::vector<DerivationRule> rules_;
+  std::vector<SupportRule> support_;
 };
+
+// The tokens a GPU name is matched by: lower case, split at non-alphanumerics and between letters and
+// digits, vendor words dropped. "NVIDIA GeForce RTX 5090D v2" -> rtx 5090 d v 2.
+std::vector<std::string> name_tokens(std::string_view name);
+bool is_market_group(std::string_view name);
+// A ratio as a person reads it: "1/16" for a unit fraction, else the number.
+std::string ratio_text(double ratio);
+// The tensor rates (tf32 … int8): the fields a derivation rule may compute and a support rule may deny.
+bool is_tensor_rate(std::string_view field);
 
 std::optional<Family> parse_family(std::string_view name);
 std::optional<Precision> parse_precision(std::string_view name);

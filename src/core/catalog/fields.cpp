@@ -74,8 +74,12 @@ const std::vector<Field>& fields() {
        &number_of<&Gpu::fp8_acc16_tflops>},
       {"fp4_tflops", "FP4 tensor", "TFLOPS", kNum, 1, nullptr, &number_of<&Gpu::fp4_tflops>},
       {"int8_tops", "INT8 tensor", "TOPS", kNum, 0, nullptr, &number_of<&Gpu::int8_tops>},
+      {"ai_tops", "AI TOPS (NVIDIA, sparse)", "TOPS", kNum, 0, nullptr, &number_of<&Gpu::ai_tops>},
+      {"ai_tops_rule", "AI TOPS rule", "", kText, 0, &text_of<&Gpu::ai_tops_rule>, nullptr},
       {"launch_date", "Launch date", "", kText, 0, &text_of<&Gpu::launch_date>, nullptr},
       {"msrp_usd", "Launch price", "USD", kNum, 0, nullptr, &number_of<&Gpu::msrp_usd>},
+      {"market", "Market", "", kText, 0, &text_of<&Gpu::market>, nullptr},
+      {"variant_of", "Variant of", "", kText, 0, &text_of<&Gpu::variant_of>, nullptr},
   };
   return list;
 }
@@ -89,14 +93,14 @@ const Field* find_field(std::string_view name) {
 
 const std::vector<DerivedMetric>& derived_metrics() {
   static const std::vector<DerivedMetric> list{
-      {"fp16_tflops_per_usd", "FP16 tensor per dollar", "TFLOPS/USD", 4, &Derived::fp16_tflops_per_usd},
-      {"fp16_tflops_per_watt", "FP16 tensor per watt", "TFLOPS/W", 3, &Derived::fp16_tflops_per_watt},
-      {"fp32_tflops_per_usd", "FP32 per dollar", "TFLOPS/USD", 4, &Derived::fp32_tflops_per_usd},
-      {"fp32_tflops_per_watt", "FP32 per watt", "TFLOPS/W", 3, &Derived::fp32_tflops_per_watt},
-      {"vram_gb_per_usd", "VRAM per dollar", "GB/USD", 4, &Derived::vram_gb_per_usd},
+      {"fp16_tflops_per_usd", "FP16 tensor per dollar", "TFLOPS/USD", 4, &Derived::fp16_tflops_per_usd, "fp16_tflops"},
+      {"fp16_tflops_per_watt", "FP16 tensor per watt", "TFLOPS/W", 3, &Derived::fp16_tflops_per_watt, "fp16_tflops"},
+      {"fp32_tflops_per_usd", "FP32 per dollar", "TFLOPS/USD", 4, &Derived::fp32_tflops_per_usd, nullptr},
+      {"fp32_tflops_per_watt", "FP32 per watt", "TFLOPS/W", 3, &Derived::fp32_tflops_per_watt, nullptr},
+      {"vram_gb_per_usd", "VRAM per dollar", "GB/USD", 4, &Derived::vram_gb_per_usd, nullptr},
       {"bandwidth_gbs_per_fp16_tflop", "Bandwidth per FP16 TFLOPS", "GB/s per TFLOPS", 2,
-       &Derived::bandwidth_gbs_per_fp16_tflop},
-      {"ridge_point_flop_per_byte", "Ridge point (FP16)", "FLOP/byte", 0, &Derived::ridge_point_flop_per_byte},
+       &Derived::bandwidth_gbs_per_fp16_tflop, "fp16_tflops"},
+      {"ridge_point_flop_per_byte", "Ridge point (FP16)", "FLOP/byte", 0, &Derived::ridge_point_flop_per_byte, "fp16_tflops"},
   };
   return list;
 }
@@ -105,6 +109,17 @@ std::optional<double> Metric::value(const Gpu& gpu) const {
   if (field) return field->number(gpu);
   if (derived) return derive(gpu).*(derived->member);
   return std::nullopt;
+}
+
+FigureStatus Metric::status(const Gpu& gpu) const {
+  if (field) return figure_status(gpu, *field);
+  const bool known = value(gpu).has_value();
+  if (derived && derived->tensor_input) {
+    const FigureStatus input = figure_status(gpu, *find_field(derived->tensor_input));
+    if (known) return input == FigureStatus::derived ? FigureStatus::derived : FigureStatus::sourced;
+    if (input == FigureStatus::unsupported) return FigureStatus::unsupported;
+  }
+  return known ? FigureStatus::sourced : FigureStatus::unpublished;
 }
 
 std::vector<std::string> metric_names() {
@@ -152,6 +167,13 @@ std::vector<std::string> suggest_names(std::string_view wanted, const std::vecto
     out.push_back(std::get<2>(entry));
   }
   return out;
+}
+
+FigureStatus figure_status(const Gpu& gpu, const Field& field) {
+  if (gpu.derivation(field.name)) return FigureStatus::derived;
+  const bool known = field.text ? field.text(gpu).has_value() : field.number(gpu).has_value();
+  if (known) return FigureStatus::sourced;
+  return gpu.is_unsupported(field.name) ? FigureStatus::unsupported : FigureStatus::unpublished;
 }
 
 std::vector<const Source*> sources_for(const Gpu& gpu, std::string_view field) {

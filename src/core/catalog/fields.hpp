@@ -36,6 +36,7 @@ struct DerivedMetric {
   const char* unit;
   int decimals;
   std::optional<double> Derived::*member;
+  const char* tensor_input;  // the tensor rate it is computed from ("fp16_tflops"), or nullptr
 };
 const std::vector<DerivedMetric>& derived_metrics();
 
@@ -48,6 +49,9 @@ struct Metric {
   const Field* field = nullptr;                  // set for catalog fields
   const DerivedMetric* derived = nullptr;        // set for derived metrics
   std::optional<double> value(const Gpu& gpu) const;
+  // A catalog field's own status; a derived metric is derived when its tensor input is, and unsupported
+  // when that input is.
+  FigureStatus status(const Gpu& gpu) const;
 };
 // Every accepted metric name, catalog fields first.
 std::vector<std::string> metric_names();
@@ -59,6 +63,10 @@ Metric find_metric(std::string_view name, std::string_view option);
 // "memory_bandwidth"; field names need the stricter rule.)
 std::vector<std::string> suggest_names(std::string_view wanted, const std::vector<std::string>& names,
                                        std::size_t limit);
+
+// Sourced, derived (the loader computed it), unsupported (a support rule says the hardware lacks it) or
+// unpublished (empty otherwise).
+FigureStatus figure_status(const Gpu& gpu, const Field& field);
 
 // The sources that back `field` on `gpu`: those listing it in `fields`, else those with no `fields` list.
 std::vector<const Source*> sources_for(const Gpu& gpu, std::string_view field);

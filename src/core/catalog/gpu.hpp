@@ -1,8 +1,11 @@
-// One GPU's specification, as the catalog (data/gpus.toml) states it. Unknown figures are empty.
+// One GPU's specification, as the catalog (data/gpus.toml) states it. A figure is one of four kinds:
+// sourced (stored with a source), derived (computed by the loader from a published figure and a ratio rule
+// of the catalog), unpublished (empty), or unsupported (empty: the hardware lacks the precision).
 #pragma once
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpusage::catalog {
@@ -15,6 +18,20 @@ struct Source {
   std::string title;
   std::string url;
   std::vector<std::string> fields;
+};
+
+// What kind of value a figure is; see the file comment.
+enum class FigureStatus { sourced, derived, unpublished, unsupported };
+const char* to_string(FigureStatus status);
+
+// A figure the loader computed: value = basis x ratio, the rule and its whitepaper in the catalog.
+struct Derivation {
+  std::string field;        // the figure computed, "fp16_tflops"
+  std::string rule;         // the catalog rule's id, "blackwell-geforce"
+  std::string basis_field;  // the published figure it starts from, "ai_tops"
+  double basis = 0;         // its value, 759
+  double ratio = 0;         // 1/16
+  double value() const { return basis * ratio; }
 };
 
 // Which tensor-core (or CUDA-core) rate a precision runs at.
@@ -34,7 +51,7 @@ struct Gpu {
   std::optional<int> tensor_cores;
   std::optional<int> tensor_core_generation;
   std::optional<double> base_clock_mhz;
-  double boost_clock_mhz = 0;
+  std::optional<double> boost_clock_mhz;  // empty where NVIDIA publishes none (B300, GB10, H20)
   double memory_gb = 0;
   std::string memory_type;
   int memory_bus_bits = 0;
@@ -54,9 +71,18 @@ struct Gpu {
   std::optional<double> fp8_acc16_tflops;   // tensor, dense, FP16 accumulate
   std::optional<double> fp4_tflops;         // tensor, dense
   std::optional<double> int8_tops;          // tensor, dense
+  std::optional<double> ai_tops;            // NVIDIA's "AI TOPS": a sparse rate, the precision per its rule
+  std::optional<std::string> ai_tops_rule;  // the catalog rule that turns ai_tops into dense rates
   std::string launch_date;
   std::optional<double> msrp_usd;
+  std::optional<std::string> market;      // where it is sold when that is not worldwide ("China")
+  std::optional<std::string> variant_of;  // the catalog id of the card this is a regional variant of
   std::vector<Source> sources;
+  std::vector<Derivation> derivations;    // figures the loader computed (their values are set above)
+  std::vector<std::string> unsupported;   // fields the hardware cannot do (the catalog's support rules)
+
+  const Derivation* derivation(std::string_view field) const;
+  bool is_unsupported(std::string_view field) const;
 
   // The dense matrix rate training at `precision` can use: tensor cores for tf32/fp16/bf16/fp8
   // (FP32 accumulate, as autocast's GEMMs do), CUDA cores for fp32. Empty when the GPU lacks it.

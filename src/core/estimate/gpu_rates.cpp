@@ -1,6 +1,7 @@
 #include "core/estimate/gpu_rates.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace gpusage::estimate {
 
@@ -26,21 +27,49 @@ bool same_sm(const catalog::Gpu& a, const catalog::Gpu& b) {
     return g.family == F::rtx50 || g.family == F::rtx40 || g.family == F::rtx30;
   };
   return a.architecture == b.architecture && geforce(a) == geforce(b) &&
-         a.compute_capability == b.compute_capability;
+         a.compute_capability == b.compute_capability && !b.market && b.boost_clock_mhz;
 }
 
 }  // namespace
 
 CompletedGpu complete_tensor_rates(const catalog::Gpu& gpu, const catalog::Catalog& catalog) {
   CompletedGpu out{gpu, {}};
+  std::vector<std::string> derived;
+  for (const RateField& rate : kRates) {
+    if (const catalog::Derivation* d = gpu.derivation(rate.name)) {
+      derived.push_back(fmt::format("{} {:.1f} = {} x {}", rate.name, d->value(), d->basis, catalog::ratio_text(d->ratio)));
+    }
+  }
+  if (!derived.empty()) {
+    out.notes.push_back(fmt::format("{}: derived from NVIDIA's {:g} AI TOPS by the catalog rule '{}' (no sibling "
+                                    "model): {}",
+                                    gpu.id, *gpu.ai_tops, gpu.ai_tops_rule.value_or("?"), fmt::join(derived, ", ")));
+  }
+  // Regional variants have cut AI rates, and a card without a boost clock cannot be scaled: what stays
+  // unpublished runs at the FP32 rate, a lower bound, and the note says so.
+  if (gpu.market || !gpu.boost_clock_mhz) {
+    std::vector<std::string> missing;
+    for (const RateField& rate : kRates) {
+      if (!(gpu.*rate.member) && !gpu.is_unsupported(rate.name)) missing.emplace_back(rate.name);
+    }
+    if (!missing.empty()) {
+      out.notes.push_back(fmt::format("{}: NVIDIA publishes no {} and {}, so no sibling model: such math is planned "
+                                      "at the FP32 rate of {:.1f} TFLOPS (a lower bound)",
+                                      gpu.id, fmt::join(missing, ", "),
+                                      gpu.market ? "its AI rates are cut for its market (" + *gpu.market + ")"
+                                                 : std::string("no boost clock to scale by"),
+                                      gpu.fp32_tflops));
+    }
+    return out;
+  }
   std::vector<std::string> modelled;
   const catalog::Gpu* used = nullptr;
   for (const RateField& rate : kRates) {
-    if (out.gpu.*rate.member) continue;
+    if (out.gpu.*rate.member || gpu.is_unsupported(rate.name)) continue;
     for (const catalog::Gpu& sibling : catalog.gpus()) {
       if (sibling.id == gpu.id || !same_sm(sibling, gpu) || !(sibling.*rate.member)) continue;
-      const double per_sm_mhz = *(sibling.*rate.member) / (sibling.sm_count * sibling.boost_clock_mhz);
-      out.gpu.*rate.member = per_sm_mhz * gpu.sm_count * gpu.boost_clock_mhz;
+      const double per_sm_mhz = *(sibling.*rate.member) / (sibling.sm_count * *sibling.boost_clock_mhz);
+      out.gpu.*rate.member = per_sm_mhz * gpu.sm_count * *gpu.boost_clock_mhz;
       modelled.push_back(fmt::format("{} {:.1f}", rate.name, *(out.gpu.*rate.member)));
       used = &sibling;
       break;
@@ -51,7 +80,7 @@ CompletedGpu complete_tensor_rates(const catalog::Gpu& gpu, const catalog::Catal
     for (const auto& m : modelled) list += (list.empty() ? "" : ", ") + m;
     out.notes.push_back(fmt::format("{}: no published tensor rate; modelled from {} per SM per MHz ({} SMs x {:.0f} "
                                     "MHz): {}",
-                                    gpu.id, used->id, gpu.sm_count, gpu.boost_clock_mhz, list));
+                                    gpu.id, used->id, gpu.sm_count, *gpu.boost_clock_mhz, list));
   }
   return out;
 }

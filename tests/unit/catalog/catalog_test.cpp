@@ -205,7 +205,7 @@ TEST(CatalogValidation, WrongType) {
 TEST(CatalogValidation, BadMemoryType) {
   EXPECT_EQ(load_error(with(valid_entry(), "memory_type", "\"GDDR5\"")),
             "bad.toml: gpu 'testgpu': field 'memory_type' 'GDDR5' is not a known memory type "
-            "(GDDR6, GDDR6X, GDDR7, HBM2, HBM2e, HBM3, HBM3e)");
+            "(GDDR6, GDDR6X, GDDR7, HBM2, HBM2e, HBM3, HBM3e, LPDDR5X)");
 }
 
 TEST(CatalogValidation, BadFamily) {
@@ -287,7 +287,7 @@ TEST(CatalogValidation, TopLevelProblems) {
   EXPECT_EQ(error("schema_version = 1\n"), "top.toml: no [[gpu]] tables");
   EXPECT_EQ(error("schema_version = 2\n" + toml_of({valid_entry()}).substr(19)),
             "top.toml: schema_version 2 is not supported (this gpusage reads 1)");
-  EXPECT_EQ(error("gpus = 1\n"), "top.toml: unknown top-level key 'gpus' (accepted: schema_version, gpu)");
+  EXPECT_EQ(error("gpus = 1\n"), "top.toml: unknown top-level key 'gpus' (accepted: schema_version, derivation, support, gpu)");
 }
 
 // ---- name resolution ---------------------------------------------------------------------------------

@@ -133,20 +133,53 @@ TEST(GpuComparisonSection, PricePerformanceIsFp16TflopsPerThousandDollars) {
   EXPECT_EQ(rows[0]["vram_gb"], 32);
 }
 
-TEST(GpuComparisonSection, AnUnpublishedFp16RateIsThePlannersModelledOneAndSaysSo) {
-  // The built-in catalog has no FP16 tensor figure for the RTX 5060 (NVIDIA lists only some GeForce SKUs).
+// Two Ampere GeForce cards: "sibling" with a published FP16 rate, "bare" with none and no AI TOPS.
+std::string ampere_card(const std::string& id, const std::string& extra) {
+  return "\n[[gpu]]\nid = \"" + id + "\"\nname = \"" + id +
+         "\"\nfamily = \"rtx30\"\narchitecture = \"Ampere\"\nchip = \"GA102\"\ncompute_capability = \"8.6\"\n"
+         "sm_count = 82\ncuda_cores = 10496\nboost_clock_mhz = 1695\nmemory_gb = 24\nmemory_type = \"GDDR6X\"\n"
+         "memory_bus_bits = 384\nmemory_bandwidth_gbs = 936\ntdp_w = 350\nfp32_tflops = 35.6\nmsrp_usd = 1000\n"
+         "launch_date = \"2020-09\"\nsources = [ { title = \"t\", url = \"https://example.invalid/t\" } ]\n" + extra;
+}
+
+TEST(GpuComparisonSection, AnUnpublishedFp16RateIsDerivedOrModelledAndSaysWhich) {
+  // The built-in catalog: the RTX 5090's FP16 is published, the RTX 5060's derived from its 614 AI TOPS.
   const catalog::Catalog& builtin = catalog::Catalog::builtin();
   const catalog::Gpu* rtx5060 = builtin.find("rtx5060");
   ASSERT_NE(rtx5060, nullptr);
-  ASSERT_FALSE(rtx5060->fp16_tflops.has_value());
   const Section s = gpu_comparison_section({builtin.find("rtx5090"), rtx5060}, "test", builtin, Table{});
   const auto rows = rows_with(chart(s, "gpu-value").spec, "figure");
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0]["figure"], "published");
-  EXPECT_EQ(rows[1]["figure"], "modelled (sibling's rate per SM per MHz)");
-  const double modelled = *estimate::complete_tensor_rates(*rtx5060, builtin).gpu.fp16_tflops;
-  EXPECT_DOUBLE_EQ(rows[1]["fp16_tflops"].get<double>(), modelled);
-  EXPECT_DOUBLE_EQ(rows[1]["tflops_per_kusd"].get<double>(), modelled / *rtx5060->msrp_usd * 1000);
+  EXPECT_EQ(rows[1]["figure"], "derived (AI TOPS x whitepaper ratio)");
+  EXPECT_DOUBLE_EQ(rows[1]["fp16_tflops"].get<double>(), 614.0 / 16);
+  // A card with neither gets the planner's model from its sibling.
+  const catalog::Catalog two = catalog::Catalog::parse(
+      "schema_version = 1\n" + ampere_card("sibling", "fp16_tflops = 71.2\n") + ampere_card("bare", ""), "two.toml");
+  const catalog::Gpu* bare = two.find("bare");
+  const Section m = gpu_comparison_section({two.find("sibling"), bare}, "test", two, Table{});
+  const auto modelled_rows = rows_with(chart(m, "gpu-value").spec, "figure");
+  ASSERT_EQ(modelled_rows.size(), 2u);
+  EXPECT_EQ(modelled_rows[1]["figure"], "modelled (sibling's rate per SM per MHz)");
+  const double modelled = *estimate::complete_tensor_rates(*bare, two).gpu.fp16_tflops;
+  EXPECT_DOUBLE_EQ(modelled, 71.2);  // same SMs and clock as its sibling
+  EXPECT_DOUBLE_EQ(modelled_rows[1]["fp16_tflops"].get<double>(), modelled);
+  EXPECT_DOUBLE_EQ(modelled_rows[1]["tflops_per_kusd"].get<double>(), modelled / 1000 * 1000);
+}
+
+TEST(GpuComparisonSection, TheTensorChartMarksDerivedBars) {
+  const catalog::Catalog& builtin = catalog::Catalog::builtin();
+  const Section s = gpu_comparison_section({builtin.find("rtx5090"), builtin.find("rtx5060")}, "test", builtin, Table{});
+  int derived = 0, published = 0;
+  for (const auto& row : rows_with(chart(s, "gpu-tensor").spec, "figure")) {
+    if (row["gpu"] == "GeForce RTX 5090") {
+      EXPECT_EQ(row["figure"], "published");
+    }
+    if (row["figure"] == "published") ++published;
+    if (row["figure"] == "derived (AI TOPS x whitepaper ratio)") ++derived;
+  }
+  EXPECT_EQ(published, 5 + 1);  // the 5090's five precisions, the 5060's FP4
+  EXPECT_EQ(derived, 4);        // the 5060's TF32, FP16, BF16, FP8
 }
 
 TEST(GpuComparisonSection, KeepsTheGivenTableAndOneColourPerGpu) {

@@ -1,0 +1,121 @@
+// Names as users type them: every catalog id's common spellings resolve to that card, and near-misses
+// (a shorter model number, a card not in the catalog) never resolve to another card.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/catalog/catalog.hpp"
+#include "core/common/error.hpp"
+#include "core/common/text.hpp"
+
+namespace gpusage::catalog {
+namespace {
+
+std::string resolve_error(const Catalog& catalog, std::string_view name) {
+  try {
+    catalog.resolve(name);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+TEST(CatalogNames, EveryIdAndNameOfTheCatalogResolvesToItsCard) {
+  for (const Gpu& gpu : Catalog::builtin().gpus()) {
+    const std::string spaced_id = [&] {  // "rtx5060ti-16gb" -> "rtx 5060 ti 16 gb"
+      std::string out;
+      for (const auto& token : name_tokens(gpu.id)) out += (out.empty() ? "" : " ") + token;
+      return out;
+    }();
+    const std::string vendor_name = gpu.name.starts_with("NVIDIA") ? gpu.name : "NVIDIA " + gpu.name;
+    for (const std::string& spelling :
+         {gpu.id, upper(gpu.id), spaced_id, gpu.name, text::to_lower(gpu.name), upper(gpu.name), vendor_name}) {
+      EXPECT_EQ(Catalog::builtin().resolve(spelling).id, gpu.id) << "'" << spelling << "'";
+    }
+  }
+}
+
+TEST(CatalogNames, TheNewCardsResolveAsTyped) {
+  const Catalog& c = Catalog::builtin();
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"5090d", "rtx5090d"},           {"5090 D", "rtx5090d"},         {"RTX 5090D", "rtx5090d"},
+      {"5090d v2", "rtx5090d-v2"},     {"RTX 5090 D V2", "rtx5090d-v2"}, {"5090", "rtx5090"},
+      {"4090 d", "rtx4090d"},          {"4090D", "rtx4090d"},          {"4090", "rtx4090"},
+      {"h20", "h20"},                  {"H20", "h20"},                 {"NVIDIA H20", "h20"},
+      {"h200", "h200-sxm-141gb"},      {"l20", "l20"},                 {"l40s", "l40s"},
+      {"L4", "l4"},                    {"dgx spark", "gb10"},          {"DGX Spark", "gb10"},
+      {"gb10", "gb10"},                {"b300", "b300"},               {"B200", "b200"},
+      {"rtx pro 4000", "rtxpro4000"},  {"RTX PRO 4500", "rtxpro4500"}, {"pro 5000", "rtxpro5000"},
+      {"rtx pro 6000", "rtxpro6000"},  {"4080 s", "rtx4080super"},     {"4080 super", "rtx4080super"},
+      {"a6000", "rtxa6000"},           {"rtx 6000 ada", "rtx6000ada"}, {"NVIDIA GeForce RTX 4090 D", "rtx4090d"},
+  };
+  for (const auto& [typed, id] : cases) EXPECT_EQ(c.resolve(typed).id, id) << "'" << typed << "'";
+}
+
+TEST(CatalogNames, ShortenedModelsAreAmbiguousNotGuessed) {
+  EXPECT_EQ(resolve_error(Catalog::builtin(), "5060 ti"),
+            "GPU name '5060 ti' is ambiguous: it matches rtx5060ti-16gb, rtx5060ti-8gb");
+  EXPECT_EQ(resolve_error(Catalog::builtin(), "a100"),
+            "GPU name 'a100' is ambiguous: it matches a100-sxm4-40gb, a100-sxm4-80gb, a100-pcie-40gb, a100-pcie-80gb");
+}
+
+// A catalog of the cards whose names are prefixes of one another, without (first) and with (second) the
+// shorter-named cards: h20/h200, a10/a100, a40/a4000, l20/l40s, 5090/5090 D, gh200/h200.
+std::string card(const std::string& id, const std::string& name) {
+  return "\n[[gpu]]\nid = \"" + id + "\"\nname = \"" + name +
+         "\"\nfamily = \"datacenter\"\narchitecture = \"X\"\nchip = \"X1\"\ncompute_capability = \"8.0\"\n"
+         "sm_count = 1\ncuda_cores = 64\nboost_clock_mhz = 1000\nmemory_gb = 1\nmemory_type = \"HBM3\"\n"
+         "memory_bus_bits = 1024\nmemory_bandwidth_gbs = 100\ntdp_w = 100\nfp32_tflops = 1\n"
+         "launch_date = \"2024-01\"\nsources = [ { title = \"t\", url = \"https://example.invalid/x\" } ]\n";
+}
+
+const std::string kLongNames = "schema_version = 1\n" + card("h200-sxm-141gb", "NVIDIA H200 SXM 141 GB") +
+                               card("a100-sxm4-80gb", "NVIDIA A100 SXM4 80 GB") +
+                               card("a100-pcie-80gb", "NVIDIA A100 PCIe 80 GB") +
+                               card("rtxa4000", "NVIDIA RTX A4000") + card("l40s", "NVIDIA L40S") +
+                               card("rtx5090", "GeForce RTX 5090") + card("gh200", "NVIDIA GH200 Grace Hopper");
+
+TEST(CatalogNames, NearMissesDoNotResolveToAnotherCard) {
+  const Catalog c = Catalog::parse(kLongNames, "names.toml");
+  for (const char* typed : {"h20", "a10", "a40", "5090d", "l20", "l4", "4090 d"}) {
+    const std::string error = resolve_error(c, typed);
+    EXPECT_TRUE(error.starts_with("unknown GPU '" + std::string(typed) + "'")) << typed << ": " << error;
+  }
+  // An unknown card names its neighbours.
+  EXPECT_EQ(resolve_error(c, "a10"), "unknown GPU 'a10'; did you mean: a100-sxm4-80gb, a100-pcie-80gb");
+  EXPECT_EQ(c.resolve("h200").id, "h200-sxm-141gb");
+  EXPECT_EQ(c.resolve("a4000").id, "rtxa4000");
+}
+
+TEST(CatalogNames, TheShorterNamedCardsResolveOnceTheyExist) {
+  const Catalog c = Catalog::parse(
+      kLongNames + card("h20", "NVIDIA H20") + card("a10", "NVIDIA A10") + card("a40", "NVIDIA A40") +
+          card("rtxa5000", "NVIDIA RTX A5000") + card("rtx2080ti", "GeForce RTX 2080 Ti") +
+          card("rtx5090d", "GeForce RTX 5090 D") + card("l20", "NVIDIA L20") + card("h100-nvl", "NVIDIA H100 NVL") +
+          card("rtx4000ada", "NVIDIA RTX 4000 Ada Generation") + card("titan-rtx", "NVIDIA TITAN RTX") +
+          card("quadro-rtx8000", "NVIDIA Quadro RTX 8000"),
+      "names.toml");
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"h20", "h20"},          {"H20", "h20"},           {"h200", "h200-sxm-141gb"}, {"gh200", "gh200"},
+      {"a10", "a10"},          {"A10", "a10"},           {"A40", "a40"},             {"a100 pcie", "a100-pcie-80gb"},
+      {"RTX A5000", "rtxa5000"}, {"a5000", "rtxa5000"},  {"2080 Ti", "rtx2080ti"},   {"2080ti", "rtx2080ti"},
+      {"5090d", "rtx5090d"},   {"5090", "rtx5090"},      {"l20", "l20"},             {"h100 nvl", "h100-nvl"},
+      {"rtx 4000 ada", "rtx4000ada"}, {"titan rtx", "titan-rtx"}, {"quadro rtx 8000", "quadro-rtx8000"},
+  };
+  for (const auto& [typed, id] : cases) EXPECT_EQ(c.resolve(typed).id, id) << "'" << typed << "'";
+}
+
+TEST(CatalogNames, TokensSplitLettersFromDigitsAndDropVendorWords) {
+  EXPECT_EQ(name_tokens("NVIDIA GeForce RTX 5090D v2"),
+            (std::vector<std::string>{"rtx", "5090", "d", "v", "2"}));
+  EXPECT_EQ(name_tokens("h100-sxm5-80gb"), (std::vector<std::string>{"h", "100", "sxm", "5", "80", "gb"}));
+}
+
+}  // namespace
+}  // namespace gpusage::catalog
