@@ -6,6 +6,7 @@
 #include <map>
 
 #include "core/common/stats.hpp"
+#include "core/common/text.hpp"
 #include "core/diagnose/doctor.hpp"
 #include "monitor/views.hpp"
 #include "report/table.hpp"
@@ -213,6 +214,8 @@ std::string render_text(const RunSummary& s) {
   for (const auto& a : s.alerts) out += fmt::format("gpusage: alert: {}\n", a.message);
   for (const auto& f : s.findings) {
     out += fmt::format("gpusage: {} [{}]: {}\n", diagnose::to_string(f.severity), f.id, f.title);
+    for (const auto& line : text::split(f.evidence, '\n'))
+      if (!line.empty()) out += fmt::format("gpusage:   seen: {}\n", line);
     if (!f.fix.empty()) out += fmt::format("gpusage:   fix: {}\n", f.fix);
   }
   out += fmt::format("gpusage: logs in {}: train.log, gpu.jsonl, summary.json, report.html\n", s.log_dir);
