@@ -27,6 +27,7 @@ void add_run_command(CLI::App& app) {
       "and doctor's log rules (OOM, NaN loss, NCCL, DataLoader, ...) print as 'gpusage:' lines as they happen;\n"
       "at the end a summary (utilization, peak memory, energy, throughput, findings with fixes) goes to stderr,\n"
       "DIR/summary.json and DIR/report.html. Exits with the program's status (128+N when signal N killed it).\n"
+      "The program sees DIR as $GPUSAGE_RUN_DIR.\n"
       "Examples:\n"
       "  gpusage run -- python train.py --epochs 3\n"
       "  gpusage run --log-dir runs/r1 --model resnet50 --batch 256 -- torchrun --nproc-per-node 2 train.py\n"

@@ -380,6 +380,8 @@ int supervise(const RunRequest& request) {
   if (ec || !fs::is_directory(dir))
     throw InputError(fmt::format("--log-dir {}: cannot create the directory: {}", dir.string(),
                                  ec ? ec.message() : "a file of that name exists"));
+  // The child (and what it starts) can find the run's directory, e.g. to save its own files beside the logs.
+  ::setenv("GPUSAGE_RUN_DIR", fs::absolute(dir).c_str(), 1);
   const int train_log = open_train_log(dir / "train.log");
   struct CloseFd {
     int fd;

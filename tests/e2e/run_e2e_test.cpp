@@ -346,6 +346,22 @@ TEST(RunE2E, ASlowReaderMakesTheChildWaitNothingIsDropped) {
   EXPECT_TRUE(got.ends_with("no final newline"));
 }
 
+// ---- the README's example: $GPUSAGE_RUN_DIR, throughput from tqdm lines, an OOM ----
+
+TEST(RunE2E, ReadmeExampleReadsThroughputAndSeesItsRunDir) {
+  const RunResult r = run_gpusage("readme", {"--model", "gpt2"}, {"python3", child("train.py")});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const json summary = read_json(r.dir + "/summary.json");
+  // train.py waited for 8 samples in $GPUSAGE_RUN_DIR/gpu.jsonl before its OOM.
+  EXPECT_GE(summary["gpus"][0]["samples"].get<int>(), 8);
+  ASSERT_EQ(summary["throughput"].size(), 1u);
+  EXPECT_EQ(summary["throughput"][0]["readings"], 2);
+  EXPECT_DOUBLE_EQ(summary["throughput"][0]["median_per_s"].get<double>(), (9.87 + 9.91) / 2);
+  EXPECT_EQ(summary["throughput"][0]["last_per_s"], 9.91);
+  EXPECT_TRUE(contains(r.err, "gpusage: throughput 9.89 it/s median, last 9.91 (tqdm, 2 readings)\n")) << r.err;
+  EXPECT_TRUE(contains(read_text(r.dir + "/report.html"), "Throughput against GPU utilization"));
+}
+
 // ---- without a GPU, input-bound runs, and gpusage's own errors ----
 
 TEST(RunE2E, WithoutADriverTheChildStillRunsAndTheHostIsSummarised) {
