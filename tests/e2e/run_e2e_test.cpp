@@ -3,6 +3,7 @@
 // in gpu.jsonl instead of sleeping, so nothing here depends on timing.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -10,7 +11,9 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <regex>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -294,6 +297,57 @@ TEST(RunE2E, SigtermIsForwardedAndASecondCtrlCKillsTheGroup) {
   const json summary = read_json(dir + "/summary.json");
   EXPECT_EQ(summary["exit"]["code"], 137);
   EXPECT_EQ(summary["exit"]["signal"], 9);
+}
+
+TEST(RunE2E, CtrlCTypedOnThePseudoTerminalReachesTheChildAndTwiceKillsIt) {
+  if (resolve_tmux().empty()) GTEST_SKIP() << "tmux is not installed";
+  const std::string dir = fresh_dir("tmux-ctrl-c");
+  const std::string done = temp_path("tmux-ctrl-c.exit"), tty = temp_path("tmux-ctrl-c.stty");
+  fs::remove(done);
+  const std::string socket = "gpusage-e2e-run-c-" + std::to_string(::getpid());
+  const std::string inner = "GPUSAGE_NVML_LIBRARY=/nonexistent " + std::string(GPUSAGE_CLI) + " run --log-dir " + dir +
+                            " -- " + child("ignore_signals.sh") + "; echo exit=$? > " + done + "; stty -a > " + tty +
+                            "; sleep 60";
+  ASSERT_EQ(std::system(("tmux -L " + socket + " new-session -d -x 100 -y 20 '" + inner + "'").c_str()), 0);
+  auto log_has = [&](const std::string& text) { return contains(read_text(dir + "/train.log"), text); };
+  const bool ready = wait_for([&] { return log_has("child ready"); });
+  if (ready) std::system(("tmux -L " + socket + " send-keys C-c").c_str());
+  const bool first = ready && wait_for([&] { return log_has("child ignored SIGINT"); });
+  if (first) std::system(("tmux -L " + socket + " send-keys C-c").c_str());
+  const bool finished = first && wait_for([&] { return fs::exists(tty) && !read_text(tty).empty(); });
+  std::system(("tmux -L " + socket + " kill-server").c_str());
+  ASSERT_TRUE(ready && first && finished) << ready << first << finished;
+  // The first Ctrl-C went through the pty's line discipline to the child's group; the second killed it.
+  EXPECT_EQ(read_text(done), "exit=137\n");
+  // The terminal is back in its cooked mode once gpusage exits.
+  const std::string modes = read_text(tty);
+  EXPECT_TRUE(contains(modes, " icanon") && !contains(modes, "-icanon")) << modes;
+  EXPECT_TRUE(contains(modes, " echo ") && !contains(modes, "-echo ")) << modes;
+}
+
+TEST(RunE2E, PrometheusServesTheRunsMetricsWhileItLasts) {
+  const std::string dir = fresh_dir("prometheus");
+  const std::string out = temp_path("prometheus.out"), err = temp_path("prometheus.err"), flag = temp_path("scraped");
+  fs::remove(flag);
+  Process p({GPUSAGE_CLI, "run", "--interval", "0.1", "--log-dir", dir, "--prometheus", "127.0.0.1:0", "--", "sh", "-c",
+             "while [ ! -e \"$0\" ]; do sleep 0.05; done", flag},
+            child("gpu_busy.json"), out, err);
+  std::smatch port;
+  const std::regex serving(R"(serving Prometheus metrics at http://127\.0\.0\.1:([0-9]+)/metrics)");
+  std::string text;
+  ASSERT_TRUE(wait_for([&] {
+    text = read_text(err);
+    return std::regex_search(text, port, serving);
+  })) << text;
+  ASSERT_TRUE(wait_for([&] { return read_jsonl(dir + "/gpu.jsonl").size() >= 2; }));
+  httplib::Client client("127.0.0.1", std::stoi(port[1].str()));
+  auto response = client.Get("/metrics");
+  std::ofstream(flag) << "done";
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->status, 200);
+  EXPECT_TRUE(contains(response->body, "DCGM_FI_DEV_GPU_UTIL{")) << response->body;
+  EXPECT_TRUE(std::regex_search(response->body, std::regex(R"(DCGM_FI_DEV_GPU_UTIL\{[^}]*\} 97)"))) << response->body;
+  EXPECT_EQ(p.wait(), 0);
 }
 
 TEST(RunE2E, ChildKilledBySigkillGives137) {
