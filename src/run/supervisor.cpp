@@ -435,6 +435,9 @@ int supervise(const RunRequest& request) {
   bool stdout_gone = false, stderr_gone = false;
   const bool stderr_tty = ::isatty(STDERR_FILENO) == 1;
   bool stdin_open = forward_stdin;
+  std::string to_child;
+  bool train_log_ok = true;
+  if (child.pty) ::fcntl(child.out_fd, F_SETFL, ::fcntl(child.out_fd, F_GETFL) | O_NONBLOCK);
   std::vector<TimedThroughput> throughput;
   LogWatch watch(request.context);
   std::vector<std::string> pending;  // finding lines waiting for the child's output to reach a line end
@@ -507,12 +510,21 @@ int supervise(const RunRequest& request) {
     fds.push_back({wake[0], POLLIN, 0});
     for (const auto& s : streams)
       if (s.open) fds.push_back({s.from, POLLIN, 0});
-    if (stdin_open) fds.push_back({STDIN_FILENO, POLLIN, 0});
+    // Typed input waits in `to_child` while the child does not read it; gpusage never blocks on the pty for it.
+    if (stdin_open && to_child.size() < 65536) fds.push_back({STDIN_FILENO, POLLIN, 0});
+    if (!to_child.empty() && streams[0].open) fds.push_back({child.out_fd, POLLOUT, 0});
     const int timeout_ms = pending.empty() && !wait_status ? 1000 : 200;
     int ready = ::poll(fds.data(), fds.size(), timeout_ms);
     if (ready < 0 && errno != EINTR) throw std::runtime_error("poll: " + std::string(std::strerror(errno)));
 
     for (const auto& p : fds) {
+      if (p.events == POLLOUT) {
+        if (p.revents & POLLOUT) {
+          ssize_t n = ::write(child.out_fd, to_child.data(), to_child.size());
+          if (n > 0) to_child.erase(0, static_cast<std::size_t>(n));
+        }
+        continue;
+      }
       if (!(p.revents & (POLLIN | POLLHUP | POLLERR))) continue;
       if (p.fd == signals.read_fd) {
         unsigned char sig[64];
@@ -549,13 +561,13 @@ int supervise(const RunRequest& request) {
         if (n > 0) {
           // In raw mode Ctrl-C arrives as a byte: the pty turns it into SIGINT for the child's group.
           if (std::memchr(buffer.data(), 0x03, static_cast<std::size_t>(n))) interrupt();
-          write_all(child.out_fd, buffer.data(), static_cast<std::size_t>(n));
+          to_child.append(buffer.data(), static_cast<std::size_t>(n));
         } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
           stdin_open = false;
           if (child.pty) {
             termios mode{};
             const char eof = ::tcgetattr(child.out_fd, &mode) == 0 ? static_cast<char>(mode.c_cc[VEOF]) : '\x04';
-            write_all(child.out_fd, &eof, 1);  // end of input, as a terminal user would type it
+            to_child.push_back(eof);  // end of input, as a terminal user would type it
           }
         }
       } else {
@@ -566,8 +578,12 @@ int supervise(const RunRequest& request) {
             const auto size = static_cast<std::size_t>(n);
             bool& gone = s.to == STDOUT_FILENO ? stdout_gone : stderr_gone;
             if (!gone) gone = !write_all(s.to, buffer.data(), size);
-            if (!write_all(train_log, buffer.data(), size))
-              throw std::runtime_error(fmt::format("writing {}: {}", (dir / "train.log").string(), std::strerror(errno)));
+            // A full disk stops the log, never the run: the output still reaches the terminal.
+            if (train_log_ok && !write_all(train_log, buffer.data(), size)) {
+              train_log_ok = false;
+              say(fmt::format("gpusage: writing {} failed ({}); the log stops here, the output still passes through",
+                              (dir / "train.log").string(), std::strerror(errno)));
+            }
             // A '\r' ends a progress bar's redraw: a line of ours may follow it (and clears the bar's rest).
             s.at_line_start = buffer[size - 1] == '\n' || buffer[size - 1] == '\r';
             last_output_s = monotonic_s();

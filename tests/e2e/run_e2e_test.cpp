@@ -325,6 +325,34 @@ TEST(RunE2E, CtrlCTypedOnThePseudoTerminalReachesTheChildAndTwiceKillsIt) {
   EXPECT_TRUE(contains(modes, " echo ") && !contains(modes, "-echo ")) << modes;
 }
 
+TEST(RunE2E, TypedInputReachesTheChildThroughThePseudoTerminal) {
+  if (resolve_tmux().empty()) GTEST_SKIP() << "tmux is not installed";
+  const std::string dir = fresh_dir("tmux-input");
+  const std::string done = temp_path("tmux-input.exit");
+  fs::remove(done);
+  const std::string socket = "gpusage-e2e-run-i-" + std::to_string(::getpid());
+  const std::string inner = "GPUSAGE_NVML_LIBRARY=/nonexistent " + std::string(GPUSAGE_CLI) + " run --log-dir " + dir +
+                            " -- sh -c \"echo ask; read x; echo child read: \\$x\"; echo exit=$? > " + done +
+                            "; sleep 60";
+  ASSERT_EQ(std::system(("tmux -L " + socket + " new-session -d -x 100 -y 20 '" + inner + "'").c_str()), 0);
+  const bool asked = wait_for([&] { return contains(read_text(dir + "/train.log"), "ask"); });
+  if (asked) std::system(("tmux -L " + socket + " send-keys hello Enter").c_str());
+  const bool finished = asked && wait_for([&] { return fs::exists(done) && !read_text(done).empty(); });
+  std::system(("tmux -L " + socket + " kill-server").c_str());
+  ASSERT_TRUE(asked && finished);
+  EXPECT_EQ(read_text(done), "exit=0\n");
+  // The pty echoed the typed line and the child read it.
+  EXPECT_TRUE(contains(read_text(dir + "/train.log"), "hello\r\nchild read: hello\r\n")) << read_text(dir + "/train.log");
+}
+
+TEST(RunE2E, StdinPassesStraightToTheChildThroughPipes) {
+  const std::string dir = fresh_dir("stdin");
+  CliResult r = run_cli("run --log-dir " + dir + " -- sh -c 'read x; echo \"child read: $x\"'",
+                        "echo from-stdin | GPUSAGE_NVML_LIBRARY=/nonexistent");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "child read: from-stdin\n");
+}
+
 TEST(RunE2E, PrometheusServesTheRunsMetricsWhileItLasts) {
   const std::string dir = fresh_dir("prometheus");
   const std::string out = temp_path("prometheus.out"), err = temp_path("prometheus.err"), flag = temp_path("scraped");
