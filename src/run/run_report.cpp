@@ -66,7 +66,8 @@ report::Section run_section(const RunSummary& s) {
                g.sampled_span_s > 0 ? report::format_number(100 * g.input_bound_s / g.sampled_span_s, 0) : "n/a"});
   }
   section.items.push_back(report::PageTable{"run-gpus", "GPUs of the run, from the samples in gpu.jsonl", t});
-  section.notes.push_back("Energy: the integral of the sampled power draw over the sampled span. Input-bound: time "
+  section.notes.push_back("Energy: the difference of NVML's energy counter over the sampled span where the GPU has "
+                          "one, else the integral of the sampled power draw. Input-bound: time "
                           "during which gpusage monitor's input-bottleneck alert was active.");
   return section;
 }

@@ -35,6 +35,8 @@ std::vector<GpuUsage> summarize_gpus(const std::vector<RecordedSample>& samples)
     std::vector<double> utilization;
     std::vector<std::pair<double, double>> power;  // (time, watts)
     double first_s = 0, last_s = 0;
+    std::size_t counter_readings = 0;
+    std::uint64_t counter_first_mj = 0, counter_last_mj = 0;
   };
   std::map<unsigned, Series> by_index;
   for (std::size_t i = 0; i < samples.size(); ++i) {
@@ -56,6 +58,10 @@ std::vector<GpuUsage> summarize_gpus(const std::vector<RecordedSample>& samples)
       if (gpu.memory_used_bytes) u.memory_peak_bytes = std::max(u.memory_peak_bytes.value_or(0), *gpu.memory_used_bytes);
       if (gpu.memory_total_bytes) u.memory_total_bytes = gpu.memory_total_bytes;
       if (gpu.power_w) series.power.emplace_back(s.unix_time_s, *gpu.power_w);
+      if (gpu.energy_counter_mj) {
+        if (series.counter_readings++ == 0) series.counter_first_mj = *gpu.energy_counter_mj;
+        series.counter_last_mj = *gpu.energy_counter_mj;
+      }
       for (const auto& alert : samples[i].active)
         if (alert.gpu == gpu.index && alert.kind == monitor::AlertKind::input_bottleneck)
           u.input_bound_s += next_s - s.unix_time_s;
@@ -78,6 +84,13 @@ std::vector<GpuUsage> summarize_gpus(const std::vector<RecordedSample>& samples)
         energy += 0.5 * (series.power[i - 1].second + series.power[i].second) *
                   (series.power[i].first - series.power[i - 1].first);
       u.energy_j = energy;
+      u.energy_method = "power-integral";
+    }
+    // NVML's counter, when every sample read it (and it did not go back: a driver reload resets it), is the
+    // energy the board measured, between the samples too; the integral only sees the samples.
+    if (series.counter_readings == u.samples && u.samples >= 2 && series.counter_last_mj >= series.counter_first_mj) {
+      u.energy_j = static_cast<double>(series.counter_last_mj - series.counter_first_mj) / 1000.0;
+      u.energy_method = "nvml-counter";
     }
     out.push_back(std::move(u));
   }
@@ -152,7 +165,7 @@ nlohmann::json to_json(const RunSummary& s) {
                     {"memory_peak_fraction", optional_json(fraction(u))},
                     {"power_mean_w", optional_json(u.power_mean_w)},
                     {"energy_j", optional_json(u.energy_j)},
-                    {"energy_method", u.energy_j ? nlohmann::json("power-integral") : nlohmann::json(nullptr)},
+                    {"energy_method", u.energy_j ? nlohmann::json(u.energy_method) : nlohmann::json(nullptr)},
                     {"input_bound_s", u.input_bound_s},
                     {"input_bound_fraction", optional_json(input_bound_fraction(u))}});
   nlohmann::json throughput = nlohmann::json::array();

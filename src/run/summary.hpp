@@ -6,7 +6,7 @@
 //     "gpu_available", "gpu_message", "gpus_of_run": "process" | "all",
 //     "gpus": [ { "index", "name", "uuid", "samples", "utilization_median_percent", "utilization_p10_percent",
 //                 "memory_peak_bytes", "memory_total_bytes", "memory_peak_fraction", "power_mean_w",
-//                 "energy_j", "energy_method": "power-integral", "input_bound_s", "input_bound_fraction" } ],
+//                 "energy_j", "energy_method": "nvml-counter" | "power-integral", "input_bound_s", "input_bound_fraction" } ],
 //     "host": { "cpu_median_percent", "memory_peak_bytes", "memory_total_bytes" },
 //     "throughput": [ { "unit", "source", "readings", "median_per_s", "last_per_s" } ],
 //     "alerts": [ alert events as monitor --log writes them ], "findings": [ doctor's finding JSON ] }
@@ -57,8 +57,10 @@ struct GpuUsage {
   std::optional<std::uint64_t> memory_peak_bytes;
   std::optional<std::uint64_t> memory_total_bytes;
   std::optional<double> power_mean_w;
-  // The trapezoidal integral of the sampled power over the sampled span.
+  // Over the sampled span: the difference of NVML's energy counter where the GPU has one ("nvml-counter"),
+  // else the trapezoidal integral of the sampled power ("power-integral").
   std::optional<double> energy_j;
+  std::string energy_method;
   // Time between samples while the monitor's input-bottleneck alert was active.
   double input_bound_s = 0;
   double sampled_span_s = 0;

@@ -188,13 +188,13 @@ TEST(RunE2E, SummaryHoldsTheFiguresTheStubScripted) {
   EXPECT_EQ(g["memory_peak_bytes"], 20000000000LL);
   EXPECT_EQ(g["memory_total_bytes"], 34190917632LL);
   EXPECT_EQ(g["power_mean_w"], 300.0);
-  EXPECT_EQ(g["energy_method"], "power-integral");
-  // 300 W over the span the samples cover, from the recorded times.
+  // NVML's energy counter: read 0 (the sampler's baseline) is 5,000,000 mJ, the first recorded sample reads
+  // 5,100,000 and from the fifth read on it stays at 6,000,000: 900 J over the run.
   const auto samples = read_jsonl(r.dir + "/gpu.jsonl");
   ASSERT_GE(samples.size(), 4u);
   EXPECT_EQ(g["samples"], samples.size());
-  const double span = samples.back()["unix_time_s"].get<double>() - samples.front()["unix_time_s"].get<double>();
-  EXPECT_NEAR(g["energy_j"].get<double>(), 300 * span, 1e-6);
+  EXPECT_EQ(g["energy_method"], "nvml-counter");
+  EXPECT_DOUBLE_EQ(g["energy_j"].get<double>(), 900);
   EXPECT_EQ(summary["gpu_available"], true);
   EXPECT_EQ(summary["gpus_of_run"], "all");  // the stub lists pid 1, not a process of the run
   // The thermal throttle the stub scripts from its fourth read, raised live and kept in the summary.
@@ -471,6 +471,11 @@ TEST(RunE2E, IdleGpuWithABusyProcessIsInputBound) {
   EXPECT_GT(summary["gpus"][0]["input_bound_fraction"].get<double>(), 0);
   EXPECT_LE(summary["gpus"][0]["input_bound_fraction"].get<double>(), 1);
   EXPECT_EQ(summary["alerts"][0]["kind"], "input_bottleneck");
+  // No energy counter in this script: 120 W integrated over the span the recorded samples cover.
+  const auto samples = read_jsonl(r.dir + "/gpu.jsonl");
+  const double span = samples.back()["unix_time_s"].get<double>() - samples.front()["unix_time_s"].get<double>();
+  EXPECT_EQ(summary["gpus"][0]["energy_method"], "power-integral");
+  EXPECT_NEAR(summary["gpus"][0]["energy_j"].get<double>(), 120 * span, 1e-6);
 }
 
 TEST(RunE2E, BadOptionsExitTwoBeforeTheChildStarts) {

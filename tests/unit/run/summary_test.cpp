@@ -71,6 +71,22 @@ TEST(SummarizeGpus, EnergyIsTheTrapezoidalIntegralOfPower) {
   EXPECT_DOUBLE_EQ(usage[0].sampled_span_s, 3);
 }
 
+TEST(SummarizeGpus, EnergyComesFromNvmlsCounterWhenEverySampleReadIt) {
+  auto with_counter = [](std::uint64_t mj) {
+    auto g = gpu(0, 50, 1, 100);
+    g.energy_counter_mj = mj;
+    return g;
+  };
+  const auto usage = summarize_gpus({at(0, {with_counter(7'000'000)}), at(2, {with_counter(7'250'000)}),
+                                     at(3, {with_counter(7'650'000)})});
+  EXPECT_DOUBLE_EQ(*usage[0].energy_j, 650);  // (7,650,000 - 7,000,000) mJ, not the 300 J of the integral
+  EXPECT_EQ(usage[0].energy_method, "nvml-counter");
+  // One sample without the counter: the integral of power instead.
+  const auto mixed = summarize_gpus({at(0, {with_counter(7'000'000)}), at(2, {gpu(0, 50, 1, 100)})});
+  EXPECT_DOUBLE_EQ(*mixed[0].energy_j, 200);
+  EXPECT_EQ(mixed[0].energy_method, "power-integral");
+}
+
 TEST(SummarizeGpus, InputBoundTimeCountsIntervalsStartingWithTheAlertActive) {
   const auto usage = summarize_gpus({at(0, {gpu(0, 5, 1, 100), gpu(1, 90, 1, 100)}),
                                      at(1, {gpu(0, 5, 1, 100), gpu(1, 90, 1, 100)}, {starving(0)}),
