@@ -405,6 +405,29 @@ TEST(RunE2E, BinaryLongLinesAndFloodsPassThroughByteForByte) {
   EXPECT_EQ(fs::file_size(r.dir + "/train.log"), expected_out.size() + expected_err.size());
 }
 
+TEST(RunE2E, FindingsNeverLandInsideALineOfTheChildsOutput) {
+  // stdout and stderr share one file, as on a terminal; the child floods short lines right after a NaN loss,
+  // so most of gpusage's reads end in the middle of a line.
+  const std::string dir = fresh_dir("interleave");
+  const std::string both = temp_path("interleave.both");
+  const std::string program = temp_path("interleave.py");
+  std::ofstream(program) << "import sys\nprint(\"{'loss': nan, 'epoch': 0.1}\")\n"
+                            "for i in range(200000):\n    sys.stdout.write('line %06d ok\\n' % i)\n";
+  const std::string command = "GPUSAGE_NVML_LIBRARY=/nonexistent " + std::string(GPUSAGE_CLI) + " run --log-dir " +
+                              dir + " -- python3 " + program + " > " + both + " 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0);
+  const auto lines = text::split(read_text(both), '\n');
+  const std::regex allowed(R"(line \d{6} ok|gpusage: .*|\{'loss': nan, 'epoch': 0\.1\}|)");
+  std::size_t child_lines = 0, ours = 0;
+  for (const auto& line : lines) {
+    EXPECT_TRUE(std::regex_match(line, allowed)) << "a line was split: '" << line.substr(0, 200) << "'";
+    child_lines += line.starts_with("line ");
+    ours += line.starts_with("gpusage: error [log-non-finite]");
+  }
+  EXPECT_EQ(child_lines, 200000u);
+  EXPECT_GE(ours, 1u);
+}
+
 TEST(RunE2E, ASlowReaderMakesTheChildWaitNothingIsDropped) {
   const std::string direct_out = temp_path("slow-direct.out"), direct_err = temp_path("slow-direct.err");
   {
