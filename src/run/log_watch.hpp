@@ -1,7 +1,7 @@
 // Doctor's log rules on a stream: the recent lines of the child's output are scanned with diagnose::scan_log
-// and diagnose::check_log (the same rules as `doctor --log`), and each finding is announced once, when it first
-// appears. The window is bounded, so a long run costs the same per scan as a short one; the summary at the end
-// scans the whole log again (line numbers and counts there are the log's own).
+// and diagnose::check_log (the same rules as `doctor --log`), and each finding is announced once, when it
+// first appears. The window is bounded, so a long run costs the same per scan as a short one; the summary at
+// the end scans the whole log again (line numbers and counts there are the log's own).
 #pragma once
 
 #include <cstddef>

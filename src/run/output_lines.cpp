@@ -11,7 +11,8 @@ std::vector<std::string> LineAssembler::feed(std::string_view bytes) {
   std::vector<std::string> out;
   for (char c : bytes) {
     const auto u = static_cast<unsigned char>(c);
-    // ECMA-48: ESC [ … final byte 0x40-0x7E (CSI); ESC ] … BEL or ESC \ (OSC, e.g. window titles); ESC X (two bytes).
+    // ECMA-48: ESC [ … final byte 0x40-0x7E (CSI); ESC ] … BEL or ESC \ (OSC, e.g. window titles); ESC X (two
+    // bytes).
     switch (escape_) {
       case Escape::esc:
         escape_ = c == '[' ? Escape::csi : c == ']' ? Escape::osc : Escape::none;
@@ -20,13 +21,16 @@ std::vector<std::string> LineAssembler::feed(std::string_view bytes) {
         if (u >= 0x40 && u <= 0x7e) escape_ = Escape::none;
         continue;
       case Escape::osc:
-        if (c == '\a') escape_ = Escape::none;
-        else if (c == '\x1b') escape_ = Escape::osc_esc;
+        if (c == '\a')
+          escape_ = Escape::none;
+        else if (c == '\x1b')
+          escape_ = Escape::osc_esc;
         continue;
       case Escape::osc_esc:
         escape_ = c == '\\' ? Escape::none : Escape::osc;
         continue;
-      case Escape::none: break;
+      case Escape::none:
+        break;
     }
     if (c == '\x1b') {
       escape_ = Escape::esc;

@@ -1,7 +1,8 @@
 // The child's output as lines, for the parsers (throughput, doctor's log rules). The bytes that reach the
 // terminal and train.log are never these: this is a read-only view. Progress bars redraw with '\r', so a
 // carriage return ends a line too; terminal escape sequences (colours, cursor moves) are removed; a line
-// longer than `max_line_bytes` is cut there (the rest of it is skipped), so a binary flood cannot grow memory.
+// longer than `max_line_bytes` is cut there (the rest of it is skipped), so a binary flood cannot grow
+// memory.
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,6 @@
 // Which processes belong to the run: the child and everything it started (DataLoader workers, torchrun's
-// ranks). Read from /proc's parent links, so a process that re-parented itself away (a daemon) is not counted.
+// ranks). Read from /proc's parent links, so a process that re-parented itself away (a daemon) is not
+// counted.
 #pragma once
 
 #include <map>

@@ -55,7 +55,8 @@ std::vector<GpuUsage> summarize_gpus(const std::vector<RecordedSample>& samples)
       ++u.samples;
       series.last_s = s.unix_time_s;
       if (gpu.utilization_gpu_percent) series.utilization.push_back(*gpu.utilization_gpu_percent);
-      if (gpu.memory_used_bytes) u.memory_peak_bytes = std::max(u.memory_peak_bytes.value_or(0), *gpu.memory_used_bytes);
+      if (gpu.memory_used_bytes)
+        u.memory_peak_bytes = std::max(u.memory_peak_bytes.value_or(0), *gpu.memory_used_bytes);
       if (gpu.memory_total_bytes) u.memory_total_bytes = gpu.memory_total_bytes;
       if (gpu.power_w) series.power.emplace_back(s.unix_time_s, *gpu.power_w);
       if (gpu.energy_counter_mj) {
@@ -88,7 +89,8 @@ std::vector<GpuUsage> summarize_gpus(const std::vector<RecordedSample>& samples)
     }
     // NVML's counter, when every sample read it (and it did not go back: a driver reload resets it), is the
     // energy the board measured, between the samples too; the integral only sees the samples.
-    if (series.counter_readings == u.samples && u.samples >= 2 && series.counter_last_mj >= series.counter_first_mj) {
+    if (series.counter_readings == u.samples && u.samples >= 2 &&
+        series.counter_last_mj >= series.counter_first_mj) {
       u.energy_j = static_cast<double>(series.counter_last_mj - series.counter_first_mj) / 1000.0;
       u.energy_method = "nvml-counter";
     }
@@ -103,7 +105,8 @@ HostUsage summarize_host(const std::vector<RecordedSample>& samples) {
   for (const auto& r : samples) {
     const auto& h = r.sample.host;
     if (h.cpu_percent) cpu.push_back(*h.cpu_percent);
-    if (h.memory_used_bytes) host.memory_peak_bytes = std::max(host.memory_peak_bytes.value_or(0), *h.memory_used_bytes);
+    if (h.memory_used_bytes)
+      host.memory_peak_bytes = std::max(host.memory_peak_bytes.value_or(0), *h.memory_used_bytes);
     if (h.memory_total_bytes) host.memory_total_bytes = h.memory_total_bytes;
   }
   if (!cpu.empty()) host.cpu_median_percent = stats::median(cpu);
@@ -111,7 +114,8 @@ HostUsage summarize_host(const std::vector<RecordedSample>& samples) {
 }
 
 std::vector<ThroughputSummary> summarize_throughput(const std::vector<TimedThroughput>& readings) {
-  std::map<std::pair<std::string, std::string>, std::vector<double>> groups;  // (unit, source) -> values in order
+  std::map<std::pair<std::string, std::string>, std::vector<double>>
+      groups;  // (unit, source) -> values in order
   std::vector<std::pair<std::string, std::string>> order;
   for (const auto& r : readings) {
     auto key = std::make_pair(r.reading.unit, r.reading.source);
@@ -123,7 +127,8 @@ std::vector<ThroughputSummary> summarize_throughput(const std::vector<TimedThrou
     const auto& values = groups[key];
     out.push_back({key.first, key.second, values.size(), stats::median(values), values.back()});
   }
-  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.readings > b.readings; });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& a, const auto& b) { return a.readings > b.readings; });
   return out;
 }
 
@@ -170,8 +175,11 @@ nlohmann::json to_json(const RunSummary& s) {
                     {"input_bound_fraction", optional_json(input_bound_fraction(u))}});
   nlohmann::json throughput = nlohmann::json::array();
   for (const auto& t : s.throughput)
-    throughput.push_back({{"unit", t.label_unit()}, {"source", t.source}, {"readings", t.readings},
-                          {"median_per_s", t.median_per_s}, {"last_per_s", t.last_per_s}});
+    throughput.push_back({{"unit", t.label_unit()},
+                          {"source", t.source},
+                          {"readings", t.readings},
+                          {"median_per_s", t.median_per_s},
+                          {"last_per_s", t.last_per_s}});
   nlohmann::json alerts = nlohmann::json::array();
   for (const auto& a : s.alerts) alerts.push_back(monitor::to_json(a));
   nlohmann::json findings = nlohmann::json::array();
@@ -196,7 +204,8 @@ nlohmann::json to_json(const RunSummary& s) {
 
 std::string render_text(const RunSummary& s) {
   using report::format_bytes;
-  std::string out = fmt::format("gpusage: run ended after {}: {}\n", report::format_duration(s.wall_s), exit_text(s));
+  std::string out =
+      fmt::format("gpusage: run ended after {}: {}\n", report::format_duration(s.wall_s), exit_text(s));
   if (!s.gpu_available) out += fmt::format("gpusage: no GPU data: {}; host side only\n", s.gpu_message);
   for (const auto& u : s.gpus) {
     std::string line = fmt::format("gpusage: GPU {} {}:", u.index, u.name);
@@ -206,10 +215,12 @@ std::string render_text(const RunSummary& s) {
     if (u.memory_peak_bytes) {
       line += fmt::format(", peak memory {}", format_bytes(static_cast<double>(*u.memory_peak_bytes)));
       if (auto f = fraction(u))
-        line += fmt::format(" of {} ({:.0f}%)", format_bytes(static_cast<double>(*u.memory_total_bytes)), *f * 100);
+        line += fmt::format(" of {} ({:.0f}%)", format_bytes(static_cast<double>(*u.memory_total_bytes)),
+                            *f * 100);
     }
     if (u.power_mean_w) line += fmt::format(", power {:.0f} W mean", *u.power_mean_w);
-    if (u.energy_j) line += fmt::format(", energy {:.1f} kJ ({:.2f} Wh)", *u.energy_j / 1000, *u.energy_j / 3600);
+    if (u.energy_j)
+      line += fmt::format(", energy {:.1f} kJ ({:.2f} Wh)", *u.energy_j / 1000, *u.energy_j / 3600);
     if (auto f = input_bound_fraction(u)) line += fmt::format(", input-bound {:.0f}% of the time", *f * 100);
     out += line + "\n";
   }
@@ -222,8 +233,8 @@ std::string render_text(const RunSummary& s) {
     out += line + "\n";
   }
   for (const auto& t : s.throughput)
-    out += fmt::format("gpusage: throughput {:.3g} {} median, last {:.3g} ({}, {} readings)\n", t.median_per_s,
-                       t.label_unit(), t.last_per_s, t.source, t.readings);
+    out += fmt::format("gpusage: throughput {:.3g} {} median, last {:.3g} ({}, {} readings)\n",
+                       t.median_per_s, t.label_unit(), t.last_per_s, t.source, t.readings);
   for (const auto& a : s.alerts) out += fmt::format("gpusage: alert: {}\n", a.message);
   for (const auto& f : s.findings) {
     out += fmt::format("gpusage: {} [{}]: {}\n", diagnose::to_string(f.severity), f.id, f.title);

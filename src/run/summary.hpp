@@ -4,9 +4,11 @@
 // summary.json:
 //   { "command": [...], "log_dir", "started_utc", "wall_s", "exit": {"code", "signal" | null},
 //     "gpu_available", "gpu_message", "gpus_of_run": "process" | "all",
-//     "gpus": [ { "index", "name", "uuid", "samples", "utilization_median_percent", "utilization_p10_percent",
+//     "gpus": [ { "index", "name", "uuid", "samples", "utilization_median_percent",
+//     "utilization_p10_percent",
 //                 "memory_peak_bytes", "memory_total_bytes", "memory_peak_fraction", "power_mean_w",
-//                 "energy_j", "energy_method": "nvml-counter" | "power-integral", "input_bound_s", "input_bound_fraction" } ],
+//                 "energy_j", "energy_method": "nvml-counter" | "power-integral", "input_bound_s",
+//                 "input_bound_fraction" } ],
 //     "host": { "cpu_median_percent", "memory_peak_bytes", "memory_total_bytes" },
 //     "throughput": [ { "unit", "source", "readings", "median_per_s", "last_per_s" } ],
 //     "alerts": [ alert events as monitor --log writes them ], "findings": [ doctor's finding JSON ] }

@@ -1,6 +1,7 @@
 #include "run/supervisor.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <pty.h>
 #include <signal.h>
@@ -19,7 +20,6 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
-#include <fmt/format.h>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -93,7 +93,8 @@ class SignalRoute {
  public:
   SignalRoute() {
     int fds[2];
-    if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) throw std::runtime_error("pipe: " + std::string(std::strerror(errno)));
+    if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
+      throw std::runtime_error("pipe: " + std::string(std::strerror(errno)));
     read_fd = fds[0];
     write_fd_ = fds[1];
     g_signal_pipe = write_fd_;
@@ -186,7 +187,8 @@ Spawned spawn(const std::string& path, const std::vector<std::string>& command, 
   for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   int status_pipe[2];
-  if (::pipe2(status_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe: " + std::string(std::strerror(errno)));
+  if (::pipe2(status_pipe, O_CLOEXEC) != 0)
+    throw std::runtime_error("pipe: " + std::string(std::strerror(errno)));
   sigset_t all, old;
   sigfillset(&all);
   ::pthread_sigmask(SIG_SETMASK, &all, &old);  // no handler runs in the child before the reset below
@@ -252,8 +254,13 @@ class SamplingThread {
  public:
   SamplingThread(monitor::Sampler& sampler, monitor::AlertEngine& alerts, monitor::LogWriter& log,
                  monitor::PrometheusServer* prometheus, double interval_s, pid_t child, int wake_fd)
-      : sampler_(sampler), alerts_(alerts), log_(log), prometheus_(prometheus), interval_s_(interval_s),
-        child_(child), wake_fd_(wake_fd) {
+      : sampler_(sampler),
+        alerts_(alerts),
+        log_(log),
+        prometheus_(prometheus),
+        interval_s_(interval_s),
+        child_(child),
+        wake_fd_(wake_fd) {
     thread_ = std::thread([this] { loop(); });
   }
   ~SamplingThread() { stop(); }
@@ -282,7 +289,8 @@ class SamplingThread {
   void loop() {
     try {
       sampler_.prime();
-      auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(std::min(0.1, interval_s_));
+      auto deadline =
+          std::chrono::steady_clock::now() + std::chrono::duration<double>(std::min(0.1, interval_s_));
       const auto step = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
           std::chrono::duration<double>(interval_s_));
       while (true) {
@@ -358,7 +366,8 @@ void check(const RunRequest& r) {
 
 int open_train_log(const fs::path& path) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw InputError(fmt::format("--log-dir: cannot write {}: {}", path.string(), std::strerror(errno)));
+  if (fd < 0)
+    throw InputError(fmt::format("--log-dir: cannot write {}: {}", path.string(), std::strerror(errno)));
   return fd;
 }
 
@@ -369,9 +378,11 @@ int supervise(const RunRequest& request) {
   const double started_unix_s = monitor::unix_now_s();
   // Everything that can fail on the user's input fails before the child starts.
   const char* path_env = std::getenv("PATH");
-  const std::string executable = resolve_executable(request.command.front(), path_env ? path_env : "/usr/bin:/bin");
+  const std::string executable =
+      resolve_executable(request.command.front(), path_env ? path_env : "/usr/bin:/bin");
   if (executable.empty())
-    throw InputError(fmt::format("run: command '{}' not found (not an executable file{})", request.command.front(),
+    throw InputError(fmt::format("run: command '{}' not found (not an executable file{})",
+                                 request.command.front(),
                                  request.command.front().find('/') == std::string::npos ? " on $PATH" : ""));
   const fs::path dir = request.log_dir.empty() ? fs::path(default_log_dir(request.command, started_unix_s))
                                                : fs::path(request.log_dir);
@@ -406,7 +417,8 @@ int supervise(const RunRequest& request) {
   monitor::AlertEngine alerts(request.alerts);
 
   int wake[2];
-  if (::pipe2(wake, O_CLOEXEC | O_NONBLOCK) != 0) throw std::runtime_error("pipe: " + std::string(std::strerror(errno)));
+  if (::pipe2(wake, O_CLOEXEC | O_NONBLOCK) != 0)
+    throw std::runtime_error("pipe: " + std::string(std::strerror(errno)));
   struct ClosePair {
     int a, b;
     ~ClosePair() {
@@ -421,7 +433,8 @@ int supervise(const RunRequest& request) {
   Spawned child = spawn(executable, request.command, use_pty);
   const double started_mono_s = monotonic_s();
   RawTerminal raw(use_pty && ::isatty(STDIN_FILENO) == 1);
-  SamplingThread sampling(sampler, alerts, *gpu_log, prometheus.get(), request.interval_s, child.pid, wake[1]);
+  SamplingThread sampling(sampler, alerts, *gpu_log, prometheus.get(), request.interval_s, child.pid,
+                          wake[1]);
 
   std::array<Stream, 2> streams;
   streams[0].from = child.out_fd;
@@ -452,7 +465,8 @@ int supervise(const RunRequest& request) {
   auto say = [&](const std::string& line) { pending.push_back(line); };
   auto flush_pending = [&](bool force) {
     if (pending.empty()) return;
-    const bool at_start = std::all_of(streams.begin(), streams.end(), [](const Stream& s) { return !s.open || s.at_line_start; });
+    const bool at_start = std::all_of(streams.begin(), streams.end(),
+                                      [](const Stream& s) { return !s.open || s.at_line_start; });
     const bool quiet = monotonic_s() - last_output_s >= 1.0;
     if (!at_start && !quiet && !force) return;
     std::string text = at_start ? "" : "\n";  // the child's line stays whole; ours starts below it
@@ -476,7 +490,7 @@ int supervise(const RunRequest& request) {
     for (const auto& f : watch.scan())
       if (f.severity == diagnose::Severity::error || f.severity == diagnose::Severity::warning)
         say(fmt::format("gpusage: {} [{}]: {}{}", diagnose::to_string(f.severity), f.id, f.title,
-                      f.fix.empty() ? "" : " Fix: " + f.fix));
+                        f.fix.empty() ? "" : " Fix: " + f.fix));
   };
   auto announce_alerts = [&] {
     const double now = monotonic_s();
@@ -501,7 +515,8 @@ int supervise(const RunRequest& request) {
   };
 
   while (true) {
-    const bool outputs_open = std::any_of(streams.begin(), streams.end(), [](const Stream& s) { return s.open; });
+    const bool outputs_open =
+        std::any_of(streams.begin(), streams.end(), [](const Stream& s) { return s.open; });
     // A child that exited can still have bytes in flight (read until EOF); a grandchild that kept the output
     // open is not waited for beyond a second of quiet.
     if (wait_status && (!outputs_open || monotonic_s() - std::max(last_output_s, exited_at_s) >= 1.0)) break;
@@ -510,7 +525,8 @@ int supervise(const RunRequest& request) {
     fds.push_back({wake[0], POLLIN, 0});
     for (const auto& s : streams)
       if (s.open) fds.push_back({s.from, POLLIN, 0});
-    // Typed input waits in `to_child` while the child does not read it; gpusage never blocks on the pty for it.
+    // Typed input waits in `to_child` while the child does not read it; gpusage never blocks on the pty for
+    // it.
     if (stdin_open && to_child.size() < 65536) fds.push_back({STDIN_FILENO, POLLIN, 0});
     if (!to_child.empty() && streams[0].open) fds.push_back({child.out_fd, POLLOUT, 0});
     const int timeout_ms = pending.empty() && !wait_status ? 1000 : 200;
@@ -545,10 +561,12 @@ int supervise(const RunRequest& request) {
               break;
             case SIGWINCH: {
               winsize size{};
-              if (child.pty && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0) ::ioctl(child.out_fd, TIOCSWINSZ, &size);
+              if (child.pty && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0)
+                ::ioctl(child.out_fd, TIOCSWINSZ, &size);
               break;
             }
-            default: forward(sig[i]);
+            default:
+              forward(sig[i]);
           }
         }
       } else if (p.fd == wake[0]) {
@@ -566,7 +584,8 @@ int supervise(const RunRequest& request) {
           stdin_open = false;
           if (child.pty) {
             termios mode{};
-            const char eof = ::tcgetattr(child.out_fd, &mode) == 0 ? static_cast<char>(mode.c_cc[VEOF]) : '\x04';
+            const char eof =
+                ::tcgetattr(child.out_fd, &mode) == 0 ? static_cast<char>(mode.c_cc[VEOF]) : '\x04';
             to_child.push_back(eof);  // end of input, as a terminal user would type it
           }
         }
@@ -581,14 +600,16 @@ int supervise(const RunRequest& request) {
             // A full disk stops the log, never the run: the output still reaches the terminal.
             if (train_log_ok && !write_all(train_log, buffer.data(), size)) {
               train_log_ok = false;
-              say(fmt::format("gpusage: writing {} failed ({}); the log stops here, the output still passes through",
-                              (dir / "train.log").string(), std::strerror(errno)));
+              say(fmt::format(
+                  "gpusage: writing {} failed ({}); the log stops here, the output still passes through",
+                  (dir / "train.log").string(), std::strerror(errno)));
             }
             // A '\r' ends a progress bar's redraw: a line of ours may follow it (and clears the bar's rest).
             s.at_line_start = buffer[size - 1] == '\n' || buffer[size - 1] == '\r';
             last_output_s = monotonic_s();
             take_lines(s.lines.feed(std::string_view(buffer.data(), size)));
-          } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {  // EOF, or EIO from a pty whose side closed
+          } else if (n == 0 ||
+                     (errno != EINTR && errno != EAGAIN)) {  // EOF, or EIO from a pty whose side closed
             s.open = false;
             take_lines(s.lines.finish());
             ::close(s.from);
@@ -636,14 +657,15 @@ int supervise(const RunRequest& request) {
   summary.throughput = summarize_throughput(throughput);
   summary.alerts = sampling.raised();
   // The whole log, scanned once more: the line numbers and counts in the findings are the log's own.
-  summary.findings = final_findings(diagnose::read_log_file((dir / "train.log").string()), request.context,
-                                    summary.gpus);
+  summary.findings =
+      final_findings(diagnose::read_log_file((dir / "train.log").string()), request.context, summary.gpus);
   if (!sampling.error().empty()) {
     const std::string line = "gpusage: sampling stopped early: " + sampling.error() + "\n";
     write_all(STDERR_FILENO, line.data(), line.size());
   }
   report::write_file_atomically((dir / "summary.json").string(), to_json(summary).dump(2) + "\n");
-  write_report(summary, (dir / "gpu.jsonl").string(), throughput, request.command_line, (dir / "report.html").string());
+  write_report(summary, (dir / "gpu.jsonl").string(), throughput, request.command_line,
+               (dir / "report.html").string());
   const std::string text = render_text(summary);
   write_all(STDERR_FILENO, text.data(), text.size());
   return summary.exit_code;

@@ -1,7 +1,8 @@
 // `gpusage run -- CMD`: starts CMD in its own process group (on a pseudo-terminal when stdout is a terminal),
 // passes its output through unchanged while copying it to DIR/train.log, samples the GPUs its process tree
-// uses into DIR/gpu.jsonl, announces the monitor's alerts and doctor's log findings as they appear, and at the
-// end writes DIR/summary.json and DIR/report.html and prints the summary. The child finds DIR in $GPUSAGE_RUN_DIR.
+// uses into DIR/gpu.jsonl, announces the monitor's alerts and doctor's log findings as they appear, and at
+// the end writes DIR/summary.json and DIR/report.html and prints the summary. The child finds DIR in
+// $GPUSAGE_RUN_DIR.
 //
 // Exit status: the child's, or 128+N when signal N killed it. Ctrl-C, SIGTERM and SIGHUP are forwarded to the
 // child's group; a second Ctrl-C within 3 s kills the group (SIGKILL).

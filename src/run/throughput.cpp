@@ -18,9 +18,9 @@ std::optional<double> number(const std::string& text) {
 
 // tqdm's units that count training work (tqdm's default "it", and the unit= names training loops pass).
 bool training_unit(const std::string& unit) {
-  static const std::array<std::string_view, 17> units = {"it",     "img",   "imgs",   "images", "samples", "sample",
-                                                         "ex",     "examples", "tok", "tokens", "batch",  "batches",
-                                                         "step",   "steps", "seq",    "seqs",   "frames"};
+  static const std::array<std::string_view, 17> units = {
+      "it",     "img",   "imgs",    "images", "samples", "sample", "ex",   "examples", "tok",
+      "tokens", "batch", "batches", "step",   "steps",   "seq",    "seqs", "frames"};
   for (auto u : units)
     if (unit == u) return true;
   return false;
@@ -38,7 +38,8 @@ double scale(const std::string& prefix) {
 template <class F>
 void last_match(const std::string& text, const std::regex& re, F&& take) {
   std::smatch found;
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator(); ++it) found = *it;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator(); ++it)
+    found = *it;
   if (!found.empty()) take(found);
 }
 
@@ -58,7 +59,8 @@ std::optional<Throughput> parse_throughput(std::string_view line_view) {
   });
   if (out) return out;
 
-  static const std::regex lightning(R"((samples|batches)_per_sec['"]?\s*[:=]\s*([0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?))");
+  static const std::regex lightning(
+      R"((samples|batches)_per_sec['"]?\s*[:=]\s*([0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?))");
   last_match(line, lightning, [&](const std::smatch& m) {
     if (auto v = number(m[2].str())) out = Throughput{*v, m[1].str(), "lightning"};
   });

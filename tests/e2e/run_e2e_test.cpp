@@ -13,8 +13,8 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <regex>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <thread>
 
 #include "core/common/text.hpp"
@@ -73,8 +73,9 @@ class Process {
  public:
   Process(std::vector<std::string> argv, const std::string& nvml_script, const std::string& out,
           const std::string& err) {
-    std::vector<std::string> env = {"GPUSAGE_NVML_LIBRARY=" + (nvml_script.empty() ? "/nonexistent/libnvidia-ml.so" : kStub),
-                                    "GPUSAGE_NVML_STUB_SCRIPT=" + nvml_script};
+    std::vector<std::string> env = {
+        "GPUSAGE_NVML_LIBRARY=" + (nvml_script.empty() ? "/nonexistent/libnvidia-ml.so" : kStub),
+        "GPUSAGE_NVML_STUB_SCRIPT=" + nvml_script};
     for (char** e = environ; *e; ++e)
       if (!std::string_view(*e).starts_with("GPUSAGE_NVML_")) env.emplace_back(*e);
     std::vector<char*> envp, args;
@@ -85,8 +86,10 @@ class Process {
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
     if (posix_spawnp(&pid_, args[0], &actions, nullptr, args.data(), envp.data()) != 0) pid_ = -1;
     posix_spawn_file_actions_destroy(&actions);
   }
@@ -120,8 +123,9 @@ struct RunResult {
 
 // `gpusage run --interval 0.1 --log-dir DIR OPTIONS -- CMD…`; "{dir}" and "{err}" in CMD are replaced by
 // the log directory and the path of gpusage's stderr file.
-RunResult run_gpusage(const std::string& name, const std::vector<std::string>& options, std::vector<std::string> command,
-                const std::string& nvml_script = child("gpu_busy.json")) {
+RunResult run_gpusage(const std::string& name, const std::vector<std::string>& options,
+                      std::vector<std::string> command,
+                      const std::string& nvml_script = child("gpu_busy.json")) {
   RunResult r;
   r.dir = fresh_dir(name);
   const std::string out = temp_path(name + ".out"), err = temp_path(name + ".err");
@@ -146,8 +150,9 @@ TEST(RunE2E, OomTracebackKeepsTheExitCodeAndTheOutput) {
   const RunResult r = run_gpusage("oom", {}, {child("oom.sh"), "{dir}"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_EQ(r.out, "batch_size=64\nstep 1 loss 2.4113\n");  // stdout untouched: gpusage's lines go to stderr
-  EXPECT_TRUE(contains(r.err, "Traceback (most recent call last):\n  File \"train.py\", line 41, in <module>\n"
-                              "    loss.backward()\n"))
+  EXPECT_TRUE(contains(r.err,
+                       "Traceback (most recent call last):\n  File \"train.py\", line 41, in <module>\n"
+                       "    loss.backward()\n"))
       << r.err;
   EXPECT_TRUE(contains(r.err, "\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."));
   const std::string log = read_text(r.dir + "/train.log");
@@ -158,7 +163,8 @@ TEST(RunE2E, OomTracebackKeepsTheExitCodeAndTheOutput) {
 TEST(RunE2E, OomFindingCarriesTheFixAndTheMeasuredPeak) {
   const RunResult r = run_gpusage("oom-fix", {"--model", "gpt2"}, {child("oom.sh"), "{dir}"});
   ASSERT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_TRUE(contains(r.err, "gpusage: error [log-cuda-oom]: CUDA out of memory (1x): tried to allocate 2.00 GiB"))
+  EXPECT_TRUE(
+      contains(r.err, "gpusage: error [log-cuda-oom]: CUDA out of memory (1x): tried to allocate 2.00 GiB"))
       << r.err;
   const json summary = read_json(r.dir + "/summary.json");
   EXPECT_EQ(summary["exit"]["code"], 1);
@@ -168,10 +174,12 @@ TEST(RunE2E, OomFindingCarriesTheFixAndTheMeasuredPeak) {
     if (f["id"] == "log-cuda-oom") oom = &f;
   ASSERT_TRUE(oom) << summary.dump(2);
   // The stub's memory peaks at 20,000,000,000 bytes = 18.63 GiB of 34,190,917,632 = 31.84 GiB.
-  EXPECT_TRUE(contains((*oom)["evidence"], "gpusage run measured a peak of 18.63 GiB on GPU 0 (NVIDIA GeForce RTX "
-                                           "5090) of 31.84 GiB."))
+  EXPECT_TRUE(contains((*oom)["evidence"],
+                       "gpusage run measured a peak of 18.63 GiB on GPU 0 (NVIDIA GeForce RTX "
+                       "5090) of 31.84 GiB."))
       << (*oom)["evidence"];
-  EXPECT_TRUE(contains((*oom)["fix"], "GPT-2 at batch 64")) << (*oom)["fix"];  // --model, the log's batch_size=64
+  EXPECT_TRUE(contains((*oom)["fix"], "GPT-2 at batch 64"))
+      << (*oom)["fix"];  // --model, the log's batch_size=64
   EXPECT_TRUE(contains(r.err, "gpusage:   seen: gpusage run measured a peak of 18.63 GiB"));
 }
 
@@ -198,7 +206,8 @@ TEST(RunE2E, SummaryHoldsTheFiguresTheStubScripted) {
   EXPECT_EQ(summary["gpu_available"], true);
   EXPECT_EQ(summary["gpus_of_run"], "all");  // the stub lists pid 1, not a process of the run
   // The thermal throttle the stub scripts from its fourth read, raised live and kept in the summary.
-  EXPECT_TRUE(contains(r.err, "gpusage: alert: GPU 0: clocks throttled (thermal (software)) at 71 C")) << r.err;
+  EXPECT_TRUE(contains(r.err, "gpusage: alert: GPU 0: clocks throttled (thermal (software)) at 71 C"))
+      << r.err;
   ASSERT_FALSE(summary["alerts"].empty());
   EXPECT_EQ(summary["alerts"][0]["kind"], "thermal_throttle");
   EXPECT_GT(summary["wall_s"].get<double>(), 0);
@@ -241,9 +250,10 @@ TEST(RunE2E, ProgressBarRendersOnAPseudoTerminalUnderTmux) {
   const std::string done = temp_path("tmux.exit");
   fs::remove(done);
   const std::string socket = "gpusage-e2e-run-" + std::to_string(::getpid());
-  const std::string inner = "GPUSAGE_NVML_LIBRARY=" + kStub + " GPUSAGE_NVML_STUB_SCRIPT=" + child("gpu_busy.json") +
-                            " " + GPUSAGE_CLI + " run --interval 0.1 --log-dir " + dir + " -- python3 " +
-                            child("progress.py") + "; echo exit=$? > " + done + "; sleep 60";
+  const std::string inner = "GPUSAGE_NVML_LIBRARY=" + kStub +
+                            " GPUSAGE_NVML_STUB_SCRIPT=" + child("gpu_busy.json") + " " + GPUSAGE_CLI +
+                            " run --interval 0.1 --log-dir " + dir + " -- python3 " + child("progress.py") +
+                            "; echo exit=$? > " + done + "; sleep 60";
   ASSERT_EQ(std::system(("tmux -L " + socket + " new-session -d -x 120 -y 30 '" + inner + "'").c_str()), 0);
   const bool finished = wait_for([&] { return fs::exists(done) && !read_text(done).empty(); });
   const std::string pane = temp_path("tmux.pane");
@@ -284,10 +294,12 @@ TEST(RunE2E, ProgressBarThroughPipesWhenStdoutIsNotATerminal) {
 TEST(RunE2E, SigtermIsForwardedAndASecondCtrlCKillsTheGroup) {
   const std::string dir = fresh_dir("signals");
   const std::string out = temp_path("signals.out"), err = temp_path("signals.err");
-  Process p({GPUSAGE_CLI, "run", "--log-dir", dir, "--", child("ignore_signals.sh")}, child("gpu_busy.json"), out, err);
+  Process p({GPUSAGE_CLI, "run", "--log-dir", dir, "--", child("ignore_signals.sh")}, child("gpu_busy.json"),
+            out, err);
   ASSERT_TRUE(wait_for([&] { return contains(read_text(out), "child ready\n"); })) << read_text(err);
   ::kill(p.pid(), SIGTERM);
-  ASSERT_TRUE(wait_for([&] { return contains(read_text(out), "child ignored SIGTERM\n"); })) << read_text(err);
+  ASSERT_TRUE(wait_for([&] { return contains(read_text(out), "child ignored SIGTERM\n"); }))
+      << read_text(err);
   EXPECT_TRUE(p.running());  // gpusage waits for its child; it did not exit on SIGTERM itself
   ::kill(p.pid(), SIGINT);
   ASSERT_TRUE(wait_for([&] { return contains(read_text(out), "child ignored SIGINT\n"); })) << read_text(err);
@@ -305,9 +317,9 @@ TEST(RunE2E, CtrlCTypedOnThePseudoTerminalReachesTheChildAndTwiceKillsIt) {
   const std::string done = temp_path("tmux-ctrl-c.exit"), tty = temp_path("tmux-ctrl-c.stty");
   fs::remove(done);
   const std::string socket = "gpusage-e2e-run-c-" + std::to_string(::getpid());
-  const std::string inner = "GPUSAGE_NVML_LIBRARY=/nonexistent " + std::string(GPUSAGE_CLI) + " run --log-dir " + dir +
-                            " -- " + child("ignore_signals.sh") + "; echo exit=$? > " + done + "; stty -a > " + tty +
-                            "; sleep 60";
+  const std::string inner = "GPUSAGE_NVML_LIBRARY=/nonexistent " + std::string(GPUSAGE_CLI) +
+                            " run --log-dir " + dir + " -- " + child("ignore_signals.sh") +
+                            "; echo exit=$? > " + done + "; stty -a > " + tty + "; sleep 60";
   ASSERT_EQ(std::system(("tmux -L " + socket + " new-session -d -x 100 -y 20 '" + inner + "'").c_str()), 0);
   auto log_has = [&](const std::string& text) { return contains(read_text(dir + "/train.log"), text); };
   const bool ready = wait_for([&] { return log_has("child ready"); });
@@ -331,9 +343,9 @@ TEST(RunE2E, TypedInputReachesTheChildThroughThePseudoTerminal) {
   const std::string done = temp_path("tmux-input.exit");
   fs::remove(done);
   const std::string socket = "gpusage-e2e-run-i-" + std::to_string(::getpid());
-  const std::string inner = "GPUSAGE_NVML_LIBRARY=/nonexistent " + std::string(GPUSAGE_CLI) + " run --log-dir " + dir +
-                            " -- sh -c \"echo ask; read x; echo child read: \\$x\"; echo exit=$? > " + done +
-                            "; sleep 60";
+  const std::string inner =
+      "GPUSAGE_NVML_LIBRARY=/nonexistent " + std::string(GPUSAGE_CLI) + " run --log-dir " + dir +
+      " -- sh -c \"echo ask; read x; echo child read: \\$x\"; echo exit=$? > " + done + "; sleep 60";
   ASSERT_EQ(std::system(("tmux -L " + socket + " new-session -d -x 100 -y 20 '" + inner + "'").c_str()), 0);
   const bool asked = wait_for([&] { return contains(read_text(dir + "/train.log"), "ask"); });
   if (asked) std::system(("tmux -L " + socket + " send-keys hello Enter").c_str());
@@ -342,7 +354,8 @@ TEST(RunE2E, TypedInputReachesTheChildThroughThePseudoTerminal) {
   ASSERT_TRUE(asked && finished);
   EXPECT_EQ(read_text(done), "exit=0\n");
   // The pty echoed the typed line and the child read it.
-  EXPECT_TRUE(contains(read_text(dir + "/train.log"), "hello\r\nchild read: hello\r\n")) << read_text(dir + "/train.log");
+  EXPECT_TRUE(contains(read_text(dir + "/train.log"), "hello\r\nchild read: hello\r\n"))
+      << read_text(dir + "/train.log");
 }
 
 TEST(RunE2E, StdinPassesStraightToTheChildThroughPipes) {
@@ -355,10 +368,11 @@ TEST(RunE2E, StdinPassesStraightToTheChildThroughPipes) {
 
 TEST(RunE2E, PrometheusServesTheRunsMetricsWhileItLasts) {
   const std::string dir = fresh_dir("prometheus");
-  const std::string out = temp_path("prometheus.out"), err = temp_path("prometheus.err"), flag = temp_path("scraped");
+  const std::string out = temp_path("prometheus.out"), err = temp_path("prometheus.err"),
+                    flag = temp_path("scraped");
   fs::remove(flag);
-  Process p({GPUSAGE_CLI, "run", "--interval", "0.1", "--log-dir", dir, "--prometheus", "127.0.0.1:0", "--", "sh", "-c",
-             "while [ ! -e \"$0\" ]; do sleep 0.05; done", flag},
+  Process p({GPUSAGE_CLI, "run", "--interval", "0.1", "--log-dir", dir, "--prometheus", "127.0.0.1:0", "--",
+             "sh", "-c", "while [ ! -e \"$0\" ]; do sleep 0.05; done", flag},
             child("gpu_busy.json"), out, err);
   std::smatch port;
   const std::regex serving(R"(serving Prometheus metrics at http://127\.0\.0\.1:([0-9]+)/metrics)");
@@ -374,7 +388,8 @@ TEST(RunE2E, PrometheusServesTheRunsMetricsWhileItLasts) {
   ASSERT_TRUE(response);
   EXPECT_EQ(response->status, 200);
   EXPECT_TRUE(contains(response->body, "DCGM_FI_DEV_GPU_UTIL{")) << response->body;
-  EXPECT_TRUE(std::regex_search(response->body, std::regex(R"(DCGM_FI_DEV_GPU_UTIL\{[^}]*\} 97)"))) << response->body;
+  EXPECT_TRUE(std::regex_search(response->body, std::regex(R"(DCGM_FI_DEV_GPU_UTIL\{[^}]*\} 97)")))
+      << response->body;
   EXPECT_EQ(p.wait(), 0);
 }
 
@@ -399,8 +414,10 @@ TEST(RunE2E, BinaryLongLinesAndFloodsPassThroughByteForByte) {
   ASSERT_GT(expected_out.size(), 9u << 20);
   const RunResult r = run_gpusage("bytes", {}, {"python3", child("bytes.py")});
   ASSERT_EQ(r.exit_code, 0);
-  EXPECT_TRUE(r.out == expected_out) << "stdout differs: " << r.out.size() << " bytes vs " << expected_out.size();
-  // On stderr the child's bytes are whole; gpusage's own lines (an alert, the summary) are before or after them.
+  EXPECT_TRUE(r.out == expected_out) << "stdout differs: " << r.out.size() << " bytes vs "
+                                     << expected_out.size();
+  // On stderr the child's bytes are whole; gpusage's own lines (an alert, the summary) are before or after
+  // them.
   EXPECT_TRUE(contains(r.err, expected_err)) << r.err.substr(0, 2000);
   EXPECT_EQ(fs::file_size(r.dir + "/train.log"), expected_out.size() + expected_err.size());
 }
@@ -413,8 +430,8 @@ TEST(RunE2E, FindingsNeverLandInsideALineOfTheChildsOutput) {
   const std::string program = temp_path("interleave.py");
   std::ofstream(program) << "import sys\nprint(\"{'loss': nan, 'epoch': 0.1}\")\n"
                             "for i in range(200000):\n    sys.stdout.write('line %06d ok\\n' % i)\n";
-  const std::string command = "GPUSAGE_NVML_LIBRARY=/nonexistent " + std::string(GPUSAGE_CLI) + " run --log-dir " +
-                              dir + " -- python3 " + program + " > " + both + " 2>&1";
+  const std::string command = "GPUSAGE_NVML_LIBRARY=/nonexistent " + std::string(GPUSAGE_CLI) +
+                              " run --log-dir " + dir + " -- python3 " + program + " > " + both + " 2>&1";
   ASSERT_EQ(std::system(command.c_str()), 0);
   const auto lines = text::split(read_text(both), '\n');
   const std::regex allowed(R"(line \d{6} ok|gpusage: .*|\{'loss': nan, 'epoch': 0\.1\}|)");
@@ -436,8 +453,8 @@ TEST(RunE2E, ASlowReaderMakesTheChildWaitNothingIsDropped) {
   }
   const std::string expected = read_text(direct_out);
   const std::string dir = fresh_dir("slow");
-  const std::string command = "GPUSAGE_NVML_LIBRARY=/nonexistent " + std::string(GPUSAGE_CLI) + " run --log-dir " +
-                              dir + " -- python3 " + child("bytes.py") + " 2>/dev/null";
+  const std::string command = "GPUSAGE_NVML_LIBRARY=/nonexistent " + std::string(GPUSAGE_CLI) +
+                              " run --log-dir " + dir + " -- python3 " + child("bytes.py") + " 2>/dev/null";
   FILE* pipe = ::popen(command.c_str(), "r");
   ASSERT_TRUE(pipe);
   std::string got;
@@ -445,7 +462,8 @@ TEST(RunE2E, ASlowReaderMakesTheChildWaitNothingIsDropped) {
   std::size_t n, reads = 0;
   while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) {
     got.append(buffer.data(), n);
-    if (++reads < 200) std::this_thread::sleep_for(std::chrono::milliseconds(2));  // slower than the child writes
+    if (++reads < 200)
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));  // slower than the child writes
   }
   EXPECT_EQ(WEXITSTATUS(::pclose(pipe)), 0);
   EXPECT_TRUE(got == expected) << "stdout differs: " << got.size() << " bytes vs " << expected.size();
@@ -464,7 +482,8 @@ TEST(RunE2E, ReadmeExampleReadsThroughputAndSeesItsRunDir) {
   EXPECT_EQ(summary["throughput"][0]["readings"], 2);
   EXPECT_DOUBLE_EQ(summary["throughput"][0]["median_per_s"].get<double>(), (9.87 + 9.91) / 2);
   EXPECT_EQ(summary["throughput"][0]["last_per_s"], 9.91);
-  EXPECT_TRUE(contains(r.err, "gpusage: throughput 9.89 it/s median, last 9.91 (tqdm, 2 readings)\n")) << r.err;
+  EXPECT_TRUE(contains(r.err, "gpusage: throughput 9.89 it/s median, last 9.91 (tqdm, 2 readings)\n"))
+      << r.err;
   EXPECT_TRUE(contains(read_text(r.dir + "/report.html"), "Throughput against GPU utilization"));
 }
 
@@ -483,12 +502,15 @@ TEST(RunE2E, WithoutADriverTheChildStillRunsAndTheHostIsSummarised) {
 }
 
 TEST(RunE2E, IdleGpuWithABusyProcessIsInputBound) {
-  const RunResult r = run_gpusage("starved", {"--idle-alert-after", "0.2"},
-                            {"sh", "-c", ". " + child("samples.sh") + "; wait_samples \"$0\" 8", "{dir}"},
-                            child("gpu_starved.json"));
+  const RunResult r =
+      run_gpusage("starved", {"--idle-alert-after", "0.2"},
+                  {"sh", "-c", ". " + child("samples.sh") + "; wait_samples \"$0\" 8", "{dir}"},
+                  child("gpu_starved.json"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(contains(r.err, "gpusage: alert: GPU 0: utilization 12% for at least 0.2 s while python3 (pid 1) holds "
-                              "18.6 GiB"))
+  EXPECT_TRUE(
+      contains(r.err,
+               "gpusage: alert: GPU 0: utilization 12% for at least 0.2 s while python3 (pid 1) holds "
+               "18.6 GiB"))
       << r.err;
   const json summary = read_json(r.dir + "/summary.json");
   EXPECT_GT(summary["gpus"][0]["input_bound_fraction"].get<double>(), 0);
@@ -496,7 +518,8 @@ TEST(RunE2E, IdleGpuWithABusyProcessIsInputBound) {
   EXPECT_EQ(summary["alerts"][0]["kind"], "input_bottleneck");
   // No energy counter in this script: 120 W integrated over the span the recorded samples cover.
   const auto samples = read_jsonl(r.dir + "/gpu.jsonl");
-  const double span = samples.back()["unix_time_s"].get<double>() - samples.front()["unix_time_s"].get<double>();
+  const double span =
+      samples.back()["unix_time_s"].get<double>() - samples.front()["unix_time_s"].get<double>();
   EXPECT_EQ(summary["gpus"][0]["energy_method"], "power-integral");
   EXPECT_NEAR(summary["gpus"][0]["energy_j"].get<double>(), 120 * span, 1e-6);
 }
@@ -514,7 +537,9 @@ TEST(RunE2E, BadOptionsExitTwoBeforeTheChildStarts) {
   EXPECT_TRUE(contains(r.err, "gpusage: --log-dir " + file + "/sub: cannot create the directory")) << r.err;
   r = run_cli("run -- no-such-training-program-xyz");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "gpusage: run: command 'no-such-training-program-xyz' not found (not an executable file on $PATH)\n");
+  EXPECT_EQ(
+      r.err,
+      "gpusage: run: command 'no-such-training-program-xyz' not found (not an executable file on $PATH)\n");
   EXPECT_FALSE(fs::exists(marker));
 }
 

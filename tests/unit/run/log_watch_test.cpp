@@ -11,10 +11,12 @@ TEST(LogWatch, AnnouncesEachFindingOnceWhenItAppears) {
   for (const auto& f : watch.scan()) EXPECT_NE(f.id, "log-non-finite");
   watch.add("{'loss': nan, 'epoch': 0.2}");
   auto fresh = watch.scan();
-  ASSERT_TRUE(std::any_of(fresh.begin(), fresh.end(), [](const auto& f) { return f.id == "log-non-finite"; }));
+  ASSERT_TRUE(
+      std::any_of(fresh.begin(), fresh.end(), [](const auto& f) { return f.id == "log-non-finite"; }));
   watch.add("{'loss': nan, 'epoch': 0.3}");
   fresh = watch.scan();
-  EXPECT_TRUE(std::none_of(fresh.begin(), fresh.end(), [](const auto& f) { return f.id == "log-non-finite"; }));
+  EXPECT_TRUE(
+      std::none_of(fresh.begin(), fresh.end(), [](const auto& f) { return f.id == "log-non-finite"; }));
 }
 
 TEST(LogWatch, NoNewLinesNoScan) {

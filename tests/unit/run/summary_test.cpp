@@ -5,7 +5,8 @@
 namespace gpusage::run {
 namespace {
 
-device::GpuSample gpu(unsigned index, unsigned util, std::uint64_t used, double power_w, std::vector<unsigned> pids = {}) {
+device::GpuSample gpu(unsigned index, unsigned util, std::uint64_t used, double power_w,
+                      std::vector<unsigned> pids = {}) {
   device::GpuSample g;
   g.index = index;
   g.name = "NVIDIA A100-SXM4-80GB";
@@ -66,7 +67,8 @@ TEST(SummarizeGpus, MedianP10PeakAndMeanPower) {
 
 TEST(SummarizeGpus, EnergyIsTheTrapezoidalIntegralOfPower) {
   // 100 W for 2 s, then a ramp to 300 W over 1 s: 200 + 200 = 400 J.
-  const auto usage = summarize_gpus({at(0, {gpu(0, 50, 1, 100)}), at(2, {gpu(0, 50, 1, 100)}), at(3, {gpu(0, 50, 1, 300)})});
+  const auto usage =
+      summarize_gpus({at(0, {gpu(0, 50, 1, 100)}), at(2, {gpu(0, 50, 1, 100)}), at(3, {gpu(0, 50, 1, 300)})});
   EXPECT_DOUBLE_EQ(*usage[0].energy_j, 400);
   EXPECT_DOUBLE_EQ(usage[0].sampled_span_s, 3);
 }
@@ -77,8 +79,8 @@ TEST(SummarizeGpus, EnergyComesFromNvmlsCounterWhenEverySampleReadIt) {
     g.energy_counter_mj = mj;
     return g;
   };
-  const auto usage = summarize_gpus({at(0, {with_counter(7'000'000)}), at(2, {with_counter(7'250'000)}),
-                                     at(3, {with_counter(7'650'000)})});
+  const auto usage = summarize_gpus(
+      {at(0, {with_counter(7'000'000)}), at(2, {with_counter(7'250'000)}), at(3, {with_counter(7'650'000)})});
   EXPECT_DOUBLE_EQ(*usage[0].energy_j, 650);  // (7,650,000 - 7,000,000) mJ, not the 300 J of the integral
   EXPECT_EQ(usage[0].energy_method, "nvml-counter");
   // One sample without the counter: the integral of power instead.
@@ -112,8 +114,10 @@ TEST(SummarizeGpus, UnsupportedMetricsStayEmpty) {
 }
 
 TEST(SummarizeThroughput, GroupsByUnitAndSourceMostReadingsFirst) {
-  std::vector<TimedThroughput> r = {{0, {1.0, "steps", "hf-trainer"}}, {1, {8.0, "it", "tqdm"}},
-                                    {2, {10.0, "it", "tqdm"}},        {3, {9.0, "it", "tqdm"}}};
+  std::vector<TimedThroughput> r = {{0, {1.0, "steps", "hf-trainer"}},
+                                    {1, {8.0, "it", "tqdm"}},
+                                    {2, {10.0, "it", "tqdm"}},
+                                    {3, {9.0, "it", "tqdm"}}};
   const auto s = summarize_throughput(r);
   ASSERT_EQ(s.size(), 2u);
   EXPECT_EQ(s[0].unit, "it");

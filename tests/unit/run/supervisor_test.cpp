@@ -9,7 +9,8 @@ namespace {
 
 TEST(DefaultLogDir, UtcTimeAndCommandName) {
   // 2026-12-02T20:50:12Z
-  EXPECT_EQ(default_log_dir({"/usr/bin/python3", "train.py"}, 1796244612), "gpusage-runs/20261202T205012Z-python3");
+  EXPECT_EQ(default_log_dir({"/usr/bin/python3", "train.py"}, 1796244612),
+            "gpusage-runs/20261202T205012Z-python3");
   EXPECT_EQ(default_log_dir({"my run!"}, 0), "gpusage-runs/19700101T000000Z-my_run_");
 }
 

@@ -32,14 +32,16 @@ TEST(Throughput, ByteRatesOfDownloadsAreIgnored) {
 }
 
 TEST(Throughput, HuggingFaceTrainerFinalMetrics) {
-  expect_reading("{'train_runtime': 102.3, 'train_samples_per_second': 39.1, 'train_steps_per_second': 4.89, "
-                 "'train_loss': 0.52, 'epoch': 3.0}",
-                 4.89, "steps", "hf-trainer");
+  expect_reading(
+      "{'train_runtime': 102.3, 'train_samples_per_second': 39.1, 'train_steps_per_second': 4.89, "
+      "'train_loss': 0.52, 'epoch': 3.0}",
+      4.89, "steps", "hf-trainer");
   expect_reading("{'train_runtime': 10.0, 'train_samples_per_second': 39.1}", 39.1, "samples", "hf-trainer");
 }
 
 TEST(Throughput, EvaluationRatesAreNotTrainingThroughput) {
-  EXPECT_FALSE(parse_throughput("{'eval_loss': 0.4, 'eval_samples_per_second': 120.5, 'eval_steps_per_second': 15.1}"));
+  EXPECT_FALSE(parse_throughput(
+      "{'eval_loss': 0.4, 'eval_samples_per_second': 120.5, 'eval_steps_per_second': 15.1}"));
 }
 
 TEST(Throughput, LightningThroughputMonitor) {
@@ -48,8 +50,8 @@ TEST(Throughput, LightningThroughputMonitor) {
 }
 
 TEST(Throughput, KerasTimePerStep) {
-  expect_reading("100/100 [==============================] - 4s 40ms/step - loss: 0.2183 - accuracy: 0.9371", 25,
-                 "steps", "keras");
+  expect_reading("100/100 [==============================] - 4s 40ms/step - loss: 0.2183 - accuracy: 0.9371",
+                 25, "steps", "keras");
   expect_reading("782/782 ━━━━━━━━━━━━━━━━━━━━ 12s 2s/step - loss: 1.4", 0.5, "steps", "keras");
   expect_reading("10/10 - 0s - 500us/step - loss: 0.1", 2000, "steps", "keras");
 }
