@@ -46,9 +46,11 @@ void last_match(const std::string& text, const std::regex& re, F&& take) {
 }  // namespace
 
 std::optional<Throughput> parse_throughput(std::string_view line_view) {
-  // Cheap filter first: most lines carry none of these.
-  if (line_view.find("/s") == std::string_view::npos && line_view.find("s/") == std::string_view::npos &&
-      line_view.find("_per_sec") == std::string_view::npos)
+  // Cheap filter first, so that a flood of ordinary lines (paths like "runs/s1" included) never reaches the
+  // regular expressions: every format above has one of these, and tqdm's custom units come in its "[…]".
+  auto has = [&](std::string_view part) { return line_view.find(part) != std::string_view::npos; };
+  if (!has("it/s") && !has("s/it") && !has("/step") && !has("_per_sec") &&
+      !(has("[") && (has("/s") || has("s/"))))
     return std::nullopt;
   const std::string line(line_view);
   std::optional<Throughput> out;
