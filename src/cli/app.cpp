@@ -35,6 +35,7 @@ int run(int argc, char** argv) {
   add_doctor_command(app);
   add_bench_command(app);
   add_report_command(app);
+  add_run_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -43,6 +44,8 @@ int run(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const ExitStatus& e) {
+    return e.code;
   } catch (const CLI::ParseError& e) {
     // One line naming what was wrong; the usage is one --help away.
     std::cerr << "gpusage: " << e.what() << " (see --help)\n";

@@ -48,7 +48,8 @@ void add_guide_command(CLI::App& app) {
     out += gpus_comparison_text(catalog, request.gpus, width);
     out += fmt::format("\n== Will it fit, and how fast? {} training, predicted ==\n\n", results.workload.display_name);
     out += plan_table(results, width);
-    out += "\nNext: `gpusage plan MODEL --gpu ID` for any model and card, `gpusage bench` to measure yours.\n";
+    out += "\nNext: `gpusage plan MODEL --gpu ID` for any model and card, `gpusage bench` to measure yours,\n"
+           "`gpusage run -- python train.py` to watch a training run and explain it when it ends.\n";
 
     if (!state->chart.empty()) {
       report::BarChart chart = gpus_comparison_chart(catalog, request.gpus, state->gpus);

@@ -68,6 +68,7 @@ bool Library::open(const std::string& path, std::string& error) {
   bind(handle_, api_.device_get_utilization_rates, {"nvmlDeviceGetUtilizationRates"});
   bind(handle_, api_.device_get_temperature, {"nvmlDeviceGetTemperature"});
   bind(handle_, api_.device_get_power_usage, {"nvmlDeviceGetPowerUsage"});
+  bind(handle_, api_.device_get_total_energy_consumption, {"nvmlDeviceGetTotalEnergyConsumption"});
   bind(handle_, api_.device_get_enforced_power_limit, {"nvmlDeviceGetEnforcedPowerLimit"});
   bind(handle_, api_.device_get_power_management_limit, {"nvmlDeviceGetPowerManagementLimit"});
   bind(handle_, api_.device_get_power_management_default_limit, {"nvmlDeviceGetPowerManagementDefaultLimit"});

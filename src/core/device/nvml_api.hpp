@@ -95,6 +95,7 @@ struct Api {
   nvmlReturn_t (*device_get_utilization_rates)(nvmlDevice_t, nvmlUtilization_t*) = nullptr;
   nvmlReturn_t (*device_get_temperature)(nvmlDevice_t, nvmlTemperatureSensors_t, unsigned int*) = nullptr;
   nvmlReturn_t (*device_get_power_usage)(nvmlDevice_t, unsigned int*) = nullptr;            // mW
+  nvmlReturn_t (*device_get_total_energy_consumption)(nvmlDevice_t, unsigned long long*) = nullptr;  // mJ
   nvmlReturn_t (*device_get_enforced_power_limit)(nvmlDevice_t, unsigned int*) = nullptr;   // mW
   nvmlReturn_t (*device_get_power_management_limit)(nvmlDevice_t, unsigned int*) = nullptr; // mW
   nvmlReturn_t (*device_get_power_management_default_limit)(nvmlDevice_t, unsigned int*) = nullptr;  // mW

@@ -26,7 +26,7 @@ using nvml::Api;
 // Every per-GPU query that may be unsupported, probed independently.
 enum class Metric : std::size_t {
   utilization, memory, temperature, power, sm_clock, memory_clock, fan, pstate, throttle,
-  pcie_gen, pcie_width, pcie_tx, pcie_rx, ecc_corrected, ecc_uncorrected, processes, count
+  pcie_gen, pcie_width, pcie_tx, pcie_rx, ecc_corrected, ecc_uncorrected, processes, energy, count
 };
 
 enum class Probe : unsigned char { unknown, supported, unsupported };
@@ -212,6 +212,10 @@ class NvmlBackend final : public GpuBackend {
         Metric::temperature, [&] { return GPUSAGE_NVML_CALL(device_get_temperature, h, NVML_TEMPERATURE_GPU, &value); });
     if (auto mw = read_unsigned(Metric::power, [&] { return GPUSAGE_NVML_CALL(device_get_power_usage, h, &value); }))
       s.power_w = *mw / 1000.0;
+    unsigned long long energy_mj = 0;
+    if (probe(gpu, Metric::energy,
+              [&] { return GPUSAGE_NVML_CALL(device_get_total_energy_consumption, h, &energy_mj); }))
+      s.energy_counter_mj = energy_mj;
     s.sm_clock_mhz = read_unsigned(
         Metric::sm_clock, [&] { return GPUSAGE_NVML_CALL(device_get_clock_info, h, NVML_CLOCK_SM, &value); });
     s.memory_clock_mhz = read_unsigned(

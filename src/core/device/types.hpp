@@ -98,6 +98,9 @@ struct GpuSample {
   std::optional<std::uint64_t> memory_total_bytes;
   std::optional<unsigned> temperature_c;
   std::optional<double> power_w;
+  // NVML's energy counter (Volta and newer): millijoules since the driver was loaded. Differences of two
+  // readings are energy; the value itself means nothing. In memory only (not a column of the logs).
+  std::optional<std::uint64_t> energy_counter_mj;
   std::optional<double> power_limit_w;  // the enforced limit
   std::optional<unsigned> sm_clock_mhz;
   std::optional<unsigned> sm_clock_max_mhz;

@@ -1,0 +1,249 @@
+#include "run/summary.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "core/common/stats.hpp"
+#include "core/common/text.hpp"
+#include "core/diagnose/doctor.hpp"
+#include "monitor/views.hpp"
+#include "report/table.hpp"
+
+namespace gpusage::run {
+
+GpuSelection select_run_gpus(const device::Sample& sample, const std::set<unsigned>& tree) {
+  GpuSelection selection{sample, false};
+  std::vector<device::GpuSample> used;
+  for (const auto& gpu : sample.gpus)
+    for (const auto& p : gpu.processes)
+      if (tree.count(p.pid)) {
+        used.push_back(gpu);
+        break;
+      }
+  if (!used.empty()) {
+    selection.sample.gpus = std::move(used);
+    selection.matched = true;
+  }
+  return selection;
+}
+
+std::vector<GpuUsage> summarize_gpus(const std::vector<RecordedSample>& samples) {
+  struct Series {
+    GpuUsage usage;
+    std::vector<double> utilization;
+    std::vector<std::pair<double, double>> power;  // (time, watts)
+    double first_s = 0, last_s = 0;
+    std::size_t counter_readings = 0;
+    std::uint64_t counter_first_mj = 0, counter_last_mj = 0;
+  };
+  std::map<unsigned, Series> by_index;
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    const auto& s = samples[i].sample;
+    const double next_s = i + 1 < samples.size() ? samples[i + 1].sample.unix_time_s : s.unix_time_s;
+    for (const auto& gpu : s.gpus) {
+      auto [it, fresh] = by_index.try_emplace(gpu.index);
+      Series& series = it->second;
+      GpuUsage& u = series.usage;
+      if (fresh) {
+        u.index = gpu.index;
+        series.first_s = s.unix_time_s;
+      }
+      u.name = gpu.name;
+      u.uuid = gpu.uuid;
+      ++u.samples;
+      series.last_s = s.unix_time_s;
+      if (gpu.utilization_gpu_percent) series.utilization.push_back(*gpu.utilization_gpu_percent);
+      if (gpu.memory_used_bytes)
+        u.memory_peak_bytes = std::max(u.memory_peak_bytes.value_or(0), *gpu.memory_used_bytes);
+      if (gpu.memory_total_bytes) u.memory_total_bytes = gpu.memory_total_bytes;
+      if (gpu.power_w) series.power.emplace_back(s.unix_time_s, *gpu.power_w);
+      if (gpu.energy_counter_mj) {
+        if (series.counter_readings++ == 0) series.counter_first_mj = *gpu.energy_counter_mj;
+        series.counter_last_mj = *gpu.energy_counter_mj;
+      }
+      for (const auto& alert : samples[i].active)
+        if (alert.gpu == gpu.index && alert.kind == monitor::AlertKind::input_bottleneck)
+          u.input_bound_s += next_s - s.unix_time_s;
+    }
+  }
+  std::vector<GpuUsage> out;
+  for (auto& [index, series] : by_index) {
+    GpuUsage& u = series.usage;
+    u.sampled_span_s = series.last_s - series.first_s;
+    if (!series.utilization.empty()) {
+      u.utilization_median_percent = stats::median(series.utilization);
+      u.utilization_p10_percent = stats::quantile(series.utilization, 0.1);
+    }
+    if (!series.power.empty()) {
+      double sum = 0;
+      for (const auto& [t, w] : series.power) sum += w;
+      u.power_mean_w = sum / static_cast<double>(series.power.size());
+      double energy = 0;
+      for (std::size_t i = 1; i < series.power.size(); ++i)
+        energy += 0.5 * (series.power[i - 1].second + series.power[i].second) *
+                  (series.power[i].first - series.power[i - 1].first);
+      u.energy_j = energy;
+      u.energy_method = "power-integral";
+    }
+    // NVML's counter, when every sample read it (and it did not go back: a driver reload resets it), is the
+    // energy the board measured, between the samples too; the integral only sees the samples.
+    if (series.counter_readings == u.samples && u.samples >= 2 &&
+        series.counter_last_mj >= series.counter_first_mj) {
+      u.energy_j = static_cast<double>(series.counter_last_mj - series.counter_first_mj) / 1000.0;
+      u.energy_method = "nvml-counter";
+    }
+    out.push_back(std::move(u));
+  }
+  return out;
+}
+
+HostUsage summarize_host(const std::vector<RecordedSample>& samples) {
+  HostUsage host;
+  std::vector<double> cpu;
+  for (const auto& r : samples) {
+    const auto& h = r.sample.host;
+    if (h.cpu_percent) cpu.push_back(*h.cpu_percent);
+    if (h.memory_used_bytes)
+      host.memory_peak_bytes = std::max(host.memory_peak_bytes.value_or(0), *h.memory_used_bytes);
+    if (h.memory_total_bytes) host.memory_total_bytes = h.memory_total_bytes;
+  }
+  if (!cpu.empty()) host.cpu_median_percent = stats::median(cpu);
+  return host;
+}
+
+std::vector<ThroughputSummary> summarize_throughput(const std::vector<TimedThroughput>& readings) {
+  std::map<std::pair<std::string, std::string>, std::vector<double>>
+      groups;  // (unit, source) -> values in order
+  std::vector<std::pair<std::string, std::string>> order;
+  for (const auto& r : readings) {
+    auto key = std::make_pair(r.reading.unit, r.reading.source);
+    if (!groups.count(key)) order.push_back(key);
+    groups[key].push_back(r.reading.per_second);
+  }
+  std::vector<ThroughputSummary> out;
+  for (const auto& key : order) {
+    const auto& values = groups[key];
+    out.push_back({key.first, key.second, values.size(), stats::median(values), values.back()});
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& a, const auto& b) { return a.readings > b.readings; });
+  return out;
+}
+
+namespace {
+
+template <class T>
+nlohmann::json optional_json(const std::optional<T>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+std::optional<double> fraction(const GpuUsage& u) {
+  if (!u.memory_peak_bytes || !u.memory_total_bytes || *u.memory_total_bytes == 0) return std::nullopt;
+  return static_cast<double>(*u.memory_peak_bytes) / static_cast<double>(*u.memory_total_bytes);
+}
+
+std::optional<double> input_bound_fraction(const GpuUsage& u) {
+  if (u.sampled_span_s <= 0) return std::nullopt;
+  return u.input_bound_s / u.sampled_span_s;
+}
+
+std::string exit_text(const RunSummary& s) {
+  if (s.signal) return fmt::format("killed by signal {} (exit status {})", *s.signal, s.exit_code);
+  return fmt::format("exit status {}", s.exit_code);
+}
+
+}  // namespace
+
+nlohmann::json to_json(const RunSummary& s) {
+  nlohmann::json gpus = nlohmann::json::array();
+  for (const auto& u : s.gpus)
+    gpus.push_back({{"index", u.index},
+                    {"name", u.name},
+                    {"uuid", u.uuid},
+                    {"samples", u.samples},
+                    {"utilization_median_percent", optional_json(u.utilization_median_percent)},
+                    {"utilization_p10_percent", optional_json(u.utilization_p10_percent)},
+                    {"memory_peak_bytes", optional_json(u.memory_peak_bytes)},
+                    {"memory_total_bytes", optional_json(u.memory_total_bytes)},
+                    {"memory_peak_fraction", optional_json(fraction(u))},
+                    {"power_mean_w", optional_json(u.power_mean_w)},
+                    {"energy_j", optional_json(u.energy_j)},
+                    {"energy_method", u.energy_j ? nlohmann::json(u.energy_method) : nlohmann::json(nullptr)},
+                    {"input_bound_s", u.input_bound_s},
+                    {"input_bound_fraction", optional_json(input_bound_fraction(u))}});
+  nlohmann::json throughput = nlohmann::json::array();
+  for (const auto& t : s.throughput)
+    throughput.push_back({{"unit", t.label_unit()},
+                          {"source", t.source},
+                          {"readings", t.readings},
+                          {"median_per_s", t.median_per_s},
+                          {"last_per_s", t.last_per_s}});
+  nlohmann::json alerts = nlohmann::json::array();
+  for (const auto& a : s.alerts) alerts.push_back(monitor::to_json(a));
+  nlohmann::json findings = nlohmann::json::array();
+  for (const auto& f : s.findings) findings.push_back(diagnose::to_json(f));
+  return {{"command", s.command},
+          {"log_dir", s.log_dir},
+          {"started_utc", monitor::iso_utc(s.started_unix_s)},
+          {"wall_s", s.wall_s},
+          {"exit", {{"code", s.exit_code}, {"signal", optional_json(s.signal)}}},
+          {"gpu_available", s.gpu_available},
+          {"gpu_message", s.gpu_message},
+          {"gpus_of_run", s.gpus_matched ? "process" : "all"},
+          {"gpus", gpus},
+          {"host",
+           {{"cpu_median_percent", optional_json(s.host.cpu_median_percent)},
+            {"memory_peak_bytes", optional_json(s.host.memory_peak_bytes)},
+            {"memory_total_bytes", optional_json(s.host.memory_total_bytes)}}},
+          {"throughput", throughput},
+          {"alerts", alerts},
+          {"findings", findings}};
+}
+
+std::string render_text(const RunSummary& s) {
+  using report::format_bytes;
+  std::string out =
+      fmt::format("gpusage: run ended after {}: {}\n", report::format_duration(s.wall_s), exit_text(s));
+  if (!s.gpu_available) out += fmt::format("gpusage: no GPU data: {}; host side only\n", s.gpu_message);
+  for (const auto& u : s.gpus) {
+    std::string line = fmt::format("gpusage: GPU {} {}:", u.index, u.name);
+    if (u.utilization_median_percent)
+      line += fmt::format(" utilization median {:.0f}% (p10 {:.0f}%)", *u.utilization_median_percent,
+                          *u.utilization_p10_percent);
+    if (u.memory_peak_bytes) {
+      line += fmt::format(", peak memory {}", format_bytes(static_cast<double>(*u.memory_peak_bytes)));
+      if (auto f = fraction(u))
+        line += fmt::format(" of {} ({:.0f}%)", format_bytes(static_cast<double>(*u.memory_total_bytes)),
+                            *f * 100);
+    }
+    if (u.power_mean_w) line += fmt::format(", power {:.0f} W mean", *u.power_mean_w);
+    if (u.energy_j)
+      line += fmt::format(", energy {:.1f} kJ ({:.2f} Wh)", *u.energy_j / 1000, *u.energy_j / 3600);
+    if (auto f = input_bound_fraction(u)) line += fmt::format(", input-bound {:.0f}% of the time", *f * 100);
+    out += line + "\n";
+  }
+  if (s.host.cpu_median_percent || s.host.memory_peak_bytes) {
+    std::string line = "gpusage: host:";
+    if (s.host.cpu_median_percent) line += fmt::format(" CPU median {:.0f}%", *s.host.cpu_median_percent);
+    if (s.host.memory_peak_bytes)
+      line += fmt::format("{} memory peak {}", s.host.cpu_median_percent ? "," : "",
+                          format_bytes(static_cast<double>(*s.host.memory_peak_bytes)));
+    out += line + "\n";
+  }
+  for (const auto& t : s.throughput)
+    out += fmt::format("gpusage: throughput {:.3g} {} median, last {:.3g} ({}, {} readings)\n",
+                       t.median_per_s, t.label_unit(), t.last_per_s, t.source, t.readings);
+  for (const auto& a : s.alerts) out += fmt::format("gpusage: alert: {}\n", a.message);
+  for (const auto& f : s.findings) {
+    out += fmt::format("gpusage: {} [{}]: {}\n", diagnose::to_string(f.severity), f.id, f.title);
+    for (const auto& line : text::split(f.evidence, '\n'))
+      if (!line.empty()) out += fmt::format("gpusage:   seen: {}\n", line);
+    if (!f.fix.empty()) out += fmt::format("gpusage:   fix: {}\n", f.fix);
+  }
+  out += fmt::format("gpusage: logs in {}: train.log, gpu.jsonl, summary.json, report.html\n", s.log_dir);
+  return out;
+}
+
+}  // namespace gpusage::run

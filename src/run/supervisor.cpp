@@ -1,0 +1,674 @@
+#include "run/supervisor.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "core/common/error.hpp"
+#include "core/diagnose/doctor.hpp"
+#include "core/diagnose/log_scan.hpp"
+#include "monitor/log_writer.hpp"
+#include "monitor/prometheus_server.hpp"
+#include "monitor/sampler.hpp"
+#include "monitor/views.hpp"
+#include "report/output_file.hpp"
+#include "run/log_watch.hpp"
+#include "run/output_lines.hpp"
+#include "run/process_tree.hpp"
+#include "run/run_report.hpp"
+#include "run/summary.hpp"
+
+namespace gpusage::run {
+
+namespace fs = std::filesystem;
+
+std::string default_log_dir(const std::vector<std::string>& command, double unix_time_s) {
+  const std::time_t t = static_cast<std::time_t>(unix_time_s);
+  std::tm tm{};
+  ::gmtime_r(&t, &tm);
+  std::array<char, 32> stamp{};
+  std::strftime(stamp.data(), stamp.size(), "%Y%m%dT%H%M%SZ", &tm);
+  std::string name = command.empty() ? "run" : fs::path(command.front()).filename().string();
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
+  return (fs::path("gpusage-runs") / (std::string(stamp.data()) + "-" + name)).string();
+}
+
+std::string resolve_executable(const std::string& name, const std::string& path) {
+  auto executable = [](const std::string& p) {
+    struct stat st {};
+    return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
+  };
+  if (name.empty()) return "";
+  if (name.find('/') != std::string::npos) return executable(name) ? name : "";
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    std::size_t end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    std::string dir = path.substr(start, end - start);
+    std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;  // POSIX: empty entry = cwd
+    if (executable(candidate)) return candidate;
+    start = end + 1;
+  }
+  return "";
+}
+
+namespace {
+
+// ---- signals: a self-pipe, so the poll loop sees them in order with the child's output ----
+int g_signal_pipe = -1;
+
+extern "C" void on_signal(int signo) {
+  const int saved = errno;
+  const unsigned char byte = static_cast<unsigned char>(signo);
+  if (g_signal_pipe >= 0) (void)!::write(g_signal_pipe, &byte, 1);
+  errno = saved;
+}
+
+constexpr std::array<int, 5> kHandled = {SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGWINCH};
+
+class SignalRoute {
+ public:
+  SignalRoute() {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
+      throw std::runtime_error("pipe: " + std::string(std::strerror(errno)));
+    read_fd = fds[0];
+    write_fd_ = fds[1];
+    g_signal_pipe = write_fd_;
+    for (int s : kHandled) {
+      struct sigaction a {};
+      a.sa_handler = on_signal;
+      sigemptyset(&a.sa_mask);
+      a.sa_flags = SA_RESTART;
+      ::sigaction(s, &a, &old_[s]);
+    }
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    ::sigaction(SIGPIPE, &ignore, &old_pipe_);  // a closed stdout is an error value, not our death
+  }
+  ~SignalRoute() {
+    for (int s : kHandled) ::sigaction(s, &old_[s], nullptr);
+    ::sigaction(SIGPIPE, &old_pipe_, nullptr);
+    g_signal_pipe = -1;
+    ::close(read_fd);
+    ::close(write_fd_);
+  }
+  SignalRoute(const SignalRoute&) = delete;
+  SignalRoute& operator=(const SignalRoute&) = delete;
+  int read_fd = -1;
+
+ private:
+  int write_fd_ = -1;
+  std::map<int, struct sigaction> old_;
+  struct sigaction old_pipe_ {};
+};
+
+// Puts the terminal on stdin in raw mode while the child owns a pseudo-terminal (its own line discipline
+// does the echo, line editing and Ctrl-C), and restores it on every way out.
+class RawTerminal {
+ public:
+  explicit RawTerminal(bool enable) {
+    if (!enable || ::tcgetattr(STDIN_FILENO, &saved_) != 0) return;
+    termios raw = saved_;
+    ::cfmakeraw(&raw);
+    raw.c_oflag |= OPOST;  // gpusage's own lines still end with "\r\n" on the screen
+    active_ = ::tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0;
+  }
+  ~RawTerminal() {
+    if (active_) ::tcsetattr(STDIN_FILENO, TCSANOW, &saved_);
+  }
+  RawTerminal(const RawTerminal&) = delete;
+  RawTerminal& operator=(const RawTerminal&) = delete;
+
+ private:
+  termios saved_{};
+  bool active_ = false;
+};
+
+// Blocking write of everything (a non-blocking descriptor is waited on with poll). false when the reader
+// went away (EPIPE) or the descriptor failed.
+bool write_all(int fd, const char* data, std::size_t size) {
+  while (size > 0) {
+    ssize_t n = ::write(fd, data, size);
+    if (n > 0) {
+      data += n;
+      size -= static_cast<std::size_t>(n);
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      pollfd p{fd, POLLOUT, 0};
+      ::poll(&p, 1, -1);
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+double monotonic_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+struct Spawned {
+  pid_t pid = -1;
+  int out_fd = -1;  // pty master, or the stdout pipe
+  int err_fd = -1;  // the stderr pipe (pipe mode only)
+  bool pty = false;
+};
+
+// Starts the child. Everything it needs is prepared before fork: between fork and exec only async-signal-safe
+// calls run (the Prometheus thread may hold locks). An exec failure comes back through a close-on-exec pipe.
+Spawned spawn(const std::string& path, const std::vector<std::string>& command, bool use_pty) {
+  std::vector<char*> argv;
+  for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  int status_pipe[2];
+  if (::pipe2(status_pipe, O_CLOEXEC) != 0)
+    throw std::runtime_error("pipe: " + std::string(std::strerror(errno)));
+  sigset_t all, old;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &old);  // no handler runs in the child before the reset below
+
+  Spawned s;
+  s.pty = use_pty;
+  int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
+  if (use_pty) {
+    termios mode{};
+    termios* mode_ptr = ::tcgetattr(STDIN_FILENO, &mode) == 0 ? &mode : nullptr;
+    winsize size{};
+    winsize* size_ptr = ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 ? &size : nullptr;
+    s.pid = ::forkpty(&s.out_fd, nullptr, mode_ptr, size_ptr);  // the child: a new session and process group
+  } else {
+    if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0)
+      throw std::runtime_error("pipe: " + std::string(std::strerror(errno)));
+    s.pid = ::fork();
+  }
+  if (s.pid == 0) {
+    for (int sig = 1; sig < NSIG; ++sig) ::signal(sig, SIG_DFL);  // SIG_IGN would survive exec
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    if (!use_pty) {
+      ::setpgid(0, 0);
+      ::dup2(out_pipe[1], STDOUT_FILENO);
+      ::dup2(err_pipe[1], STDERR_FILENO);
+    }
+    ::execv(path.c_str(), argv.data());
+    const int error = errno;
+    (void)!::write(status_pipe[1], &error, sizeof error);
+    ::_exit(error == ENOENT ? 127 : 126);
+  }
+  const int fork_errno = errno;
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  ::close(status_pipe[1]);
+  if (!use_pty) {
+    ::close(out_pipe[1]);
+    ::close(err_pipe[1]);
+    s.out_fd = out_pipe[0];
+    s.err_fd = err_pipe[0];
+  }
+  if (s.pid < 0) {
+    ::close(status_pipe[0]);
+    throw std::runtime_error(fmt::format("cannot start {}: {}", command.front(), std::strerror(fork_errno)));
+  }
+  if (!use_pty) ::setpgid(s.pid, s.pid);  // both sides set it: no race with an early signal
+  int exec_errno = 0;
+  ssize_t n;
+  while ((n = ::read(status_pipe[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR) {
+  }
+  ::close(status_pipe[0]);
+  if (n == static_cast<ssize_t>(sizeof exec_errno)) {
+    int status = 0;
+    ::waitpid(s.pid, &status, 0);
+    if (s.out_fd >= 0) ::close(s.out_fd);
+    if (s.err_fd >= 0) ::close(s.err_fd);
+    throw InputError(fmt::format("cannot run '{}': {}", command.front(), std::strerror(exec_errno)));
+  }
+  return s;
+}
+
+// The sampling side: its own thread, so a slow NVML call never holds up the child's output.
+class SamplingThread {
+ public:
+  SamplingThread(monitor::Sampler& sampler, monitor::AlertEngine& alerts, monitor::LogWriter& log,
+                 monitor::PrometheusServer* prometheus, double interval_s, pid_t child, int wake_fd)
+      : sampler_(sampler),
+        alerts_(alerts),
+        log_(log),
+        prometheus_(prometheus),
+        interval_s_(interval_s),
+        child_(child),
+        wake_fd_(wake_fd) {
+    thread_ = std::thread([this] { loop(); });
+  }
+  ~SamplingThread() { stop(); }
+  SamplingThread(const SamplingThread&) = delete;
+  SamplingThread& operator=(const SamplingThread&) = delete;
+
+  void stop() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+  std::vector<monitor::Alert> take_raised() {
+    std::lock_guard lock(mutex_);
+    return std::exchange(pending_, {});
+  }
+  // After stop().
+  std::vector<RecordedSample>& samples() { return samples_; }
+  const std::vector<monitor::Alert>& raised() const { return raised_; }
+  bool matched() const { return matched_; }
+  std::string error() const { return error_; }
+
+ private:
+  void loop() {
+    try {
+      sampler_.prime();
+      auto deadline =
+          std::chrono::steady_clock::now() + std::chrono::duration<double>(std::min(0.1, interval_s_));
+      const auto step = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          std::chrono::duration<double>(interval_s_));
+      while (true) {
+        {
+          std::unique_lock lock(mutex_);
+          if (wake_.wait_until(lock, deadline, [this] { return stop_; })) {
+            if (!samples_.empty()) return;
+            // A run shorter than the first interval still gets one reading of the host (and GPUs).
+          }
+        }
+        const auto tree = descendants(static_cast<unsigned>(child_), read_parents());
+        GpuSelection selection = select_run_gpus(sampler_.next(), tree);
+        monitor::AlertEngine::Update update = alerts_.evaluate(selection.sample);
+        log_.write(selection.sample, update.active);
+        if (prometheus_) prometheus_->publish(monitor::prometheus_text(selection.sample, update.active));
+        {
+          std::lock_guard lock(mutex_);
+          matched_ = matched_ || selection.matched;
+          samples_.push_back({std::move(selection.sample), update.active});
+          raised_.insert(raised_.end(), update.raised.begin(), update.raised.end());
+          pending_.insert(pending_.end(), update.raised.begin(), update.raised.end());
+        }
+        if (!update.raised.empty()) {
+          const char byte = 1;
+          (void)!::write(wake_fd_, &byte, 1);
+        }
+        {
+          std::lock_guard lock(mutex_);
+          if (stop_) return;
+        }
+        deadline += step;
+        const auto now = std::chrono::steady_clock::now();
+        if (deadline < now) deadline = now;  // fell behind (slow NVML): do not burst
+      }
+    } catch (const std::exception& e) {
+      std::lock_guard lock(mutex_);
+      error_ = e.what();
+    }
+  }
+
+  monitor::Sampler& sampler_;
+  monitor::AlertEngine& alerts_;
+  monitor::LogWriter& log_;
+  monitor::PrometheusServer* prometheus_;
+  double interval_s_;
+  pid_t child_;
+  int wake_fd_;
+  std::thread thread_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  bool matched_ = false;
+  std::vector<RecordedSample> samples_;
+  std::vector<monitor::Alert> raised_, pending_;
+  std::string error_;
+};
+
+// One output stream of the child on its way to one of gpusage's descriptors and to train.log.
+struct Stream {
+  int from = -1;
+  int to = -1;
+  bool open = false;
+  bool at_line_start = true;
+  LineAssembler lines;
+};
+
+void check(const RunRequest& r) {
+  if (r.command.empty())
+    throw InputError("run: no command given; usage: gpusage run [OPTIONS] -- CMD [ARGS...]");
+  if (!(r.interval_s >= 0.1 && r.interval_s <= 3600))
+    throw InputError(fmt::format("--interval {:g}: accepted values are 0.1 to 3600 seconds", r.interval_s));
+}
+
+int open_train_log(const fs::path& path) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw InputError(fmt::format("--log-dir: cannot write {}: {}", path.string(), std::strerror(errno)));
+  return fd;
+}
+
+}  // namespace
+
+int supervise(const RunRequest& request) {
+  check(request);
+  const double started_unix_s = monitor::unix_now_s();
+  // Everything that can fail on the user's input fails before the child starts.
+  const char* path_env = std::getenv("PATH");
+  const std::string executable =
+      resolve_executable(request.command.front(), path_env ? path_env : "/usr/bin:/bin");
+  if (executable.empty())
+    throw InputError(fmt::format("run: command '{}' not found (not an executable file{})",
+                                 request.command.front(),
+                                 request.command.front().find('/') == std::string::npos ? " on $PATH" : ""));
+  const fs::path dir = request.log_dir.empty() ? fs::path(default_log_dir(request.command, started_unix_s))
+                                               : fs::path(request.log_dir);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir))
+    throw InputError(fmt::format("--log-dir {}: cannot create the directory: {}", dir.string(),
+                                 ec ? ec.message() : "a file of that name exists"));
+  // The child (and what it starts) can find the run's directory, e.g. to save its own files beside the logs.
+  ::setenv("GPUSAGE_RUN_DIR", fs::absolute(dir).c_str(), 1);
+  const int train_log = open_train_log(dir / "train.log");
+  struct CloseFd {
+    int fd;
+    ~CloseFd() { ::close(fd); }
+  } close_train_log{train_log};
+  fs::remove(dir / "gpu.jsonl", ec);  // the log writer appends; a reused directory starts afresh
+  auto gpu_log = std::make_unique<monitor::LogWriter>((dir / "gpu.jsonl").string());
+  std::unique_ptr<monitor::PrometheusServer> prometheus;
+  if (!request.prometheus.empty()) {
+    const monitor::ListenAddress address = monitor::parse_listen_address(request.prometheus);
+    prometheus = std::make_unique<monitor::PrometheusServer>(address);
+    const std::string line = fmt::format("gpusage: serving Prometheus metrics at http://{}:{}/metrics\n",
+                                         address.host, prometheus->port());
+    write_all(STDERR_FILENO, line.data(), line.size());
+  }
+  monitor::Sampler sampler(device::open_nvml_backend());
+  const device::SystemInfo system = sampler.system();
+  if (!system.available) {
+    const std::string line = fmt::format("gpusage: {}; sampling host CPU and memory only\n", system.message);
+    write_all(STDERR_FILENO, line.data(), line.size());
+  }
+  monitor::AlertEngine alerts(request.alerts);
+
+  int wake[2];
+  if (::pipe2(wake, O_CLOEXEC | O_NONBLOCK) != 0)
+    throw std::runtime_error("pipe: " + std::string(std::strerror(errno)));
+  struct ClosePair {
+    int a, b;
+    ~ClosePair() {
+      ::close(a);
+      ::close(b);
+    }
+  } close_wake{wake[0], wake[1]};
+
+  SignalRoute signals;
+  const bool use_pty = ::isatty(STDOUT_FILENO) == 1;
+  const bool forward_stdin = use_pty;  // in pipe mode the child reads gpusage's stdin itself
+  Spawned child = spawn(executable, request.command, use_pty);
+  const double started_mono_s = monotonic_s();
+  RawTerminal raw(use_pty && ::isatty(STDIN_FILENO) == 1);
+  SamplingThread sampling(sampler, alerts, *gpu_log, prometheus.get(), request.interval_s, child.pid,
+                          wake[1]);
+
+  std::array<Stream, 2> streams;
+  streams[0].from = child.out_fd;
+  streams[0].to = STDOUT_FILENO;
+  streams[0].open = true;
+  if (child.err_fd >= 0) {
+    streams[1].from = child.err_fd;
+    streams[1].to = STDERR_FILENO;
+    streams[1].open = true;
+  }
+  bool stdout_gone = false, stderr_gone = false;
+  const bool stderr_tty = ::isatty(STDERR_FILENO) == 1;
+  bool stdin_open = forward_stdin;
+  std::string to_child;
+  bool train_log_ok = true;
+  if (child.pty) ::fcntl(child.out_fd, F_SETFL, ::fcntl(child.out_fd, F_GETFL) | O_NONBLOCK);
+  std::vector<TimedThroughput> throughput;
+  LogWatch watch(request.context);
+  std::vector<std::string> pending;  // finding lines waiting for the child's output to reach a line end
+  std::map<std::string, double> last_said;  // rate limit per alert (kind, GPU)
+  double last_output_s = monotonic_s();
+  double last_scan_s = 0;
+  double last_interrupt_s = -1e9;
+  std::optional<int> wait_status;
+  double exited_at_s = 0;
+  std::array<char, 65536> buffer{};
+
+  auto say = [&](const std::string& line) { pending.push_back(line); };
+  auto flush_pending = [&](bool force) {
+    if (pending.empty()) return;
+    const bool at_start = std::all_of(streams.begin(), streams.end(),
+                                      [](const Stream& s) { return !s.open || s.at_line_start; });
+    const bool quiet = monotonic_s() - last_output_s >= 1.0;
+    if (!at_start && !quiet && !force) return;
+    std::string text = at_start ? "" : "\n";  // the child's line stays whole; ours starts below it
+    for (const auto& line : pending) text += (stderr_tty ? "\r\x1b[K" : "") + line + "\n";
+    pending.clear();
+    if (!stderr_gone) stderr_gone = !write_all(STDERR_FILENO, text.data(), text.size());
+    // After a forced break, the child's next bytes continue on a fresh line.
+    for (auto& s : streams) s.at_line_start = true;
+  };
+  auto take_lines = [&](const std::vector<std::string>& lines) {
+    const double now = monitor::unix_now_s();
+    for (const auto& line : lines) {
+      if (auto t = parse_throughput(line)) throughput.push_back({now, *t});
+      watch.add(line);
+    }
+  };
+  auto scan_log = [&](bool now) {
+    const double t = monotonic_s();
+    if (!now && t - last_scan_s < 1.0) return;
+    last_scan_s = t;
+    for (const auto& f : watch.scan())
+      if (f.severity == diagnose::Severity::error || f.severity == diagnose::Severity::warning)
+        say(fmt::format("gpusage: {} [{}]: {}{}", diagnose::to_string(f.severity), f.id, f.title,
+                        f.fix.empty() ? "" : " Fix: " + f.fix));
+  };
+  auto announce_alerts = [&] {
+    const double now = monotonic_s();
+    for (const auto& a : sampling.take_raised()) {
+      const std::string key = fmt::format("{}/{}", monitor::to_string(a.kind), a.gpu);
+      auto it = last_said.find(key);
+      if (it != last_said.end() && now - it->second < 60) continue;  // flapping: once a minute at most
+      last_said[key] = now;
+      say("gpusage: alert: " + a.message);
+    }
+  };
+  auto forward = [&](int signo) {
+    if (!wait_status) ::kill(-child.pid, signo);
+  };
+  auto interrupt = [&] {
+    const double now = monotonic_s();
+    if (now - last_interrupt_s <= 3.0 && !wait_status) {
+      ::kill(-child.pid, SIGKILL);
+      say("gpusage: second Ctrl-C within 3 s: killed the run's process group");
+    }
+    last_interrupt_s = now;
+  };
+
+  while (true) {
+    const bool outputs_open =
+        std::any_of(streams.begin(), streams.end(), [](const Stream& s) { return s.open; });
+    // A child that exited can still have bytes in flight (read until EOF); a grandchild that kept the output
+    // open is not waited for beyond a second of quiet.
+    if (wait_status && (!outputs_open || monotonic_s() - std::max(last_output_s, exited_at_s) >= 1.0)) break;
+    std::vector<pollfd> fds;
+    fds.push_back({signals.read_fd, POLLIN, 0});
+    fds.push_back({wake[0], POLLIN, 0});
+    for (const auto& s : streams)
+      if (s.open) fds.push_back({s.from, POLLIN, 0});
+    // Typed input waits in `to_child` while the child does not read it; gpusage never blocks on the pty for
+    // it.
+    if (stdin_open && to_child.size() < 65536) fds.push_back({STDIN_FILENO, POLLIN, 0});
+    if (!to_child.empty() && streams[0].open) fds.push_back({child.out_fd, POLLOUT, 0});
+    const int timeout_ms = pending.empty() && !wait_status ? 1000 : 200;
+    int ready = ::poll(fds.data(), fds.size(), timeout_ms);
+    if (ready < 0 && errno != EINTR) throw std::runtime_error("poll: " + std::string(std::strerror(errno)));
+
+    for (const auto& p : fds) {
+      if (p.events == POLLOUT) {
+        if (p.revents & POLLOUT) {
+          ssize_t n = ::write(child.out_fd, to_child.data(), to_child.size());
+          if (n > 0) to_child.erase(0, static_cast<std::size_t>(n));
+        }
+        continue;
+      }
+      if (!(p.revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      if (p.fd == signals.read_fd) {
+        unsigned char sig[64];
+        ssize_t n = ::read(signals.read_fd, sig, sizeof sig);
+        for (ssize_t i = 0; i < n; ++i) {
+          switch (sig[i]) {
+            case SIGCHLD: {
+              int status = 0;
+              if (!wait_status && ::waitpid(child.pid, &status, WNOHANG) == child.pid) {
+                wait_status = status;
+                exited_at_s = monotonic_s();
+              }
+              break;
+            }
+            case SIGINT:
+              interrupt();
+              forward(SIGINT);
+              break;
+            case SIGWINCH: {
+              winsize size{};
+              if (child.pty && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0)
+                ::ioctl(child.out_fd, TIOCSWINSZ, &size);
+              break;
+            }
+            default:
+              forward(sig[i]);
+          }
+        }
+      } else if (p.fd == wake[0]) {
+        char drain[64];
+        while (::read(wake[0], drain, sizeof drain) > 0) {
+        }
+        announce_alerts();
+      } else if (p.fd == STDIN_FILENO) {
+        ssize_t n = ::read(STDIN_FILENO, buffer.data(), buffer.size());
+        if (n > 0) {
+          // In raw mode Ctrl-C arrives as a byte: the pty turns it into SIGINT for the child's group.
+          if (std::memchr(buffer.data(), 0x03, static_cast<std::size_t>(n))) interrupt();
+          to_child.append(buffer.data(), static_cast<std::size_t>(n));
+        } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+          stdin_open = false;
+          if (child.pty) {
+            termios mode{};
+            const char eof =
+                ::tcgetattr(child.out_fd, &mode) == 0 ? static_cast<char>(mode.c_cc[VEOF]) : '\x04';
+            to_child.push_back(eof);  // end of input, as a terminal user would type it
+          }
+        }
+      } else {
+        for (auto& s : streams) {
+          if (!s.open || s.from != p.fd) continue;
+          ssize_t n = ::read(s.from, buffer.data(), buffer.size());
+          if (n > 0) {
+            const auto size = static_cast<std::size_t>(n);
+            bool& gone = s.to == STDOUT_FILENO ? stdout_gone : stderr_gone;
+            if (!gone) gone = !write_all(s.to, buffer.data(), size);
+            // A full disk stops the log, never the run: the output still reaches the terminal.
+            if (train_log_ok && !write_all(train_log, buffer.data(), size)) {
+              train_log_ok = false;
+              say(fmt::format(
+                  "gpusage: writing {} failed ({}); the log stops here, the output still passes through",
+                  (dir / "train.log").string(), std::strerror(errno)));
+            }
+            // A '\r' ends a progress bar's redraw: a line of ours may follow it (and clears the bar's rest).
+            s.at_line_start = buffer[size - 1] == '\n' || buffer[size - 1] == '\r';
+            last_output_s = monotonic_s();
+            take_lines(s.lines.feed(std::string_view(buffer.data(), size)));
+          } else if (n == 0 ||
+                     (errno != EINTR && errno != EAGAIN)) {  // EOF, or EIO from a pty whose side closed
+            s.open = false;
+            take_lines(s.lines.finish());
+            ::close(s.from);
+          }
+        }
+      }
+    }
+    scan_log(false);
+    flush_pending(false);
+  }
+  const double wall_s = (wait_status ? exited_at_s : monotonic_s()) - started_mono_s;
+  for (auto& s : streams)
+    if (s.open) {
+      take_lines(s.lines.finish());
+      ::close(s.from);
+      s.open = false;
+    }
+  if (!wait_status) {  // unreachable in practice: the loop ends only after the child was reaped
+    int status = 0;
+    ::waitpid(child.pid, &status, 0);
+    wait_status = status;
+  }
+  sampling.stop();
+  announce_alerts();
+  scan_log(true);
+  flush_pending(true);
+  gpu_log.reset();  // closed (and synced) before it is read back for the report
+
+  RunSummary summary;
+  summary.command = request.command;
+  summary.log_dir = dir.string();
+  summary.started_unix_s = started_unix_s;
+  summary.wall_s = wall_s;
+  if (WIFSIGNALED(*wait_status)) {
+    summary.signal = WTERMSIG(*wait_status);
+    summary.exit_code = 128 + *summary.signal;
+  } else {
+    summary.exit_code = WEXITSTATUS(*wait_status);
+  }
+  summary.gpu_available = system.available;
+  summary.gpu_message = system.message;
+  summary.gpus_matched = sampling.matched();
+  summary.gpus = summarize_gpus(sampling.samples());
+  summary.host = summarize_host(sampling.samples());
+  summary.throughput = summarize_throughput(throughput);
+  summary.alerts = sampling.raised();
+  // The whole log, scanned once more: the line numbers and counts in the findings are the log's own.
+  summary.findings =
+      final_findings(diagnose::read_log_file((dir / "train.log").string()), request.context, summary.gpus);
+  if (!sampling.error().empty()) {
+    const std::string line = "gpusage: sampling stopped early: " + sampling.error() + "\n";
+    write_all(STDERR_FILENO, line.data(), line.size());
+  }
+  report::write_file_atomically((dir / "summary.json").string(), to_json(summary).dump(2) + "\n");
+  write_report(summary, (dir / "gpu.jsonl").string(), throughput, request.command_line,
+               (dir / "report.html").string());
+  const std::string text = render_text(summary);
+  write_all(STDERR_FILENO, text.data(), text.size());
+  return summary.exit_code;
+}
+
+}  // namespace gpusage::run
