@@ -43,6 +43,9 @@ void RunOptions::add_to(CLI::App& command, bool with_model) {
                                                "for language models)")
       ->check(CLI::IsMember({"sgd", "momentum", "adam", "adamw"}));
   command.add_flag("--checkpointing", checkpointing, "Activation checkpointing per block");
+  command.add_flag("--channels-last", channels_last,
+                   "NHWC activations (model.to(memory_format=torch.channels_last)): tensor-core convolutions "
+                   "skip the NCHW transposes");
   command.add_option("--lora", lora, "Fine-tune LoRA adapters of this rank; the base stays frozen")
       ->check(CLI::Range(1, 4096));
   command.add_flag("--qlora", qlora, "LoRA over a 4-bit NF4 base (rank 16 unless --lora)");
@@ -81,6 +84,7 @@ estimate::TrainingConfig RunOptions::training_config(const workload::Workload& w
   if (name.empty()) name = w.domain == workload::Domain::vision ? "momentum" : "adamw";
   c.optimizer = *estimate::parse_optimizer(name);
   c.checkpointing = checkpointing;
+  c.channels_last = channels_last;
   c.lora_rank = lora;
   c.qlora = qlora;
   c.gpus_per_node = gpus;

@@ -20,6 +20,7 @@ struct RunOptions {
   std::string precision = "fp16";
   std::string optimizer;  // empty: momentum for vision, adamw for language
   bool checkpointing = false;
+  bool channels_last = false;
   std::optional<int> lora;
   bool qlora = false;
   int gpus = 1;

@@ -115,6 +115,10 @@ nlohmann::json plan_json(const PlanResults& results) {
           {"communication_s", p.time.communication_s},
           {"recompute_s", p.time.recompute_s}}},
         {"throughput", p.throughput},
+        {"throughput_low", p.throughput_low},
+        {"throughput_high", p.throughput_high},
+        {"interval", {{"coverage", 0.8}, {"basis", p.interval_basis}}},
+        {"validation_warnings", p.validation_warnings},
         {"tokens_per_s", optional_json(p.tokens_per_s)},
         {"accumulation_steps", p.config.accumulation_steps},
         {"effective_batch", p.effective_batch},
@@ -178,12 +182,13 @@ std::string plan_table(const PlanResults& results, int width) {
                      {"memory", "GiB of VRAM"},
                      {"max batch", ""},
                      {"throughput", unit},
+                     {"80% range", unit},
                      {"step", "ms"},
                      {"epoch", "", report::Align::right, 2},
                      {"energy", "kWh/epoch", report::Align::right, 2},
                      {"bound", "", report::Align::left, 3}};
     if (w.domain == workload::Domain::language) {
-      table.columns.insert(table.columns.begin() + 7, {"tokens/s", "", report::Align::right, 1});
+      table.columns.insert(table.columns.begin() + 8, {"tokens/s", "", report::Align::right, 1});
     }
     for (const auto& p : predictions) {
       std::vector<std::string> row{p.gpu->name,
@@ -193,7 +198,11 @@ std::string plan_table(const PlanResults& results, int width) {
                                    fmt::format("{} of {}", report::format_number(p.memory.total_bytes() / (1 << 30), 1),
                                                report::format_number(p.capacity_bytes / (1 << 30), 0)),
                                    report::format_number(p.max_batch),
-                                   p.fits ? report::format_number(p.throughput, p.throughput < 100 ? 1 : 0) : "OOM"};
+                                   p.fits ? report::format_number(p.throughput, p.throughput < 100 ? 1 : 0) : "OOM",
+                                   p.fits ? fmt::format("{}-{}",
+                                                        report::format_number(p.throughput_low, p.throughput_low < 100 ? 1 : 0),
+                                                        report::format_number(p.throughput_high, p.throughput_high < 100 ? 1 : 0))
+                                          : "n/a"};
       if (w.domain == workload::Domain::language) {
         row.push_back(p.tokens_per_s && p.fits ? report::format_number(*p.tokens_per_s) : "n/a");
       }
@@ -205,6 +214,8 @@ std::string plan_table(const PlanResults& results, int width) {
     }
     table.notes.push_back(fmt::format("Throughput per GPU; energy at TDP (an upper bound); accum = gradient "
                                       "accumulation steps per optimizer step."));
+    table.notes.push_back("80% range: where 80% of published runs fell that the model was not fitted on "
+                          "(leave-one-GPU-out; gpusage validate --cv gpu).");
   }
   out += report::render_text(table, width);
 
@@ -237,6 +248,21 @@ std::string plan_table(const PlanResults& results, int width) {
     if (!predictions.front().advice.empty()) out += "\nAdvice:\n";
     for (const auto& line : predictions.front().advice) out += "  - " + line + "\n";
   }
+  // Where the 80% ranges come from, and requests outside what published runs cover (once each).
+  std::vector<std::string> bases, warnings;
+  for (const auto& p : predictions) {
+    const std::string basis = p.gpu->name + ": " + p.interval_basis;
+    if (std::find(bases.begin(), bases.end(), basis) == bases.end()) bases.push_back(basis);
+    for (const auto& w : p.validation_warnings) {
+      if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
+    }
+  }
+  if (!warnings.empty()) {
+    out += "\nOutside the validated region:\n";
+    for (const auto& w : warnings) out += "  - " + w + "\n";
+  }
+  out += "\nRange from (leave-one-GPU-out errors of the cell):\n";
+  for (const auto& b : bases) out += "  - " + b + "\n";
   if (!results.notes.empty()) {
     out += "\nNotes:\n";
     for (const auto& note : results.notes) out += "  - " + note + "\n";

@@ -49,6 +49,12 @@ struct ModelConstants {
   // cuDNN lacks). Fitted where published runs exist; others get the median factor (step_time.cpp).
   std::map<std::string, double> architecture_compute_factor = {
       {"7.0", 1.25}, {"8.0", 1.08}, {"8.6", 1.35}, {"8.9", 1.5625}, {"9.0", 0.741}, {"10.0", 0.474}};
+  // GeForce cards run 16-bit tensor math with FP32 accumulate at half their FP16-accumulate rate (the
+  // catalog lists both where NVIDIA does). Where training reaches past the FP32-accumulate figure (cuDNN
+  // and cuBLAS kernels that reduce partly in 16-bit, split-K with fp16 reduction, which PyTorch allows
+  // for half matmuls by default), the effective peak lies between the two published rates: this share of
+  // the way from the FP32-accumulate rate (0) to the FP16-accumulate rate (1). Fitted, held to [0, 1].
+  double geforce_acc16_share = 0.0;
   // NCHW tensors under tensor cores: cuDNN's tensor-core convolutions work on NHWC, so an NCHW
   // convolution transposes its input and output on the way (NVIDIA Deep Learning Performance Guide,
   // "Convolutional Layers": "tensor layout ... NHWC ... NCHW inputs are transposed"). One extra read and

@@ -83,6 +83,13 @@ struct Prediction {
   std::optional<double> epoch_time_s;      // whole cluster over dataset_size samples (when known)
   std::optional<double> energy_wh_per_epoch;  // at TDP x GPUs (an upper bound: TDP is a specification)
   std::vector<std::string> advice;
+  // The range that held 80% of held-out published runs of this cell (model family x precision x GPU
+  // architecture; leave-one-GPU-out, data/validation/intervals.json), and why the request lies outside
+  // the validated region when it does.
+  double throughput_low = 0;
+  double throughput_high = 0;
+  std::string interval_basis;
+  std::vector<std::string> validation_warnings;
 };
 
 // `calibration` null: the default constants. The same pointer is threaded through every function.

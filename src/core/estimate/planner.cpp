@@ -7,6 +7,7 @@
 
 #include "core/common/error.hpp"
 #include "core/estimate/plan.hpp"
+#include "core/estimate/uncertainty.hpp"
 #include "core/estimate/precision.hpp"
 
 namespace gpusage::estimate {
@@ -203,6 +204,13 @@ Prediction predict(const workload::Workload& w, const TrainingConfig& config, co
     p.energy_wh_per_epoch = *p.epoch_time_s * gpu.tdp_w * config.world_size() / 3600.0;
   }
   add_advice(p, w, gpu, calibration);
+  const Interval interval = throughput_interval(builtin_interval_table(), p.throughput, model_family(w.id),
+                                                catalog::to_string(config.precision), gpu.architecture,
+                                                config.world_size());
+  p.throughput_low = interval.low;
+  p.throughput_high = interval.high;
+  p.interval_basis = interval.basis;
+  p.validation_warnings = interval.warnings;
   return p;
 }
 

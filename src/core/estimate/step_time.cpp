@@ -78,7 +78,17 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
   const double element = activation_element_bytes(config.precision);
   const bool fp32_math = config.precision == catalog::Precision::fp32;
   // A precision the card has no tensor cores for runs at its FP32 CUDA-core rate (bf16 on Volta/Turing).
-  const double matmul_peak = gpu.matmul_tflops(config.precision).value_or(gpu.fp32_tflops) * 1e12;
+  double matmul_peak = gpu.matmul_tflops(config.precision).value_or(gpu.fp32_tflops) * 1e12;
+  {
+    using P = catalog::Precision;
+    const auto p = config.precision;
+    const std::optional<double> acc16 = p == P::fp16 || p == P::bf16 ? gpu.fp16_acc16_tflops
+                                        : p == P::fp8                ? gpu.fp8_acc16_tflops
+                                                                     : std::nullopt;
+    if (acc16 && gpu.matmul_tflops(p) && *acc16 * 1e12 > matmul_peak) {
+      matmul_peak += k.geforce_acc16_share * (*acc16 * 1e12 - matmul_peak);
+    }
+  }
   const bool tensor_cores = !fp32_math && gpu.matmul_tflops(config.precision).has_value();
   const double vector_peak = gpu.fp32_tflops * 1e12;
   const double bandwidth = gpu.memory_bandwidth_gbs * 1e9 * k.memory_efficiency;
