@@ -241,11 +241,20 @@ void LogScanner::add_norm(std::size_t line, double value) {
 void LogScanner::scan_line(std::string_view line) {
   const std::size_t n = scan_.lines;
   LogScan& scan = scan_;
-  const std::string lower = text::to_lower(line);
+  // ASCII lower case into a reused buffer (no allocation per line once it has grown).
+  lower_.resize(line.size());
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    lower_[i] = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+  }
+  const std::string_view lower = lower_;
+  // Cheap gates: each group of patterns runs only on lines with one of its words (most lines have none).
+  const bool memory_words = contains(lower, "memory") || contains(lower, "oom") || contains(lower, "exhausted") ||
+                            contains(lower, "bad_alloc") || contains(lower, "limit:") || contains(lower, "inuse:");
 
   // A PyTorch OOM message may be wrapped over the next lines: join until it is complete.
-  const bool new_cuda_oom = contains(line, "CUDA out of memory") || contains(lower, "cuda out of the memory") ||
-                            contains(lower, "cuda error: out of memory");
+  const bool new_cuda_oom = memory_words && (contains(line, "CUDA out of memory") || contains(lower, "cuda out of the memory") ||
+                            contains(lower, "cuda error: out of memory"));
   if (pending_oom_) {
     if (new_cuda_oom || pending_lines_ >= 4) {
       complete_pending_oom();
@@ -264,6 +273,7 @@ void LogScanner::scan_line(std::string_view line) {
   };
 
   // --- out of memory ---------------------------------------------------------------------------
+  if (memory_words) {
   if (new_cuda_oom) {
     pending_oom_ = OomReport{};
     pending_oom_->at = at(n, line);
@@ -335,11 +345,15 @@ void LogScanner::scan_line(std::string_view line) {
     if (!scan.host_oom_detail) scan.host_oom_detail = "the CPU allocator";
   }
 
+  }
+
   // cuBLAS/cuDNN handles that could not be created: out of memory in disguise when an OOM is near.
-  if (contains(line, "CUBLAS_STATUS_NOT_INITIALIZED") || contains(line, "CUBLAS_STATUS_ALLOC_FAILED") ||
+  const bool init_words = contains(lower, "status_") || contains(lower, "convolution algorithm") ||
+                          contains(lower, "handle");
+  if (init_words && (contains(line, "CUBLAS_STATUS_NOT_INITIALIZED") || contains(line, "CUBLAS_STATUS_ALLOC_FAILED") ||
       contains(line, "CUDNN_STATUS_NOT_INITIALIZED") || contains(line, "CUDNN_STATUS_ALLOC_FAILED") ||
       contains(line, "Failed to get convolution algorithm") || contains(lower, "could not create cudnn handle") ||
-      contains(lower, "failed to create cublas handle")) {
+      contains(lower, "failed to create cublas handle"))) {
     scan.init_failures.add(n, line);
   }
 
@@ -408,6 +422,8 @@ void LogScanner::scan_line(std::string_view line) {
   }
 
   // --- GPU architecture, driver ------------------------------------------------------------------
+  if (contains(lower, "kernel image") || contains(lower, "capabilit") || contains(lower, "driver") ||
+      contains(lower, "libcudart") || contains(lower, "+cu") || contains(lower, "no longer supports")) {
   if (contains(line, "no kernel image is available") || contains(line, "PyTorch no longer supports this GPU")) {
     scan.no_kernel.add(n, line);
   }
@@ -451,8 +467,10 @@ void LogScanner::scan_line(std::string_view line) {
     }
   }
 
+  }
+
   // --- NCCL ----------------------------------------------------------------------------------------
-  const bool nccl = contains(line, "NCCL") || contains(line, "nccl");
+  const bool nccl = contains(lower, "nccl");
   if (nccl) {
     static const std::regex op_type(R"(OpType=(\w+))");
     static const std::regex timeout_ms(R"(Timeout\(ms\)=(\d+))");
@@ -475,7 +493,8 @@ void LogScanner::scan_line(std::string_view line) {
         if (!detail.empty()) scan.nccl_timeout_detail = detail;
       }
     } else if (contains(lower, "nccl error") || contains(line, "NCCL WARN") ||
-               (contains(line, "nccl") && std::regex_search(str(), m, nccl_code))) {
+               (contains(line, "nccl") && (contains(line, "Error") || contains(line, "Invalid")) &&
+                std::regex_search(str(), m, nccl_code))) {
       scan.nccl_error.add(n, line);
       // The descriptive text of PyTorch's message wins over a bare ncclResult_t name.
       if (!nccl_text_seen_ &&
@@ -489,7 +508,7 @@ void LogScanner::scan_line(std::string_view line) {
   }
 
   // --- DataLoader workers --------------------------------------------------------------------------
-  if (contains(line, "DataLoader worker") || contains(lower, "shared memory")) {
+  if (contains(lower, "dataloader") || contains(lower, "shared memory")) {
     static const std::regex killed_by(R"(killed by signal:\s*([A-Za-z][A-Za-z ]*[A-Za-z]))");
     const bool by_signal = std::regex_search(str(), m, killed_by);
     if (by_signal && m[1].str() == "Killed") {
@@ -515,8 +534,9 @@ void LogScanner::scan_line(std::string_view line) {
   }
 
   // --- cuDNN -----------------------------------------------------------------------------------------
-  if (contains(line, "CUDNN_STATUS_") || contains(lower, "cudnn error") ||
-      contains(line, "Failed to get convolution algorithm")) {
+  if ((init_words || contains(lower, "cudnn")) &&
+      (contains(line, "CUDNN_STATUS_") || contains(lower, "cudnn error") ||
+       contains(line, "Failed to get convolution algorithm"))) {
     scan.cudnn.add(n, line);
     static const std::regex cudnn_status(R"(\b(CUDNN_STATUS_[A-Z_]+)\b)");
     bool named = false;

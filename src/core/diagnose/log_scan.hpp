@@ -150,6 +150,7 @@ class LogScanner {
   Thresholds thresholds_;
   LogScan scan_;
   std::string partial_;  // feed_text: the unfinished last line
+  std::string lower_;    // the current line in lower case
   std::optional<OomReport> pending_oom_;
   std::string pending_message_;
   int pending_lines_ = 0;
