@@ -401,7 +401,9 @@ std::vector<Finding> check_log(const LogScan& scan, const RunContext& ctx, const
 
   if (!scan.driver_old.empty()) {
     // The fix from the driver <-> CUDA table: the minimum driver for the CUDA the framework needs.
-    const std::optional<std::string> wanted = ctx.framework_cuda ? ctx.framework_cuda : scan.runtime_cuda;
+    // The CUDA runtime the log names is the failing run's; the installed framework's is this machine's.
+    const bool from_log = scan.runtime_cuda.has_value();
+    const std::optional<std::string> wanted = from_log ? scan.runtime_cuda : ctx.framework_cuda;
     std::string fix;
     const std::string older =
         scan.driver_cuda ? fmt::format(", or install a framework build for CUDA {} or older", *scan.driver_cuda) : "";
@@ -409,7 +411,7 @@ std::vector<Finding> check_log(const LogScan& scan, const RunContext& ctx, const
     if (fact) {
       fix = fmt::format("Install NVIDIA driver {} or newer (the minimum for CUDA {}, which {}){}.", fact->linux_driver,
                         fact->cuda.to_string(),
-                        ctx.framework_cuda ? "the installed framework was built with" : "the log names", older);
+                        from_log ? "the log names" : "the installed framework was built with", older);
     } else {
       std::vector<std::string> per_major;
       const int driver_major = scan.driver_cuda ? Version::parse(*scan.driver_cuda)->major() : 0;
