@@ -21,8 +21,8 @@ std::string evidence_of(const Matches& matches) {
   if (matches.size() > 1) {
     std::vector<std::string> more;
     for (std::size_t i = 1; i < matches.kept().size(); ++i) more.push_back(std::to_string(matches[i].line));
-    s += fmt::format("; {} more at line{} {}{}", matches.size() - 1, matches.size() > 2 ? "s" : "", text::join(more),
-                     matches.size() > matches.kept().size() ? ", …" : "");
+    s += fmt::format("; {} more at line{} {}{}", matches.size() - 1, matches.size() > 2 ? "s" : "",
+                     text::join(more), matches.size() > matches.kept().size() ? ", …" : "");
   }
   return s;
 }
@@ -40,7 +40,8 @@ std::string oom_summary(const OomReport& r) {
   if (r.capacity_bytes) parts.push_back(format_size(*r.capacity_bytes) + " total");
   if (r.allocated_bytes) parts.push_back(format_size(*r.allocated_bytes) + " allocated by PyTorch");
   if (r.free_bytes) parts.push_back(format_size(*r.free_bytes) + " free");
-  std::string s = r.requested_bytes ? "tried to allocate " + format_size(*r.requested_bytes) : "allocation failed";
+  std::string s =
+      r.requested_bytes ? "tried to allocate " + format_size(*r.requested_bytes) : "allocation failed";
   if (r.gpu_index) s += fmt::format(" on GPU {}", *r.gpu_index);
   if (!parts.empty()) s += " (" + text::join(parts) + ")";
   return s;
@@ -79,8 +80,8 @@ std::optional<double> needed_of(const OomReport& oom, const LogScan& scan, std::
 estimate::TrainingConfig config_of(const workload::Workload& w, const RunContext& ctx) {
   estimate::TrainingConfig config;
   config.precision = ctx.precision.value_or(catalog::Precision::fp32);
-  config.optimizer = ctx.optimizer.value_or(w.domain == workload::Domain::vision ? estimate::Optimizer::momentum
-                                                                                 : estimate::Optimizer::adamw);
+  config.optimizer = ctx.optimizer.value_or(
+      w.domain == workload::Domain::vision ? estimate::Optimizer::momentum : estimate::Optimizer::adamw);
   return config;
 }
 
@@ -113,10 +114,10 @@ std::string oom_fix_text(const OomPlan& p, const RunContext& ctx, const OomRepor
                              ? fmt::format("the log's {} capacity", format_size(p.capacity_bytes))
                              : fmt::format("{} ({})", ctx.gpu->name, gib(p.capacity_bytes));
   if (p.needed_bytes) {
-    lines.push_back(fmt::format("Measured at the failure: at least {} needed ({} in use plus the {} request) on {}.",
-                                format_size(*p.needed_bytes),
-                                format_size(*p.needed_bytes - oom.requested_bytes.value_or(0)),
-                                format_size(oom.requested_bytes.value_or(0)), on));
+    lines.push_back(fmt::format(
+        "Measured at the failure: at least {} needed ({} in use plus the {} request) on {}.",
+        format_size(*p.needed_bytes), format_size(*p.needed_bytes - oom.requested_bytes.value_or(0)),
+        format_size(oom.requested_bytes.value_or(0)), on));
   }
   const workload::Workload& w = *ctx.workload;
   const estimate::TrainingConfig config = config_of(w, ctx);
@@ -131,12 +132,13 @@ std::string oom_fix_text(const OomPlan& p, const RunContext& ctx, const OomRepor
     } else if (p.needed_bytes) {
       scaled = "; within 0.5% of the log's figure";
     }
-    lines.push_back(fmt::format("gpusage's memory model: {} at batch {} in {}{} needs {}{}.", w.display_name, *p.batch,
-                                precision, assumed, format_size(*p.predicted_bytes), scaled));
+    lines.push_back(fmt::format("gpusage's memory model: {} at batch {} in {}{} needs {}{}.", w.display_name,
+                                *p.batch, precision, assumed, format_size(*p.predicted_bytes), scaled));
   } else {
-    lines.push_back(fmt::format("gpusage's memory model for {} in {}{}; the failing batch is unknown (pass --batch), "
-                                "so the model is not scaled to the log.",
-                                w.display_name, precision, assumed));
+    lines.push_back(
+        fmt::format("gpusage's memory model for {} in {}{}; the failing batch is unknown (pass --batch), "
+                    "so the model is not scaled to the log.",
+                    w.display_name, precision, assumed));
   }
   if (p.largest_batch < 1) {
     lines.push_back(fmt::format("Even batch 1 does not fit on {}.", on));
@@ -144,14 +146,17 @@ std::string oom_fix_text(const OomPlan& p, const RunContext& ctx, const OomRepor
     lines.push_back(fmt::format("Largest batch that fits on {}: {}.", on, p.largest_batch));
   }
   if (p.micro_batch && p.accumulation_steps && p.batch) {
-    lines.push_back(fmt::format("Keep the effective batch of {}: batch {} with {} gradient accumulation steps.",
-                                *p.micro_batch * *p.accumulation_steps, *p.micro_batch, *p.accumulation_steps));
+    lines.push_back(
+        fmt::format("Keep the effective batch of {}: batch {} with {} gradient accumulation steps.",
+                    *p.micro_batch * *p.accumulation_steps, *p.micro_batch, *p.accumulation_steps));
   }
   if (p.mixed_precision_batch) {
     const bool card = ctx.gpu != nullptr;
-    const std::string which = !card ? "bf16 or fp16 autocast; bf16 needs Ampere or newer"
-                                    : (ctx.gpu->supports(catalog::Precision::bf16) ? "bf16 autocast" : "fp16 autocast");
-    lines.push_back(fmt::format("Mixed precision ({}) would allow batch {}.", which, *p.mixed_precision_batch));
+    const std::string which =
+        !card ? "bf16 or fp16 autocast; bf16 needs Ampere or newer"
+              : (ctx.gpu->supports(catalog::Precision::bf16) ? "bf16 autocast" : "fp16 autocast");
+    lines.push_back(
+        fmt::format("Mixed precision ({}) would allow batch {}.", which, *p.mixed_precision_batch));
   }
   if (p.checkpointing_batch) {
     lines.push_back(fmt::format("Activation checkpointing (torch.utils.checkpoint) would allow batch {}.",
@@ -171,18 +176,20 @@ std::string oom_fix_without_model(const OomReport& oom, const LogScan& scan, con
                              : fmt::format("{} ({})", ctx.gpu->name, gib(capacity->first));
   std::string s;
   if (needed && *needed > capacity->first) {
-    s = fmt::format("Measured at the failure: at least {} needed on {}: {} short, so this step needs at least {:.0f}% "
-                    "less memory. ",
-                    format_size(*needed), on, format_size(*needed - capacity->first),
-                    std::ceil(100.0 * (1 - capacity->first / *needed)));
+    s = fmt::format(
+        "Measured at the failure: at least {} needed on {}: {} short, so this step needs at least {:.0f}% "
+        "less memory. ",
+        format_size(*needed), on, format_size(*needed - capacity->first),
+        std::ceil(100.0 * (1 - capacity->first / *needed)));
   } else if (needed) {
-    s = fmt::format("Measured at the failure: {} needed on {}, which has room in total but not in one free block. ",
-                    format_size(*needed), on);
+    s = fmt::format(
+        "Measured at the failure: {} needed on {}, which has room in total but not in one free block. ",
+        format_size(*needed), on);
   } else {
     s = fmt::format("The card has {} ({}). ", format_size(capacity->first), on);
   }
-  return s + generic + " Give --model and --batch for the largest batch that fits " + format_size(capacity->first) +
-         ".";
+  return s + generic + " Give --model and --batch for the largest batch that fits " +
+         format_size(capacity->first) + ".";
 }
 
 // The OOM fix: from the model and the log's figures when a model is given, else the shortfall on the
@@ -203,8 +210,8 @@ void check_grad_explosion(const LogScan& scan, const RuleTable& rules, std::vect
                             {"median", fmt::format("{:g}", g.median)},
                             {"factor", fmt::format("{:.0f}", g.at.value / g.median)},
                             {"line", std::to_string(g.at.line)}},
-                           fmt::format("line {}: grad norm {:g} after {} norms with median {:g}", g.at.line, g.at.value,
-                                       g.history, g.median)));
+                           fmt::format("line {}: grad norm {:g} after {} norms with median {:g}", g.at.line,
+                                       g.at.value, g.history, g.median)));
   lines.push_back(g.at.line);
 }
 
@@ -249,7 +256,8 @@ std::optional<OomPlan> plan_oom(const OomReport& oom, const LogScan& scan, const
   if (p.batch) {
     config.batch_per_gpu = *p.batch;
     p.predicted_bytes = estimate::estimate_memory(w, config, card).total_bytes();
-    if (p.needed_bytes && *p.predicted_bytes > 0) p.scale = std::max(1.0, *p.needed_bytes / *p.predicted_bytes);
+    if (p.needed_bytes && *p.predicted_bytes > 0)
+      p.scale = std::max(1.0, *p.needed_bytes / *p.predicted_bytes);
   }
   p.largest_batch = largest_batch(w, config, card, p.scale, p.capacity_bytes);
   if (p.batch && p.largest_batch >= 1 && *p.batch > p.largest_batch) {
@@ -304,9 +312,10 @@ std::vector<Finding> check_log(const LogScan& scan, const RunContext& ctx, const
   const bool any_oom = scan.cuda_oom_count > 0 || scan.tf_oom_count > 0;
   std::string cascade;
   if (any_oom && !scan.init_failures.empty()) {
-    cascade = fmt::format("; then {} cuBLAS/cuDNN handle(s) could not be created (a consequence: no memory left "
-                          "for them), {}",
-                          scan.init_failures.size(), evidence_of(scan.init_failures));
+    cascade = fmt::format(
+        "; then {} cuBLAS/cuDNN handle(s) could not be created (a consequence: no memory left "
+        "for them), {}",
+        scan.init_failures.size(), evidence_of(scan.init_failures));
   }
 
   // PyTorch CUDA OOM.
@@ -327,7 +336,8 @@ std::vector<Finding> check_log(const LogScan& scan, const RunContext& ctx, const
       const bool large = unallocated >= th.fragmentation_fraction * *best->capacity_bytes ||
                          (best->requested_bytes && unallocated >= *best->requested_bytes);
       if (large && unallocated > 0) {
-        const std::string requested = best->requested_bytes ? format_size(*best->requested_bytes) : "an allocation";
+        const std::string requested =
+            best->requested_bytes ? format_size(*best->requested_bytes) : "an allocation";
         push(rules.make("log-oom-fragmentation", Category::log,
                         {{"unallocated", format_size(unallocated)},
                          {"requested", requested},
@@ -339,7 +349,8 @@ std::vector<Finding> check_log(const LogScan& scan, const RunContext& ctx, const
 
   // TensorFlow OOM on a GPU. An OOM without a device beside host-memory OOMs is the same host failure.
   bool tf_on_gpu = false;
-  for (const auto& r : scan.tf_oom) tf_on_gpu = tf_on_gpu || r.gpu_index.has_value() || r.at.text.find("GPU") != std::string::npos;
+  for (const auto& r : scan.tf_oom)
+    tf_on_gpu = tf_on_gpu || r.gpu_index.has_value() || r.at.text.find("GPU") != std::string::npos;
   if (scan.tf_oom_count > 0 && (tf_on_gpu || scan.host_oom.empty())) {
     const OomReport* best = &scan.tf_oom.front();
     for (const auto& r : scan.tf_oom) {
@@ -354,7 +365,8 @@ std::vector<Finding> check_log(const LogScan& scan, const RunContext& ctx, const
     }
     if (best->gpu_index) summary += fmt::format(" on GPU {}", *best->gpu_index);
     const std::string fix = oom_fix(*best, scan, ctx, rules, "log-tf-oom");
-    push(rules.make("log-tf-oom", Category::log, {{"count", std::to_string(scan.tf_oom_count)}, {"summary", summary}},
+    push(rules.make("log-tf-oom", Category::log,
+                    {{"count", std::to_string(scan.tf_oom_count)}, {"summary", summary}},
                     evidence_of(scan.tf_oom_lines) + cascade, fix),
          std::min(scan.tf_oom_lines.first_line(),
                   cascade.empty() ? scan.tf_oom_lines.first_line() : scan.init_failures.first_line()));
@@ -372,7 +384,8 @@ std::vector<Finding> check_log(const LogScan& scan, const RunContext& ctx, const
     if (ls.first_at.line && ls.first_at.line != ls.lowest_at.line) {
       evidence = fmt::format("line {}: {}; … ", ls.first_at.line, ls.first_at.text) + evidence;
     }
-    if (!scan.overflow_skips.empty()) evidence += fmt::format("; {} skipped steps", scan.overflow_skips.size());
+    if (!scan.overflow_skips.empty())
+      evidence += fmt::format("; {} skipped steps", scan.overflow_skips.size());
     push(rules.make("log-loss-scale-collapse", Category::log,
                     {{"lowest", ls.lowest ? scale_text(*ls.lowest) : std::string("its minimum")},
                      {"first", ls.first ? scale_text(*ls.first) : std::string("?")},
@@ -406,23 +419,27 @@ std::vector<Finding> check_log(const LogScan& scan, const RunContext& ctx, const
     const std::optional<std::string> wanted = from_log ? scan.runtime_cuda : ctx.framework_cuda;
     std::string fix;
     const std::string older =
-        scan.driver_cuda ? fmt::format(", or install a framework build for CUDA {} or older", *scan.driver_cuda) : "";
+        scan.driver_cuda
+            ? fmt::format(", or install a framework build for CUDA {} or older", *scan.driver_cuda)
+            : "";
     const CudaDriverFact* fact = wanted ? rules.min_driver_for(*Version::parse(*wanted)) : nullptr;
     if (fact) {
-      fix = fmt::format("Install NVIDIA driver {} or newer (the minimum for CUDA {}, which {}){}.", fact->linux_driver,
-                        fact->cuda.to_string(),
+      fix = fmt::format("Install NVIDIA driver {} or newer (the minimum for CUDA {}, which {}){}.",
+                        fact->linux_driver, fact->cuda.to_string(),
                         from_log ? "the log names" : "the installed framework was built with", older);
     } else {
       std::vector<std::string> per_major;
       const int driver_major = scan.driver_cuda ? Version::parse(*scan.driver_cuda)->major() : 0;
       for (int major = driver_major + 1; major <= 13; ++major) {
         if (const MinorCompatFact* c = rules.minor_compat(major)) {
-          per_major.push_back(fmt::format("CUDA {}.x builds need driver {} or newer", major, c->linux_driver));
+          per_major.push_back(
+              fmt::format("CUDA {}.x builds need driver {} or newer", major, c->linux_driver));
         }
       }
-      fix = fmt::format("Install the driver for the CUDA your framework was built with (python -c \"import torch; "
-                        "print(torch.version.cuda)\", or run gpusage doctor on that machine){}{}{}.",
-                        per_major.empty() ? "" : ": ", text::join(per_major, "; "), older);
+      fix = fmt::format(
+          "Install the driver for the CUDA your framework was built with (python -c \"import torch; "
+          "print(torch.version.cuda)\", or run gpusage doctor on that machine){}{}{}.",
+          per_major.empty() ? "" : ": ", text::join(per_major, "; "), older);
     }
     Args args{{"count", std::to_string(scan.driver_old.size())},
               {"detail", wrapped(scan.driver_cuda, " (the driver supports CUDA up to ", ")")}};
@@ -445,20 +462,23 @@ std::vector<Finding> check_log(const LogScan& scan, const RunContext& ctx, const
     const Matches& first = (!scan.nccl_timeout.empty() && scan.nccl_timeout.first_line() == nccl_first)
                                ? scan.nccl_timeout
                                : scan.nccl_error;
-    out[*cause].evidence += fmt::format("; then {} NCCL error/timeout line(s) as the other ranks waited for this one "
-                                        "(a consequence, not a second problem), {}",
-                                        count, evidence_of(first));
+    out[*cause].evidence += fmt::format(
+        "; then {} NCCL error/timeout line(s) as the other ranks waited for this one "
+        "(a consequence, not a second problem), {}",
+        count, evidence_of(first));
   } else {
     add("log-nccl-timeout", scan.nccl_timeout, {{"detail", wrapped(scan.nccl_timeout_detail, " (", ")")}});
     add("log-nccl-error", scan.nccl_error, {{"detail", wrapped(scan.nccl_error_detail, ": ", "")}});
   }
 
-  add("log-dataloader-killed", scan.dataloader_killed, {{"detail", wrapped(scan.dataloader_detail, " (", ")")}});
+  add("log-dataloader-killed", scan.dataloader_killed,
+      {{"detail", wrapped(scan.dataloader_detail, " (", ")")}});
   // cuDNN errors that only say a handle could not start are part of an OOM when the log has one.
   bool cudnn_is_cascade = any_oom;
   for (const auto& s : scan.cudnn_statuses) cudnn_is_cascade = cudnn_is_cascade && is_init_status(s);
   if (!cudnn_is_cascade) {
-    const std::string first_status = scan.cudnn_statuses.empty() ? std::string() : scan.cudnn_statuses.front();
+    const std::string first_status =
+        scan.cudnn_statuses.empty() ? std::string() : scan.cudnn_statuses.front();
     add("log-cudnn-error", scan.cudnn,
         {{"status", scan.cudnn_statuses.empty() ? "(no status)" : text::join(scan.cudnn_statuses)},
          {"advice", rules.cudnn_advice(first_status)}});
@@ -468,7 +488,8 @@ std::vector<Finding> check_log(const LogScan& scan, const RunContext& ctx, const
   // In the order they happened.
   std::vector<std::size_t> order(out.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return first_line[a] < first_line[b]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return first_line[a] < first_line[b]; });
   std::vector<Finding> sorted;
   for (std::size_t i : order) sorted.push_back(std::move(out[i]));
   if (sorted.empty()) {

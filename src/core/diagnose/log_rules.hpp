@@ -23,23 +23,23 @@ namespace gpusage::diagnose {
 // What the user said about the run (doctor --model --batch --precision --gpu); all optional.
 struct RunContext {
   const workload::Workload* workload = nullptr;
-  std::optional<int> batch;                       // else the log's batch_size, when it prints one
-  std::optional<catalog::Precision> precision;    // else fp32 (PyTorch's default without autocast)
-  std::optional<estimate::Optimizer> optimizer;   // else momentum (vision) / adamw (language), as plan does
-  const catalog::Gpu* gpu = nullptr;              // else the capacity the log reports (no card is guessed)
-  std::optional<std::string> framework_cuda;      // the installed framework's CUDA (torch.version.cuda)
+  std::optional<int> batch;                      // else the log's batch_size, when it prints one
+  std::optional<catalog::Precision> precision;   // else fp32 (PyTorch's default without autocast)
+  std::optional<estimate::Optimizer> optimizer;  // else momentum (vision) / adamw (language), as plan does
+  const catalog::Gpu* gpu = nullptr;             // else the capacity the log reports (no card is guessed)
+  std::optional<std::string> framework_cuda;     // the installed framework's CUDA (torch.version.cuda)
 };
 
 // The OOM fix's numbers, for tests and reporters. Bytes.
 struct OomPlan {
-  double capacity_bytes = 0;             // the log's capacity, else --gpu's memory
-  std::string capacity_from;             // "the log" | the GPU's id
-  std::optional<double> needed_bytes;    // measured: what the failing step needed at least
-  std::optional<int> batch;              // the failing batch
-  std::optional<double> predicted_bytes; // the model at that batch, unscaled
-  double scale = 1;                      // model x scale = the log's figure at the failing batch
-  int largest_batch = 0;                 // largest batch that fits the capacity (0: not even 1)
-  std::optional<int> micro_batch;        // with accumulation_steps, keeps the failing batch's effective batch
+  double capacity_bytes = 0;              // the log's capacity, else --gpu's memory
+  std::string capacity_from;              // "the log" | the GPU's id
+  std::optional<double> needed_bytes;     // measured: what the failing step needed at least
+  std::optional<int> batch;               // the failing batch
+  std::optional<double> predicted_bytes;  // the model at that batch, unscaled
+  double scale = 1;                       // model x scale = the log's figure at the failing batch
+  int largest_batch = 0;                  // largest batch that fits the capacity (0: not even 1)
+  std::optional<int> micro_batch;  // with accumulation_steps, keeps the failing batch's effective batch
   std::optional<int> accumulation_steps;
   std::optional<int> checkpointing_batch;
   std::optional<int> mixed_precision_batch;

@@ -59,7 +59,8 @@ bool has_value_token(std::string_view lower, std::string_view token) {
 // The number right after `key` and a separator (": ", "=", " ", quotes), or nothing.
 std::optional<double> number_after(std::string_view text, std::size_t key_end) {
   std::size_t i = key_end;
-  while (i < text.size() && (text[i] == ' ' || text[i] == '\'' || text[i] == '"' || text[i] == ':' || text[i] == '='))
+  while (i < text.size() &&
+         (text[i] == ' ' || text[i] == '\'' || text[i] == '"' || text[i] == ':' || text[i] == '='))
     ++i;
   if (i == key_end || i >= text.size()) return std::nullopt;
   if (!std::isdigit(static_cast<unsigned char>(text[i])) && text[i] != '.') return std::nullopt;
@@ -72,7 +73,8 @@ std::optional<double> number_after(std::string_view text, std::size_t key_end) {
 
 // A gradient norm logged as grad_norm / grad norm / gradient_norm / total_norm / gnorm (fairseq).
 std::optional<double> grad_norm_in(std::string_view lower) {
-  for (std::string_view key : {"grad_norm", "grad norm", "gradient_norm", "gradient norm", "total_norm", "gnorm"}) {
+  for (std::string_view key :
+       {"grad_norm", "grad norm", "gradient_norm", "gradient norm", "total_norm", "gnorm"}) {
     for (std::size_t pos = lower.find(key); pos != std::string_view::npos; pos = lower.find(key, pos + 1)) {
       if (pos > 0 && is_alpha(lower[pos - 1]) && key != "gnorm") continue;
       if (key == "gnorm" && pos > 0 && is_alnum(lower[pos - 1])) continue;
@@ -98,8 +100,8 @@ double dtype_bytes(std::string_view type) {
 }
 
 bool oom_message_complete(const std::string& message) {
-  return contains(message, "unallocated") || contains(message, "reserved in total") || contains(message, "cached)") ||
-         contains(message, "PYTORCH_CUDA_ALLOC_CONF");
+  return contains(message, "unallocated") || contains(message, "reserved in total") ||
+         contains(message, "cached)") || contains(message, "PYTORCH_CUDA_ALLOC_CONF");
 }
 
 }  // namespace
@@ -152,7 +154,8 @@ OomReport parse_oom(std::string_view message_view) {
     r.free_bytes = size_after(message, size + " free");
     r.reserved_bytes = size_after(message, size + " reserved in total by PyTorch");
     if (!r.reserved_bytes) r.reserved_bytes = size_after(message, size + " cached");
-    if (r.reserved_bytes && r.allocated_bytes) r.unallocated_bytes = std::max(0.0, *r.reserved_bytes - *r.allocated_bytes);
+    if (r.reserved_bytes && r.allocated_bytes)
+      r.unallocated_bytes = std::max(0.0, *r.reserved_bytes - *r.allocated_bytes);
   } else {
     r.wording = r.requested_bytes ? "pytorch" : "cuda";
   }
@@ -249,12 +252,14 @@ void LogScanner::scan_line(std::string_view line) {
   }
   const std::string_view lower = lower_;
   // Cheap gates: each group of patterns runs only on lines with one of its words (most lines have none).
-  const bool memory_words = contains(lower, "memory") || contains(lower, "oom") || contains(lower, "exhausted") ||
-                            contains(lower, "bad_alloc") || contains(lower, "limit:") || contains(lower, "inuse:");
+  const bool memory_words = contains(lower, "memory") || contains(lower, "oom") ||
+                            contains(lower, "exhausted") || contains(lower, "bad_alloc") ||
+                            contains(lower, "limit:") || contains(lower, "inuse:");
 
   // A PyTorch OOM message may be wrapped over the next lines: join until it is complete.
-  const bool new_cuda_oom = memory_words && (contains(line, "CUDA out of memory") || contains(lower, "cuda out of the memory") ||
-                            contains(lower, "cuda error: out of memory"));
+  const bool new_cuda_oom =
+      memory_words && (contains(line, "CUDA out of memory") || contains(lower, "cuda out of the memory") ||
+                       contains(lower, "cuda error: out of memory"));
   if (pending_oom_) {
     if (new_cuda_oom || pending_lines_ >= 4) {
       complete_pending_oom();
@@ -274,86 +279,90 @@ void LogScanner::scan_line(std::string_view line) {
 
   // --- out of memory ---------------------------------------------------------------------------
   if (memory_words) {
-  if (new_cuda_oom) {
-    pending_oom_ = OomReport{};
-    pending_oom_->at = at(n, line);
-    pending_message_ = std::string(line);
-    pending_lines_ = 0;
-    scan.cuda_oom_lines.add(n, line);
-    if (oom_message_complete(pending_message_)) complete_pending_oom();
-  } else if ((contains(line, "THCudaCheck FAIL") && contains(line, "error=2")) ||
-             contains(lower, "cuda runtime error (2) : out of memory")) {
-    // PyTorch 0.x: "THCudaCheck FAIL file=… line=82 error=2 : out of memory" and
-    // "RuntimeError: cuda runtime error (2) : out of memory at …".
-    OomReport r;
-    r.wording = "pytorch-0";
-    r.at = at(n, line);
-    add_oom(scan.cuda_oom, scan.cuda_oom_count, std::move(r));
-    scan.cuda_oom_lines.add(n, line);
-  }
-
-  const bool tf_oom_line = contains(line, "ResourceExhaustedError") || contains(line, "OOM when allocating tensor") ||
-                           contains(line, "CUDA_ERROR_OUT_OF_MEMORY") ||
-                           (contains(lower, "ran out of memory trying to allocate") && contains(lower, "bfc"));
-  if (tf_oom_line) {
-    const bool on_cpu = contains(line, "device:CPU") || contains(line, "by allocator cpu");
-    if (on_cpu) {
-      scan.host_oom.add(n, line);
-      if (!scan.host_oom_detail) scan.host_oom_detail = "TensorFlow's cpu allocator";
-    } else {
+    if (new_cuda_oom) {
+      pending_oom_ = OomReport{};
+      pending_oom_->at = at(n, line);
+      pending_message_ = std::string(line);
+      pending_lines_ = 0;
+      scan.cuda_oom_lines.add(n, line);
+      if (oom_message_complete(pending_message_)) complete_pending_oom();
+    } else if ((contains(line, "THCudaCheck FAIL") && contains(line, "error=2")) ||
+               contains(lower, "cuda runtime error (2) : out of memory")) {
+      // PyTorch 0.x: "THCudaCheck FAIL file=… line=82 error=2 : out of memory" and
+      // "RuntimeError: cuda runtime error (2) : out of memory at …".
       OomReport r;
-      r.wording = "tensorflow";
+      r.wording = "pytorch-0";
       r.at = at(n, line);
-      static const std::regex shape(R"(shape\[([0-9,\s]*)\](?: and type (\w+))?)");
-      static const std::regex device(R"(device:GPU:(\d+))");
-      static const std::regex bytes(R"(\((\d+) bytes\))");
-      if (std::regex_search(str(), m, shape)) {
-        std::vector<long long> dims;
-        double elements = 1;
-        for (const auto& part : text::split(m[1].str(), ',')) {
-          const std::string t = text::trim(part);
-          if (t.empty()) continue;
-          dims.push_back(std::atoll(t.c_str()));
-          elements *= static_cast<double>(dims.back());
-        }
-        if (!dims.empty()) {
-          r.tensor_shape = dims;
-          r.requested_bytes = elements * dtype_bytes(m[2].matched ? m[2].str() : "float");
-        }
-      }
-      if (std::regex_search(str(), m, device)) r.gpu_index = std::stoi(m[1].str());
-      if (!r.requested_bytes && std::regex_search(str(), m, bytes)) r.requested_bytes = std::stod(m[1].str());
-      r.capacity_bytes = scan.tf_capacity_bytes;
-      add_oom(scan.tf_oom, scan.tf_oom_count, std::move(r));
-      scan.tf_oom_lines.add(n, line);
+      add_oom(scan.cuda_oom, scan.cuda_oom_count, std::move(r));
+      scan.cuda_oom_lines.add(n, line);
     }
-  }
-  // TensorFlow names the memory it manages: "Created TensorFlow device (/device:GPU:0 with 30404 MB memory)"
-  // (MB there are 2^20 bytes: memory_limit >> 20) and the BFC allocator's "Limit:"/"InUse:" at an OOM.
-  if (contains(line, "MB memory") && contains(line, "device")) {
-    static const std::regex created(R"(with (\d+) MB memory)");
-    if (std::regex_search(str(), m, created)) scan.tf_capacity_bytes = std::stod(m[1].str()) * 1024 * 1024;
-  }
-  if (contains(line, "Limit:") || contains(line, "InUse:")) {
-    static const std::regex limit(R"(\bLimit:\s+(\d+))");
-    static const std::regex in_use(R"(\bInUse:\s+(\d+))");
-    if (std::regex_search(str(), m, limit)) scan.tf_capacity_bytes = std::stod(m[1].str());
-    if (std::regex_search(str(), m, in_use)) scan.tf_in_use_bytes = std::stod(m[1].str());
-  }
-  if (contains(lower, "defaultcpuallocator: can't allocate memory") || contains(lower, "std::bad_alloc")) {
-    scan.host_oom.add(n, line);
-    if (!scan.host_oom_detail) scan.host_oom_detail = "the CPU allocator";
-  }
 
+    const bool tf_oom_line =
+        contains(line, "ResourceExhaustedError") || contains(line, "OOM when allocating tensor") ||
+        contains(line, "CUDA_ERROR_OUT_OF_MEMORY") ||
+        (contains(lower, "ran out of memory trying to allocate") && contains(lower, "bfc"));
+    if (tf_oom_line) {
+      const bool on_cpu = contains(line, "device:CPU") || contains(line, "by allocator cpu");
+      if (on_cpu) {
+        scan.host_oom.add(n, line);
+        if (!scan.host_oom_detail) scan.host_oom_detail = "TensorFlow's cpu allocator";
+      } else {
+        OomReport r;
+        r.wording = "tensorflow";
+        r.at = at(n, line);
+        static const std::regex shape(R"(shape\[([0-9,\s]*)\](?: and type (\w+))?)");
+        static const std::regex device(R"(device:GPU:(\d+))");
+        static const std::regex bytes(R"(\((\d+) bytes\))");
+        if (std::regex_search(str(), m, shape)) {
+          std::vector<long long> dims;
+          double elements = 1;
+          for (const auto& part : text::split(m[1].str(), ',')) {
+            const std::string t = text::trim(part);
+            if (t.empty()) continue;
+            dims.push_back(std::atoll(t.c_str()));
+            elements *= static_cast<double>(dims.back());
+          }
+          if (!dims.empty()) {
+            r.tensor_shape = dims;
+            r.requested_bytes = elements * dtype_bytes(m[2].matched ? m[2].str() : "float");
+          }
+        }
+        if (std::regex_search(str(), m, device)) r.gpu_index = std::stoi(m[1].str());
+        if (!r.requested_bytes && std::regex_search(str(), m, bytes))
+          r.requested_bytes = std::stod(m[1].str());
+        r.capacity_bytes = scan.tf_capacity_bytes;
+        add_oom(scan.tf_oom, scan.tf_oom_count, std::move(r));
+        scan.tf_oom_lines.add(n, line);
+      }
+    }
+    // TensorFlow names the memory it manages: "Created TensorFlow device (/device:GPU:0 with 30404 MB
+    // memory)" (MB there are 2^20 bytes: memory_limit >> 20) and the BFC allocator's "Limit:"/"InUse:" at an
+    // OOM.
+    if (contains(line, "MB memory") && contains(line, "device")) {
+      static const std::regex created(R"(with (\d+) MB memory)");
+      if (std::regex_search(str(), m, created)) scan.tf_capacity_bytes = std::stod(m[1].str()) * 1024 * 1024;
+    }
+    if (contains(line, "Limit:") || contains(line, "InUse:")) {
+      static const std::regex limit(R"(\bLimit:\s+(\d+))");
+      static const std::regex in_use(R"(\bInUse:\s+(\d+))");
+      if (std::regex_search(str(), m, limit)) scan.tf_capacity_bytes = std::stod(m[1].str());
+      if (std::regex_search(str(), m, in_use)) scan.tf_in_use_bytes = std::stod(m[1].str());
+    }
+    if (contains(lower, "defaultcpuallocator: can't allocate memory") || contains(lower, "std::bad_alloc")) {
+      scan.host_oom.add(n, line);
+      if (!scan.host_oom_detail) scan.host_oom_detail = "the CPU allocator";
+    }
   }
 
   // cuBLAS/cuDNN handles that could not be created: out of memory in disguise when an OOM is near.
-  const bool init_words = contains(lower, "status_") || contains(lower, "convolution algorithm") ||
-                          contains(lower, "handle");
-  if (init_words && (contains(line, "CUBLAS_STATUS_NOT_INITIALIZED") || contains(line, "CUBLAS_STATUS_ALLOC_FAILED") ||
-      contains(line, "CUDNN_STATUS_NOT_INITIALIZED") || contains(line, "CUDNN_STATUS_ALLOC_FAILED") ||
-      contains(line, "Failed to get convolution algorithm") || contains(lower, "could not create cudnn handle") ||
-      contains(lower, "failed to create cublas handle"))) {
+  const bool init_words =
+      contains(lower, "status_") || contains(lower, "convolution algorithm") || contains(lower, "handle");
+  if (init_words &&
+      (contains(line, "CUBLAS_STATUS_NOT_INITIALIZED") || contains(line, "CUBLAS_STATUS_ALLOC_FAILED") ||
+       contains(line, "CUDNN_STATUS_NOT_INITIALIZED") || contains(line, "CUDNN_STATUS_ALLOC_FAILED") ||
+       contains(line, "Failed to get convolution algorithm") ||
+       contains(lower, "could not create cudnn handle") ||
+       contains(lower, "failed to create cublas handle"))) {
     scan.init_failures.add(n, line);
   }
 
@@ -424,49 +433,50 @@ void LogScanner::scan_line(std::string_view line) {
   // --- GPU architecture, driver ------------------------------------------------------------------
   if (contains(lower, "kernel image") || contains(lower, "capabilit") || contains(lower, "driver") ||
       contains(lower, "libcudart") || contains(lower, "+cu") || contains(lower, "no longer supports")) {
-  if (contains(line, "no kernel image is available") || contains(line, "PyTorch no longer supports this GPU")) {
-    scan.no_kernel.add(n, line);
-  }
-  if (contains(line, "with CUDA capability")) {
-    static const std::regex capability(R"(([^:]*?) with CUDA capability (sm_\d+a?) is not compatible)");
-    if (std::regex_search(str(), m, capability)) {
-      std::string gpu = text::trim(m[1].str());
-      const std::size_t vendor = gpu.find("NVIDIA ");
-      if (vendor != std::string::npos) gpu = gpu.substr(vendor);
-      scan.unsupported_gpu = gpu;
-      scan.unsupported_arch = m[2].str();
+    if (contains(line, "no kernel image is available") ||
+        contains(line, "PyTorch no longer supports this GPU")) {
       scan.no_kernel.add(n, line);
     }
-  }
-  if (contains(line, "supports CUDA capabilities")) {
-    static const std::regex supports(R"(supports CUDA capabilities ((?:sm_\d+a?\s*)+))");
-    if (std::regex_search(str(), m, supports)) scan.supported_archs = text::trim(m[1].str());
-  }
-  if (contains(line, "driver on your system is too old") ||
-      contains(lower, "cuda driver version is insufficient for cuda runtime version") ||
-      contains(line, "cudaErrorInsufficientDriver")) {
-    scan.driver_old.add(n, line);
-    // PyTorch prints the driver's CUDA version as cudaDriverGetVersion returns it: 1000 * major + 10 * minor.
-    static const std::regex found(R"(found version (\d+))");
-    if (!scan.driver_cuda && std::regex_search(str(), m, found)) {
-      const long v = std::atol(m[1].str().c_str());
-      scan.driver_cuda = fmt::format("{}.{}", v / 1000, (v % 1000) / 10);
+    if (contains(line, "with CUDA capability")) {
+      static const std::regex capability(R"(([^:]*?) with CUDA capability (sm_\d+a?) is not compatible)");
+      if (std::regex_search(str(), m, capability)) {
+        std::string gpu = text::trim(m[1].str());
+        const std::size_t vendor = gpu.find("NVIDIA ");
+        if (vendor != std::string::npos) gpu = gpu.substr(vendor);
+        scan.unsupported_gpu = gpu;
+        scan.unsupported_arch = m[2].str();
+        scan.no_kernel.add(n, line);
+      }
     }
-  }
-  if (contains(line, "CUDA Version:") && contains(line, "Driver Version")) {
-    static const std::regex smi(R"(CUDA Version:\s*(\d+\.\d+))");  // nvidia-smi's header: the driver's CUDA
-    if (!scan.driver_cuda && std::regex_search(str(), m, smi)) scan.driver_cuda = m[1].str();
-  }
-  if (contains(line, "libcudart.so.") || contains(line, "+cu")) {
-    static const std::regex cudart(R"(libcudart\.so\.(\d+(?:\.\d+)?))");
-    static const std::regex wheel(R"(\+cu(\d{2,3})\b)");
-    if (!scan.runtime_cuda && std::regex_search(str(), m, cudart)) {
-      scan.runtime_cuda = m[1].str();
-    } else if (!scan.runtime_cuda && std::regex_search(str(), m, wheel)) {
-      scan.runtime_cuda = cuda_from_wheel_tag(m[1].str());
+    if (contains(line, "supports CUDA capabilities")) {
+      static const std::regex supports(R"(supports CUDA capabilities ((?:sm_\d+a?\s*)+))");
+      if (std::regex_search(str(), m, supports)) scan.supported_archs = text::trim(m[1].str());
     }
-  }
-
+    if (contains(line, "driver on your system is too old") ||
+        contains(lower, "cuda driver version is insufficient for cuda runtime version") ||
+        contains(line, "cudaErrorInsufficientDriver")) {
+      scan.driver_old.add(n, line);
+      // PyTorch prints the driver's CUDA version as cudaDriverGetVersion returns it: 1000 * major + 10 *
+      // minor.
+      static const std::regex found(R"(found version (\d+))");
+      if (!scan.driver_cuda && std::regex_search(str(), m, found)) {
+        const long v = std::atol(m[1].str().c_str());
+        scan.driver_cuda = fmt::format("{}.{}", v / 1000, (v % 1000) / 10);
+      }
+    }
+    if (contains(line, "CUDA Version:") && contains(line, "Driver Version")) {
+      static const std::regex smi(R"(CUDA Version:\s*(\d+\.\d+))");  // nvidia-smi's header: the driver's CUDA
+      if (!scan.driver_cuda && std::regex_search(str(), m, smi)) scan.driver_cuda = m[1].str();
+    }
+    if (contains(line, "libcudart.so.") || contains(line, "+cu")) {
+      static const std::regex cudart(R"(libcudart\.so\.(\d+(?:\.\d+)?))");
+      static const std::regex wheel(R"(\+cu(\d{2,3})\b)");
+      if (!scan.runtime_cuda && std::regex_search(str(), m, cudart)) {
+        scan.runtime_cuda = m[1].str();
+      } else if (!scan.runtime_cuda && std::regex_search(str(), m, wheel)) {
+        scan.runtime_cuda = cuda_from_wheel_tag(m[1].str());
+      }
+    }
   }
 
   // --- NCCL ----------------------------------------------------------------------------------------
@@ -476,7 +486,8 @@ void LogScanner::scan_line(std::string_view line) {
     static const std::regex timeout_ms(R"(Timeout\(ms\)=(\d+))");
     static const std::regex nccl_code(
         R"(\b(nccl(?:InternalError|SystemError|UnhandledCudaError|InvalidUsage|InvalidArgument|RemoteError))\b)");
-    // "NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, unhandled system error (run …"
+    // "NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, unhandled system error (run
+    // …"
     static const std::regex nccl_text(R"(NCCL error in: \S+:\d+, ([^(,]+?)\s*(?:\(|,|$))", std::regex::icase);
     // "RuntimeError: NCCL Error 2: unhandled system error (run with NCCL_DEBUG=INFO for details)"
     static const std::regex nccl_numbered(R"(NCCL Error \d+: ([^(。]+?)\s*(?:\(|。|$))", std::regex::icase);

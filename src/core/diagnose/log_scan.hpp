@@ -58,11 +58,13 @@ struct OomReport {
   std::optional<double> requested_bytes;
   std::optional<double> capacity_bytes;
   std::optional<double> free_bytes;
-  std::optional<double> allocated_bytes;    // allocated by PyTorch (tensors)
-  std::optional<double> reserved_bytes;     // 1.x: reserved in total by PyTorch ("cached" in 1.0)
-  std::optional<double> unallocated_bytes;  // reserved by PyTorch but unallocated (2.x; 1.x: reserved - allocated)
-  std::optional<double> process_bytes;      // 2.x: this process, non-PyTorch memory included
-  std::optional<std::vector<long long>> tensor_shape;  // TensorFlow: "OOM when allocating tensor with shape[…]"
+  std::optional<double> allocated_bytes;  // allocated by PyTorch (tensors)
+  std::optional<double> reserved_bytes;   // 1.x: reserved in total by PyTorch ("cached" in 1.0)
+  std::optional<double>
+      unallocated_bytes;  // reserved by PyTorch but unallocated (2.x; 1.x: reserved - allocated)
+  std::optional<double> process_bytes;  // 2.x: this process, non-PyTorch memory included
+  std::optional<std::vector<long long>>
+      tensor_shape;  // TensorFlow: "OOM when allocating tensor with shape[…]"
 };
 
 struct GradNorm {
@@ -79,28 +81,28 @@ struct GradExplosion {
 
 // Dynamic loss scaling (apex, fairseq, DeepSpeed, PyTorch GradScaler logs): every scale the log names.
 struct LossScaleTrace {
-  std::size_t reports = 0;             // lines that named a scale
-  std::optional<double> first;         // the first scale named
-  std::optional<double> lowest;        // the lowest scale named
+  std::size_t reports = 0;       // lines that named a scale
+  std::optional<double> first;   // the first scale named
+  std::optional<double> lowest;  // the lowest scale named
   std::size_t lowest_line = 0;
-  LogLine first_at;                    // the first line that named a scale
+  LogLine first_at;  // the first line that named a scale
   LogLine lowest_at;
-  bool at_minimum = false;             // "Minimum loss scale reached", "already at minimum"
+  bool at_minimum = false;  // "Minimum loss scale reached", "already at minimum"
 };
 
 struct LogScan {
   std::size_t lines = 0;
-  std::vector<OomReport> cuda_oom;      // the first kKept reports and the last one
+  std::vector<OomReport> cuda_oom;  // the first kKept reports and the last one
   std::size_t cuda_oom_count = 0;
   Matches cuda_oom_lines;
-  std::vector<OomReport> tf_oom;        // likewise (TensorFlow on a GPU or an unnamed device)
+  std::vector<OomReport> tf_oom;  // likewise (TensorFlow on a GPU or an unnamed device)
   std::size_t tf_oom_count = 0;
   Matches tf_oom_lines;
   std::optional<double> tf_capacity_bytes;  // "Created TensorFlow device (… with N MB memory)", BFC "Limit:"
   std::optional<double> tf_in_use_bytes;    // BFC "InUse:" at the failure
-  Matches host_oom;                          // host RAM: TensorFlow's cpu allocator, CPU allocator, OOM killer
+  Matches host_oom;                         // host RAM: TensorFlow's cpu allocator, CPU allocator, OOM killer
   std::optional<std::string> host_oom_detail;
-  Matches init_failures;                     // cuBLAS/cuDNN handles that could not be created
+  Matches init_failures;  // cuBLAS/cuDNN handles that could not be created
   Matches non_finite;
   std::vector<std::string> non_finite_kinds;  // "loss", "gradients", "tensor values" (first-seen order)
   Matches overflow_skips;
@@ -113,8 +115,8 @@ struct LogScan {
   std::optional<std::string> unsupported_arch;  // "sm_120"
   std::optional<std::string> supported_archs;   // "sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90"
   Matches driver_old;
-  std::optional<std::string> driver_cuda;     // the CUDA version the driver supports ("11.4" from found 11040)
-  std::optional<std::string> runtime_cuda;    // the CUDA runtime the log names ("12.1" from +cu121, libcudart)
+  std::optional<std::string> driver_cuda;   // the CUDA version the driver supports ("11.4" from found 11040)
+  std::optional<std::string> runtime_cuda;  // the CUDA runtime the log names ("12.1" from +cu121, libcudart)
   Matches nccl_timeout;
   std::optional<std::string> nccl_timeout_detail;  // "ALLREDUCE, timeout 600000 ms"
   Matches nccl_error;
@@ -155,8 +157,8 @@ class LogScanner {
   std::string pending_message_;
   int pending_lines_ = 0;
   bool nccl_text_seen_ = false;
-  bool loss_table_ = false;          // a header line naming a loss column was seen
-  std::deque<double> norm_window_;   // the last norms, for the explosion median
+  bool loss_table_ = false;         // a header line naming a loss column was seen
+  std::deque<double> norm_window_;  // the last norms, for the explosion median
 };
 
 // The whole text at once (tests, small logs).
@@ -164,7 +166,8 @@ LogScan scan_log(std::string_view text);
 
 // Streams a file through a LogScanner in fixed-size chunks. Throws InputError naming the path when it
 // cannot be read.
-LogScan scan_log_file(const std::string& path, const Thresholds& thresholds = RuleTable::builtin().thresholds());
+LogScan scan_log_file(const std::string& path,
+                      const Thresholds& thresholds = RuleTable::builtin().thresholds());
 
 // "1.50 GiB" -> 1610612736 (PyTorch's format_size: bytes, KiB, MiB, GiB; binary units). TensorFlow's "32.00M"
 // and "1.5G" too.

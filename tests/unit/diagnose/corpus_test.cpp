@@ -1,6 +1,6 @@
-// doctor --log on the real corpus: logs pasted in public issue threads (tests/fixtures/doctor/real, one row per
-// file in index.csv with its expected category and source URL). Prints recall per category and false alarms on
-// the clean logs, and fails below the targets: recall >= 95% in every category, no false alarm.
+// doctor --log on the real corpus: logs pasted in public issue threads (tests/fixtures/doctor/real, one row
+// per file in index.csv with its expected category and source URL). Prints recall per category and false
+// alarms on the clean logs, and fails below the targets: recall >= 95% in every category, no false alarm.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 

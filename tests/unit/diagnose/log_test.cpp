@@ -2,8 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <optional>
 #include <cmath>
+#include <optional>
 
 #include "core/catalog/catalog.hpp"
 #include "core/diagnose/doctor.hpp"
@@ -39,7 +39,8 @@ TEST(ParseSize, ReadsPytorchFormatSizeUnits) {
 
 TEST(ParseOom, ReadsThePytorch1Wording) {
   const OomReport r = parse_oom(
-      "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 23.69 GiB total capacity; 20.12 GiB "
+      "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 23.69 GiB total capacity; 20.12 "
+      "GiB "
       "already allocated; 1.05 GiB free; 21.50 GiB reserved in total by PyTorch)");
   EXPECT_EQ(r.wording, "pytorch-1");
   EXPECT_EQ(r.gpu_index, std::optional<int>(0));
@@ -53,9 +54,12 @@ TEST(ParseOom, ReadsThePytorch1Wording) {
 
 TEST(ParseOom, ReadsThePytorch2Wording) {
   const OomReport r = parse_oom(
-      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 GiB. GPU 0 has a total capacity of 31.36 "
-      "GiB of which 512.00 MiB is free. Including non-PyTorch memory, this process has 30.85 GiB memory in use. Of "
-      "the allocated memory 29.10 GiB is allocated by PyTorch, and 1.20 GiB is reserved by PyTorch but unallocated.");
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 GiB. GPU 0 has a total capacity of "
+      "31.36 "
+      "GiB of which 512.00 MiB is free. Including non-PyTorch memory, this process has 30.85 GiB memory in "
+      "use. Of "
+      "the allocated memory 29.10 GiB is allocated by PyTorch, and 1.20 GiB is reserved by PyTorch but "
+      "unallocated.");
   EXPECT_EQ(r.wording, "pytorch-2");
   EXPECT_DOUBLE_EQ(*r.requested_bytes, 1.5 * kGiB);
   EXPECT_DOUBLE_EQ(*r.capacity_bytes, 31.36 * kGiB);
@@ -68,9 +72,11 @@ TEST(ParseOom, ReadsThePytorch2Wording) {
 TEST(ParseOom, ReadsPrivatePoolWordingAndTheCapactyTypo) {
   // PyTorch 2.1 spelled "capacty"; later versions insert the private-pool clause before "and".
   const OomReport r = parse_oom(
-      "CUDA out of memory. Tried to allocate 20.00 MiB. GPU 3 has a total capacty of 79.15 GiB of which 18.69 MiB "
+      "CUDA out of memory. Tried to allocate 20.00 MiB. GPU 3 has a total capacty of 79.15 GiB of which "
+      "18.69 MiB "
       "is free. Process 1234 has 79.12 GiB memory in use. Of the allocated memory 70.00 GiB is allocated by "
-      "PyTorch, with 2.00 GiB allocated in private pools (e.g., CUDA Graphs), and 8.00 GiB is reserved by PyTorch "
+      "PyTorch, with 2.00 GiB allocated in private pools (e.g., CUDA Graphs), and 8.00 GiB is reserved by "
+      "PyTorch "
       "but unallocated.");
   EXPECT_EQ(r.gpu_index, std::optional<int>(3));
   EXPECT_DOUBLE_EQ(*r.capacity_bytes, 79.15 * kGiB);
@@ -89,8 +95,9 @@ TEST(ParseOom, Pytorch1WithAMemoryFractionCapStillReadsEveryFigure) {
 }
 
 TEST(LogRules, BareCudaOutOfMemoryHasNoFiguresButStillCounts) {
-  const LogScan s = scan_log("RuntimeError: CUDA error: out of memory\nCUDA kernel errors might be asynchronously "
-                             "reported\n");
+  const LogScan s = scan_log(
+      "RuntimeError: CUDA error: out of memory\nCUDA kernel errors might be asynchronously "
+      "reported\n");
   ASSERT_EQ(s.cuda_oom.size(), 1u);
   EXPECT_EQ(s.cuda_oom[0].wording, "cuda");
   const auto f = find(check_log(s, {}), "log-cuda-oom");
@@ -100,8 +107,10 @@ TEST(LogRules, BareCudaOutOfMemoryHasNoFiguresButStillCounts) {
 
 TEST(ScanLog, JoinsAnOomMessageWrappedOverLines) {
   const LogScan s = scan_log(
-      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 GiB. GPU 0 has a total capacity of\n"
-      "  31.36 GiB of which 512.00 MiB is free. Of the allocated memory 29.10 GiB is allocated by PyTorch, and\n"
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 GiB. GPU 0 has a total capacity "
+      "of\n"
+      "  31.36 GiB of which 512.00 MiB is free. Of the allocated memory 29.10 GiB is allocated by PyTorch, "
+      "and\n"
       "  1.20 GiB is reserved by PyTorch but unallocated.\n"
       "next line\n");
   ASSERT_EQ(s.cuda_oom.size(), 1u);
@@ -112,7 +121,8 @@ TEST(ScanLog, JoinsAnOomMessageWrappedOverLines) {
 
 TEST(ScanLog, FindsTheBatchSizeTheRunPrinted) {
   EXPECT_EQ(scan_fixture("oom_pytorch1.log").batch_size, std::optional<int>(256));
-  EXPECT_EQ(scan_log("eval_batch_size=8\nper_device_train_batch_size: 16\n").batch_size, std::optional<int>(16));
+  EXPECT_EQ(scan_log("eval_batch_size=8\nper_device_train_batch_size: 16\n").batch_size,
+            std::optional<int>(16));
 }
 
 // The scaled model's memory at `batch`, as plan_oom computes it (for a card of the log's capacity).
@@ -138,9 +148,10 @@ TEST(LogRules, Pytorch1OomWithModelGivesTheLargestBatchForTheLogsCapacity) {
   const std::optional<Finding> oom = find(findings, "log-cuda-oom");
   ASSERT_TRUE(oom.has_value());
   EXPECT_EQ(oom->severity, Severity::error);
-  EXPECT_EQ(oom->title,
-            "CUDA out of memory (1x): tried to allocate 2.00 GiB on GPU 0 (23.69 GiB total, 20.12 GiB allocated by "
-            "PyTorch, 1.05 GiB free)");
+  EXPECT_EQ(
+      oom->title,
+      "CUDA out of memory (1x): tried to allocate 2.00 GiB on GPU 0 (23.69 GiB total, 20.12 GiB allocated by "
+      "PyTorch, 1.05 GiB free)");
   EXPECT_EQ(oom->evidence.rfind("line 9: RuntimeError: CUDA out of memory.", 0), 0u) << oom->evidence;
 
   const std::optional<OomPlan> p = plan_oom(scan.cuda_oom[0], scan, ctx);
@@ -160,11 +171,13 @@ TEST(LogRules, Pytorch1OomWithModelGivesTheLargestBatchForTheLogsCapacity) {
   ASSERT_TRUE(p->micro_batch && p->accumulation_steps);
   EXPECT_LE(*p->micro_batch, p->largest_batch);
   EXPECT_GE(*p->micro_batch * *p->accumulation_steps, 256);
-  EXPECT_LE(scaled_need(resnet, *p, *p->checkpointing_batch, catalog::Precision::fp32, true), p->capacity_bytes);
+  EXPECT_LE(scaled_need(resnet, *p, *p->checkpointing_batch, catalog::Precision::fp32, true),
+            p->capacity_bytes);
   EXPECT_LE(scaled_need(resnet, *p, *p->mixed_precision_batch, catalog::Precision::bf16), p->capacity_bytes);
   EXPECT_GT(*p->checkpointing_batch, p->largest_batch);
 
-  EXPECT_NE(oom->fix.find("Measured at the failure: at least 24.64 GiB needed"), std::string::npos) << oom->fix;
+  EXPECT_NE(oom->fix.find("Measured at the failure: at least 24.64 GiB needed"), std::string::npos)
+      << oom->fix;
   EXPECT_NE(oom->fix.find(fmt::format("Largest batch that fits on the log's 23.69 GiB capacity: {}.",
                                       p->largest_batch)),
             std::string::npos)
@@ -173,7 +186,8 @@ TEST(LogRules, Pytorch1OomWithModelGivesTheLargestBatchForTheLogsCapacity) {
                                       *p->accumulation_steps)),
             std::string::npos)
       << oom->fix;
-  EXPECT_NE(oom->fix.find(fmt::format("would allow batch {}.", *p->mixed_precision_batch)), std::string::npos);
+  EXPECT_NE(oom->fix.find(fmt::format("would allow batch {}.", *p->mixed_precision_batch)),
+            std::string::npos);
   // No card is named the log does not name.
   EXPECT_EQ(oom->fix.find("RTX"), std::string::npos) << oom->fix;
   EXPECT_EQ(oom->fix.find("guess"), std::string::npos) << oom->fix;
@@ -205,18 +219,21 @@ TEST(LogRules, ALogThatFailedAtABatchTheModelSaysFitsIsBelievedOverTheModel) {
 }
 
 TEST(LogRules, WithoutAModelTheFixGivesTheShortfallOnTheLogsCapacity) {
-  const std::optional<Finding> oom =
-      find(check_log(scan_log("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.70 GiB. GPU 0 "
-                              "has a total capacty of 6.00 GiB of which 0 bytes is free. Of the allocated memory "
-                              "2.93 GiB is allocated by PyTorch, and 2.30 GiB is reserved by PyTorch but unallocated.\n"),
-                     {}),
-           "log-cuda-oom");
+  const std::optional<Finding> oom = find(
+      check_log(
+          scan_log(
+              "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.70 GiB. GPU 0 "
+              "has a total capacty of 6.00 GiB of which 0 bytes is free. Of the allocated memory "
+              "2.93 GiB is allocated by PyTorch, and 2.30 GiB is reserved by PyTorch but unallocated.\n"),
+          {}),
+      "log-cuda-oom");
   ASSERT_TRUE(oom.has_value());
   // 6.00 GiB in use + 1.70 GiB = 7.70 GiB on 6.00 GiB: 1.70 GiB short, 23% less.
-  EXPECT_EQ(oom->fix.rfind("Measured at the failure: at least 7.70 GiB needed on the log's 6.00 GiB capacity: 1.70 "
-                           "GiB short, so this step needs at least 23% less memory.",
-                           0),
-            0u)
+  EXPECT_EQ(
+      oom->fix.rfind("Measured at the failure: at least 7.70 GiB needed on the log's 6.00 GiB capacity: 1.70 "
+                     "GiB short, so this step needs at least 23% less memory.",
+                     0),
+      0u)
       << oom->fix;
 }
 
@@ -226,7 +243,8 @@ TEST(LogRules, TensorflowOomWithAModelUsesTheDeviceMemoryTensorFlowCreated) {
   ctx.workload = &resnet;
   ctx.batch = 16;
   const LogScan scan = scan_log(
-      "2018-09-26 11:04:10.387493: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1097] Created TensorFlow device "
+      "2018-09-26 11:04:10.387493: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1097] Created "
+      "TensorFlow device "
       "(/device:GPU:0 with 7000 MB memory) -> physical GPU (device: 0)\n"
       "ResourceExhaustedError: OOM when allocating tensor with shape[16,112,112,147] and type float on "
       "/job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc\n");
@@ -238,8 +256,11 @@ TEST(LogRules, TensorflowOomWithAModelUsesTheDeviceMemoryTensorFlowCreated) {
   EXPECT_LT(p->largest_batch, 16);
   const std::optional<Finding> f = find(check_log(scan, ctx), "log-tf-oom");
   ASSERT_TRUE(f.has_value());
-  EXPECT_EQ(f->title, "TensorFlow ran out of GPU memory (1x): a [16,112,112,147] tensor (112.55 MiB) did not fit on GPU 0");
-  EXPECT_NE(f->fix.find(fmt::format("Largest batch that fits on the log's 6.84 GiB capacity: {}.", p->largest_batch)),
+  EXPECT_EQ(
+      f->title,
+      "TensorFlow ran out of GPU memory (1x): a [16,112,112,147] tensor (112.55 MiB) did not fit on GPU 0");
+  EXPECT_NE(f->fix.find(
+                fmt::format("Largest batch that fits on the log's 6.84 GiB capacity: {}.", p->largest_batch)),
             std::string::npos)
       << f->fix;
 }
@@ -248,7 +269,8 @@ TEST(LogRules, OomWithoutAModelGivesTheGenericFix) {
   const auto findings = check_log(scan_fixture("oom_pytorch1.log"), RunContext{});
   const std::optional<Finding> oom = find(findings, "log-cuda-oom");
   ASSERT_TRUE(oom.has_value());
-  EXPECT_NE(oom->fix.find("Give --model and --batch for the largest batch that fits 23.69 GiB."), std::string::npos)
+  EXPECT_NE(oom->fix.find("Give --model and --batch for the largest batch that fits 23.69 GiB."),
+            std::string::npos)
       << oom->fix;
   // Without any capacity, the generic fix says what to pass.
   const auto bare = check_log(scan_log("RuntimeError: CUDA error: out of memory\n"), RunContext{});
@@ -299,18 +321,22 @@ TEST(LogRules, NormsThatJumpTenfoldAreAnExplosion) {
 }
 
 TEST(LogRules, SteadyNormsAreNotAnExplosion) {
-  const LogScan scan = scan_log("grad_norm=1.0\ngrad_norm=1.1\ngrad_norm=0.9\ngrad_norm=1.0\ngrad_norm=1.2\n"
-                                "grad_norm=5.0\n");
+  const LogScan scan = scan_log(
+      "grad_norm=1.0\ngrad_norm=1.1\ngrad_norm=0.9\ngrad_norm=1.0\ngrad_norm=1.2\n"
+      "grad_norm=5.0\n");
   EXPECT_FALSE(find(check_log(scan, {}), "log-grad-explosion").has_value());
 }
 
 TEST(LogRules, NoKernelImageNamesTheGpuAndTheBuildToInstall) {
-  const std::optional<Finding> f = find(check_log(scan_fixture("no_kernel_image.log"), {}), "log-no-kernel-image");
+  const std::optional<Finding> f =
+      find(check_log(scan_fixture("no_kernel_image.log"), {}), "log-no-kernel-image");
   ASSERT_TRUE(f.has_value());
-  EXPECT_EQ(f->title,
-            "No kernel image for this GPU (2x) on NVIDIA GeForce RTX 5090 (sm_120); the build supports sm_50 sm_60 "
-            "sm_70 sm_75 sm_80 sm_86 sm_90");
-  EXPECT_NE(f->fix.find("Install PyTorch 2.7 or newer built for CUDA 12.8 or newer"), std::string::npos) << f->fix;
+  EXPECT_EQ(
+      f->title,
+      "No kernel image for this GPU (2x) on NVIDIA GeForce RTX 5090 (sm_120); the build supports sm_50 sm_60 "
+      "sm_70 sm_75 sm_80 sm_86 sm_90");
+  EXPECT_NE(f->fix.find("Install PyTorch 2.7 or newer built for CUDA 12.8 or newer"), std::string::npos)
+      << f->fix;
 }
 
 TEST(LogRules, NcclTimeoutCarriesTheCollectiveAndTimeout) {
@@ -327,7 +353,8 @@ TEST(LogRules, NcclErrorPrefersTheDescriptiveText) {
 }
 
 TEST(LogRules, DataLoaderKilledForSharedMemory) {
-  const std::optional<Finding> f = find(check_log(scan_fixture("dataloader_shm.log"), {}), "log-dataloader-killed");
+  const std::optional<Finding> f =
+      find(check_log(scan_fixture("dataloader_shm.log"), {}), "log-dataloader-killed");
   ASSERT_TRUE(f.has_value());
   EXPECT_EQ(f->title, "DataLoader worker died (2x) (Bus error)");
   EXPECT_NE(f->fix.find("--shm-size"), std::string::npos);
@@ -343,11 +370,14 @@ TEST(LogRules, CudnnErrorGivesTheAdviceForItsStatus) {
 TEST(LogRules, TensorflowOom) {
   const std::optional<Finding> f = find(check_log(scan_fixture("tf_oom.log"), {}), "log-tf-oom");
   ASSERT_TRUE(f.has_value());
-  EXPECT_EQ(f->title, "TensorFlow ran out of GPU memory (2x): a [256,64,112,112] tensor (784.00 MiB) did not fit on GPU 0");
+  EXPECT_EQ(
+      f->title,
+      "TensorFlow ran out of GPU memory (2x): a [256,64,112,112] tensor (784.00 MiB) did not fit on GPU 0");
 }
 
 TEST(LogRules, ManyFp16OverflowSkipsAtAHealthyScaleAreAWarningAFewAreNot) {
-  const std::optional<Finding> f = find(check_log(scan_fixture("overflow_skips.log"), {}), "log-overflow-skips");
+  const std::optional<Finding> f =
+      find(check_log(scan_fixture("overflow_skips.log"), {}), "log-overflow-skips");
   ASSERT_TRUE(f.has_value());
   EXPECT_EQ(f->title, "25 optimizer steps skipped for fp16 overflow: the loss scale keeps collapsing");
   const LogScan few = scan_log("[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536\n");
@@ -364,14 +394,17 @@ TEST(LogRules, ALossScaleDownToZeroIsACollapse) {
 }
 
 TEST(LogRules, ANormalLossScaleIsNotACollapse) {
-  EXPECT_EQ(check_log(scan_log("Gradient overflow. Skipping step, loss scaler 0 reducing loss scale to 131072.0\n"), {})
-                .front()
-                .id,
-            "log-clean");
+  EXPECT_EQ(
+      check_log(scan_log("Gradient overflow. Skipping step, loss scaler 0 reducing loss scale to 131072.0\n"),
+                {})
+          .front()
+          .id,
+      "log-clean");
 }
 
 TEST(LogRules, DataLoaderWithoutWorkers) {
-  const std::optional<Finding> f = find(check_log(scan_fixture("workers_zero.log"), {}), "log-dataloader-workers-zero");
+  const std::optional<Finding> f =
+      find(check_log(scan_fixture("workers_zero.log"), {}), "log-dataloader-workers-zero");
   ASSERT_TRUE(f.has_value());
   EXPECT_EQ(f->severity, Severity::warning);
 }
@@ -394,7 +427,8 @@ std::string real_fixture(const std::string& name) {
 }
 
 TEST(LogScanner, ChunksSplitAnywhereGiveTheSameScanAsTheWholeText) {
-  const std::string text = read_log_file(std::string(GPUSAGE_SOURCE_DIR) + "/tests/fixtures/doctor/logs/oom_pytorch2.log");
+  const std::string text =
+      read_log_file(std::string(GPUSAGE_SOURCE_DIR) + "/tests/fixtures/doctor/logs/oom_pytorch2.log");
   const LogScan whole = scan_log(text);
   LogScanner scanner;
   for (char c : text) scanner.feed_text(std::string_view(&c, 1));
@@ -419,22 +453,26 @@ TEST(LogRules, AnOomFollowedByCublasInitFailuresIsOneFinding) {
   const auto findings = check_log(scan_log(real_fixture("oom-pt1-cublas-cascade-aoda.log")), {});
   ASSERT_EQ(findings.size(), 1u) << testing::PrintToString(ids(findings));
   EXPECT_EQ(findings[0].id, "log-cuda-oom");
-  EXPECT_NE(findings[0].evidence.find("then 1 cuBLAS/cuDNN handle(s) could not be created"), std::string::npos)
+  EXPECT_NE(findings[0].evidence.find("then 1 cuBLAS/cuDNN handle(s) could not be created"),
+            std::string::npos)
       << findings[0].evidence;
   EXPECT_NE(findings[0].evidence.find("CUBLAS_STATUS_NOT_INITIALIZED"), std::string::npos);
 }
 
 TEST(LogRules, NcclErrorsAfterARankRanOutOfMemoryAreEvidenceOfTheOom) {
   const auto findings = check_log(
-      scan_log("[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total "
-               "capacity of 79.15 GiB of which 1.00 GiB is free. Of the allocated memory 70.00 GiB is allocated by "
+      scan_log("[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a "
+               "total "
+               "capacity of 79.15 GiB of which 1.00 GiB is free. Of the allocated memory 70.00 GiB is "
+               "allocated by "
                "PyTorch, and 1.00 GiB is reserved by PyTorch but unallocated.\n"
                "[rank0]:[E ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective operation timeout: "
                "WorkNCCL(SeqNum=808, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600020 milliseconds\n"
                "[rank1]: RuntimeError: NCCL Error 2: unhandled system error\n"),
       {});
   EXPECT_EQ(ids(findings), std::vector<std::string>{"log-cuda-oom"});
-  EXPECT_NE(findings[0].evidence.find("then 2 NCCL error/timeout line(s)"), std::string::npos) << findings[0].evidence;
+  EXPECT_NE(findings[0].evidence.find("then 2 NCCL error/timeout line(s)"), std::string::npos)
+      << findings[0].evidence;
 }
 
 TEST(LogRules, IndependentProblemsAreListedInTheOrderTheyHappened) {
@@ -442,7 +480,8 @@ TEST(LogRules, IndependentProblemsAreListedInTheOrderTheyHappened) {
                                            "RuntimeError: DataLoader worker (pid(s) 42) exited unexpectedly\n"
                                            "RuntimeError: cuDNN error: CUDNN_STATUS_NOT_SUPPORTED\n"),
                                   {});
-  EXPECT_EQ(ids(findings), (std::vector<std::string>{"log-non-finite", "log-dataloader-killed", "log-cudnn-error"}));
+  EXPECT_EQ(ids(findings),
+            (std::vector<std::string>{"log-non-finite", "log-dataloader-killed", "log-cudnn-error"}));
 }
 
 TEST(LogRules, DriverTooOldReadsTheFoundVersionAndGivesTheTablesMinimum) {
@@ -452,14 +491,18 @@ TEST(LogRules, DriverTooOldReadsTheFoundVersionAndGivesTheTablesMinimum) {
   ctx.framework_cuda = "12.1";
   const std::optional<Finding> f = find(check_log(scan, ctx), "log-driver-too-old");
   ASSERT_TRUE(f.has_value());
-  EXPECT_EQ(f->title, "The NVIDIA driver is too old for the CUDA runtime in use (1x) (the driver supports CUDA up to 11.4)");
+  EXPECT_EQ(
+      f->title,
+      "The NVIDIA driver is too old for the CUDA runtime in use (1x) (the driver supports CUDA up to 11.4)");
   const CudaDriverFact* fact = RuleTable::builtin().min_driver_for(*Version::parse("12.1"));
   ASSERT_NE(fact, nullptr);
-  EXPECT_EQ(f->fix.rfind(fmt::format("Install NVIDIA driver {} or newer (the minimum for CUDA 12.1, which the installed "
-                                     "framework was built with), or install a framework build for CUDA 11.4 or older.",
-                                     fact->linux_driver),
-                         0),
-            0u)
+  EXPECT_EQ(
+      f->fix.rfind(
+          fmt::format("Install NVIDIA driver {} or newer (the minimum for CUDA 12.1, which the installed "
+                      "framework was built with), or install a framework build for CUDA 11.4 or older.",
+                      fact->linux_driver),
+          0),
+      0u)
       << f->fix;
   // Without the framework's CUDA: the minimum per newer CUDA major, from the compatibility table.
   const std::optional<Finding> g = find(check_log(scan, {}), "log-driver-too-old");
@@ -470,10 +513,11 @@ TEST(LogRules, DriverTooOldReadsTheFoundVersionAndGivesTheTablesMinimum) {
 }
 
 TEST(LogRules, TheDriverFixUsesTheCudaRuntimeTheLogNames) {
-  const LogScan scan = scan_log("2023-03-17 15:10:16.549035: I dso_loader.cc:50] Successfully opened dynamic library "
-                                "libcudart.so.12\n"
-                                "tensorflow.python.framework.errors_impl.InternalError: cudaGetDevice() failed. "
-                                "Status: CUDA driver version is insufficient for CUDA runtime version\n");
+  const LogScan scan = scan_log(
+      "2023-03-17 15:10:16.549035: I dso_loader.cc:50] Successfully opened dynamic library "
+      "libcudart.so.12\n"
+      "tensorflow.python.framework.errors_impl.InternalError: cudaGetDevice() failed. "
+      "Status: CUDA driver version is insufficient for CUDA runtime version\n");
   EXPECT_EQ(scan.runtime_cuda, std::optional<std::string>("12"));
   const std::optional<Finding> f = find(check_log(scan, {}), "log-driver-too-old");
   ASSERT_TRUE(f.has_value());
@@ -487,7 +531,8 @@ TEST(LogRules, TensorflowOomOnTheCpuAllocatorIsAHostMemoryFinding) {
 }
 
 TEST(LogRules, AWorkerKilledWithSigkillIsTheHostOutOfMemory) {
-  const auto findings = check_log(scan_log("RuntimeError: DataLoader worker (pid 75890) is killed by signal: Killed.\n"), {});
+  const auto findings =
+      check_log(scan_log("RuntimeError: DataLoader worker (pid 75890) is killed by signal: Killed.\n"), {});
   EXPECT_EQ(ids(findings), std::vector<std::string>{"log-host-oom"});
 }
 
@@ -501,7 +546,8 @@ TEST(Doctor, JsonListsFindingsWithSeverityEvidenceFixAndSource) {
   ASSERT_TRUE(j["findings"].is_array());
   bool saw_cudnn = false;
   for (const auto& f : j["findings"]) {
-    for (const char* key : {"id", "severity", "title", "evidence", "fix"}) EXPECT_TRUE(f[key].is_string()) << key;
+    for (const char* key : {"id", "severity", "title", "evidence", "fix"})
+      EXPECT_TRUE(f[key].is_string()) << key;
     EXPECT_EQ(f["source"].get<std::string>().rfind("https://", 0), 0u);
     EXPECT_TRUE(f["source_title"].is_string());
     if (f["id"] == "log-cudnn-error") {
