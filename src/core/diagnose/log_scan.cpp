@@ -254,7 +254,8 @@ void LogScanner::scan_line(std::string_view line) {
   // Cheap gates: each group of patterns runs only on lines with one of its words (most lines have none).
   const bool memory_words = contains(lower, "memory") || contains(lower, "oom") ||
                             contains(lower, "exhausted") || contains(lower, "bad_alloc") ||
-                            contains(lower, "limit:") || contains(lower, "inuse:");
+                            contains(lower, "posix_memalign") || contains(lower, "limit:") ||
+                            contains(lower, "inuse:");
 
   // A PyTorch OOM message may be wrapped over the next lines: join until it is complete.
   const bool new_cuda_oom =
@@ -348,7 +349,10 @@ void LogScanner::scan_line(std::string_view line) {
       if (std::regex_search(str(), m, limit)) scan.tf_capacity_bytes = std::stod(m[1].str());
       if (std::regex_search(str(), m, in_use)) scan.tf_in_use_bytes = std::stod(m[1].str());
     }
-    if (contains(lower, "defaultcpuallocator: can't allocate memory") || contains(lower, "std::bad_alloc")) {
+    if (contains(lower, "defaultcpuallocator: can't allocate memory") ||
+        contains(lower, "defaultcpuallocator: not enough memory") ||
+        (contains(lower, "cpuallocator") && contains(lower, "posix_memalign")) ||
+        contains(lower, "std::bad_alloc")) {
       scan.host_oom.add(n, line);
       if (!scan.host_oom_detail) scan.host_oom_detail = "the CPU allocator";
     }
