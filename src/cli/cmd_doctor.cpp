@@ -152,7 +152,7 @@ void add_doctor_command(CLI::App& app) {
       ->check(CLI::Range(1, 1 << 24));
   command->add_option("--precision", state->precision, "fp32 | tf32 | fp16 | bf16 | fp8 of the run (default fp32)")
       ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16", "fp8"}));
-  command->add_option("--gpu", state->gpu, "GPU of the run (default: guessed from the OOM's total capacity)");
+  command->add_option("--gpu", state->gpu, "GPU of the run (default: the capacity the log reports)");
   command->add_option("--python", state->python, "Python interpreter to ask about PyTorch and TensorFlow")
       ->capture_default_str();
   command->add_option("--python-timeout", state->python_timeout, "Seconds before the Python probe is stopped")
@@ -169,13 +169,12 @@ void add_doctor_command(CLI::App& app) {
     if (!state->model.empty()) workload = workload::build(state->model);
     const catalog::Catalog& catalog = catalog::Catalog::active();
     if (!state->gpu.empty()) request.run.gpu = &catalog.resolve(state->gpu);
-    request.run.catalog = &catalog;
     request.run.workload = workload ? &*workload : nullptr;
     request.run.batch = state->batch;
     if (!state->precision.empty()) request.run.precision = catalog::parse_precision(state->precision);
     if (!state->log.empty()) {
       request.log_path = state->log;
-      request.log_text = diagnose::read_log_file(state->log);
+      diagnose::check_log_file(state->log);  // a bad path is an input error before the probe runs
     }
     // GPUSAGE_DOCTOR_ROOT prefixes every probed file and the CUDA directories: a test hook that points the
     // live prober at a fixture tree (tests/fixtures/doctor/envs/*).

@@ -102,9 +102,23 @@ TEST(DoctorE2E, OomLogWithTheModelGivesConcreteFixes) {
       << r.out;
   EXPECT_NE(r.out.find("  [error] CUDA out of memory (1x): tried to allocate 2.00 GiB on GPU 0"), std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("Largest batch that fits: "), std::string::npos) << r.out;
+  // The log's capacity wins over the card's: the fix is computed for what the run really had.
+  EXPECT_NE(r.out.find("Largest batch that fits on the log's 23.69 GiB capacity: "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("gradient accumulation steps"), std::string::npos) << r.out;
-  EXPECT_EQ(r.out.find("a guess"), std::string::npos) << r.out;  // --gpu given
+  EXPECT_NE(r.out.find("Measured at the failure: at least 24.64 GiB needed"), std::string::npos) << r.out;
+}
+
+TEST(DoctorE2E, ARealCascadeLogIsOneFindingInJson) {
+  const CliResult r = run_cli("doctor --format json --log " + fixture("doctor/real/oom-pt1-cublas-cascade-aoda.log"),
+                              machine("no-gpu", "nvml_stub/init_fails.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  std::vector<std::string> log_ids;
+  for (const auto& f : j["findings"]) {
+    if (f["category"] == "log") log_ids.push_back(f["id"]);
+  }
+  EXPECT_EQ(log_ids, std::vector<std::string>{"log-cuda-oom"}) << r.out;
+  EXPECT_EQ(j["log"]["lines"], 6);
 }
 
 TEST(DoctorE2E, JsonOutFileIsWrittenWhole) {

@@ -26,8 +26,7 @@ nlohmann::json installed_json(const std::optional<Installed>& value) {
 }  // namespace
 
 std::string read_log_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw InputError(fmt::format("log file '{}' is a directory", path));
+  check_log_file(path);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("cannot read log file '{}'", path));
   std::ostringstream s;
@@ -36,25 +35,37 @@ std::string read_log_file(const std::string& path) {
   return s.str();
 }
 
+void check_log_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(fmt::format("log file '{}' is a directory", path));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("cannot read log file '{}'", path));
+}
+
 DoctorReport run_doctor(Environment& env, const DoctorRequest& request, const RuleTable& rules) {
   DoctorReport report;
   report.facts = probe(env, request.probe);
   std::vector<Finding> findings = check_environment(report.facts, rules);
-  if (request.log_text) {
-    const LogScan scan = scan_log(*request.log_text);
+  if (request.log_text || request.log_path) {
+    // A file is streamed (bounded memory however large it is); text given inline is scanned at once.
+    const LogScan scan = request.log_text ? scan_log(*request.log_text)
+                                          : scan_log_file(*request.log_path, rules.thresholds());
     report.log_path = request.log_path;
     report.log_lines = scan.lines;
-    auto log = check_log(scan, request.run, rules);
+    RunContext run = request.run;
+    if (!run.framework_cuda && report.facts.python.torch_cuda) run.framework_cuda = report.facts.python.torch_cuda;
+    auto log = check_log(scan, run, rules);
     findings.insert(findings.end(), log.begin(), log.end());
   }
-  // Grouped by category (environment, GPUs, log), most severe first within each.
+  // Grouped by category (environment, GPUs, log), most severe first within each; log findings keep the
+  // order the problems happened in.
   std::vector<Finding> ordered;
   for (Category c : {Category::environment, Category::gpu, Category::log}) {
     std::vector<Finding> group;
     for (const auto& f : findings) {
       if (f.category == c) group.push_back(f);
     }
-    sort_findings(group);
+    if (c != Category::log) sort_findings(group);
     ordered.insert(ordered.end(), group.begin(), group.end());
   }
   report.findings = std::move(ordered);

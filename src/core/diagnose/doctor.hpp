@@ -19,8 +19,8 @@ namespace gpusage::diagnose {
 
 struct DoctorRequest {
   ProbeOptions probe;
-  std::optional<std::string> log_path;  // read and scanned when set
-  std::optional<std::string> log_text;  // the log's text (the caller reads the file: InputError on failure)
+  std::optional<std::string> log_path;  // streamed from the file when log_text is not set
+  std::optional<std::string> log_text;  // the log's text, when the caller has it in memory (tests)
   RunContext run;
 };
 
@@ -33,8 +33,10 @@ struct DoctorReport {
 
 DoctorReport run_doctor(Environment& env, const DoctorRequest& request, const RuleTable& rules = RuleTable::builtin());
 
-// Reads a log file; throws InputError naming the path when it cannot be read.
+// Reads a log file whole (small fixtures); throws InputError naming the path when it cannot be read.
 std::string read_log_file(const std::string& path);
+// Throws InputError naming the path when it is a directory or cannot be opened.
+void check_log_file(const std::string& path);
 
 nlohmann::json to_json(const Finding& finding);
 nlohmann::json to_json(const EnvironmentFacts& facts);

@@ -15,16 +15,24 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 
 // "line 12: <text>; 3 more at lines 40, 52, 77".
-std::string evidence_of(const std::vector<LogLine>& matches) {
+std::string evidence_of(const Matches& matches) {
   if (matches.empty()) return {};
   std::string s = fmt::format("line {}: {}", matches.front().line, matches.front().text);
   if (matches.size() > 1) {
     std::vector<std::string> more;
-    for (std::size_t i = 1; i < matches.size() && i <= 5; ++i) more.push_back(std::to_string(matches[i].line));
-    s += fmt::format("; {} more at line{} {}{}", matches.size() - 1, matches.size() > 2 ? "s" : "", text::join(more),
-                     matches.size() > 6 ? ", …" : "");
+    for (std::size_t i = 1; i < matches.kept().size(); ++i) more.push_back(std::to_string(matches[i].line));
+    s += fmt::format("; {} more at line{} {}{}", matches.size() - 1, matches.size() > 2 ? "s" : "",
+                     text::join(more), matches.size() > matches.kept().size() ? ", …" : "");
   }
   return s;
+}
+
+std::string gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / kGiB); }
+
+std::string shape_text(const std::vector<long long>& dims) {
+  std::vector<std::string> parts;
+  for (long long d : dims) parts.push_back(std::to_string(d));
+  return "[" + text::join(parts, ",") + "]";
 }
 
 std::string oom_summary(const OomReport& r) {
@@ -32,136 +40,188 @@ std::string oom_summary(const OomReport& r) {
   if (r.capacity_bytes) parts.push_back(format_size(*r.capacity_bytes) + " total");
   if (r.allocated_bytes) parts.push_back(format_size(*r.allocated_bytes) + " allocated by PyTorch");
   if (r.free_bytes) parts.push_back(format_size(*r.free_bytes) + " free");
-  std::string s = r.requested_bytes ? "tried to allocate " + format_size(*r.requested_bytes) : "allocation failed";
+  std::string s =
+      r.requested_bytes ? "tried to allocate " + format_size(*r.requested_bytes) : "allocation failed";
   if (r.gpu_index) s += fmt::format(" on GPU {}", *r.gpu_index);
   if (!parts.empty()) s += " (" + text::join(parts) + ")";
   return s;
 }
 
-std::string gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / kGiB); }
-
-// The concrete fix for an OOM from the memory model, or empty when the model or GPU is unknown.
-std::string oom_plan(const LogScan& scan, const OomReport& oom, const RunContext& ctx) {
-  if (!ctx.workload) return {};
-  const catalog::Catalog& catalog = ctx.catalog ? *ctx.catalog : catalog::Catalog::active();
-  const catalog::Gpu* gpu = ctx.gpu;
-  std::string gpu_note;
-  if (!gpu) {
-    if (!oom.capacity_bytes) return {};
-    const GpuGuess guess = guess_gpu(*oom.capacity_bytes, catalog);
-    if (!guess.gpu) return {};
-    gpu = guess.gpu;
-    std::vector<std::string> others;
-    for (const auto* g : guess.same_memory) others.push_back(g->id);
-    gpu_note = fmt::format(" (a guess from the log's {} total capacity{}; pass --gpu to choose)",
-                           format_size(*oom.capacity_bytes),
-                           others.empty() ? "" : "; same memory: " + text::join(others));
+// The capacity the fix is computed for: the log's figure (a measurement) first, else the --gpu card's.
+std::optional<std::pair<double, std::string>> capacity_of(const OomReport& oom, const LogScan& scan,
+                                                          const RunContext& ctx) {
+  if (oom.capacity_bytes) return std::make_pair(*oom.capacity_bytes, std::string("the log"));
+  if (oom.wording == "tensorflow" && scan.tf_capacity_bytes) {
+    return std::make_pair(*scan.tf_capacity_bytes, std::string("the log"));
   }
-  const workload::Workload& w = *ctx.workload;
+  if (ctx.gpu) return std::make_pair(ctx.gpu->memory_bytes(), ctx.gpu->id);
+  return std::nullopt;
+}
+
+// What the failing step needed at least, from the log's figures: what was in use on the card plus the
+// allocation that did not fit. PyTorch: capacity - free + request (other processes included: they hold that
+// memory during the run too). TensorFlow: the BFC allocator's InUse + request; without InUse, the capacity +
+// request (TensorFlow maps the whole GPU at start-up, so the pool was full when the tensor did not fit).
+std::optional<double> needed_of(const OomReport& oom, const LogScan& scan, std::optional<double> capacity) {
+  if (!oom.requested_bytes) return std::nullopt;
+  const double request = *oom.requested_bytes;
+  if (oom.wording == "tensorflow") {
+    if (scan.tf_in_use_bytes) return *scan.tf_in_use_bytes + request;
+    if (capacity) return *capacity + request;
+    return std::nullopt;
+  }
+  if (capacity && oom.free_bytes) return *capacity - *oom.free_bytes + request;
+  if (oom.process_bytes) return *oom.process_bytes + request;
+  if (oom.reserved_bytes) return *oom.reserved_bytes + request;
+  if (oom.allocated_bytes) return *oom.allocated_bytes + request;
+  return std::nullopt;
+}
+
+estimate::TrainingConfig config_of(const workload::Workload& w, const RunContext& ctx) {
   estimate::TrainingConfig config;
   config.precision = ctx.precision.value_or(catalog::Precision::fp32);
-  config.optimizer = ctx.optimizer.value_or(w.domain == workload::Domain::vision ? estimate::Optimizer::momentum
-                                                                                 : estimate::Optimizer::adamw);
-  const std::optional<int> batch = ctx.batch ? ctx.batch : scan.batch_size;
-  config.batch_per_gpu = batch.value_or(1);
+  config.optimizer = ctx.optimizer.value_or(
+      w.domain == workload::Domain::vision ? estimate::Optimizer::momentum : estimate::Optimizer::adamw);
+  return config;
+}
+
+// The largest batch whose scaled prediction fits `capacity` (0: not even batch 1). Memory grows with the
+// batch, so a doubling search then bisection.
+int largest_batch(const workload::Workload& w, estimate::TrainingConfig config, const catalog::Gpu& gpu,
+                  double scale, double capacity) {
+  auto fits = [&](int batch) {
+    config.batch_per_gpu = batch;
+    return scale * estimate::estimate_memory(w, config, gpu).total_bytes() <= capacity;
+  };
+  if (!fits(1)) return 0;
+  int lo = 1;
+  int hi = 2;
+  while (hi <= (1 << 20) && fits(hi)) {
+    lo = hi;
+    hi *= 2;
+  }
+  if (hi > (1 << 20)) return lo;
+  while (hi - lo > 1) {
+    const int mid = lo + (hi - lo) / 2;
+    (fits(mid) ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+std::string oom_fix_text(const OomPlan& p, const RunContext& ctx, const OomReport& oom) {
   std::vector<std::string> lines;
+  const std::string on = p.capacity_from == "the log"
+                             ? fmt::format("the log's {} capacity", format_size(p.capacity_bytes))
+                             : fmt::format("{} ({})", ctx.gpu->name, gib(p.capacity_bytes));
+  if (p.needed_bytes) {
+    lines.push_back(fmt::format(
+        "Measured at the failure: at least {} needed ({} in use plus the {} request) on {}.",
+        format_size(*p.needed_bytes), format_size(*p.needed_bytes - oom.requested_bytes.value_or(0)),
+        format_size(oom.requested_bytes.value_or(0)), on));
+  }
+  const workload::Workload& w = *ctx.workload;
+  const estimate::TrainingConfig config = config_of(w, ctx);
   const std::string precision = catalog::to_string(config.precision);
   const std::string assumed = ctx.precision ? "" : " (assumed: no --precision given)";
-  const int largest = estimate::max_batch(w, config, *gpu);
-  if (batch) {
-    const double need = estimate::estimate_memory(w, config, *gpu).total_bytes();
-    lines.push_back(fmt::format("gpusage's memory model: {} at batch {} in {}{} needs {} on {} ({}){}.",
-                                w.display_name, *batch, precision, assumed, gib(need), gpu->name,
-                                gib(gpu->memory_bytes()), gpu_note));
-  } else {
-    lines.push_back(fmt::format("gpusage's memory model for {} in {}{} on {} ({}){}; the batch is unknown "
-                                "(pass --batch).",
-                                w.display_name, precision, assumed, gpu->name, gib(gpu->memory_bytes()), gpu_note));
-  }
-  if (largest < 1) {
-    lines.push_back("Even batch 1 does not fit in this configuration.");
-  } else {
-    lines.push_back(fmt::format("Largest batch that fits: {}.", largest));
-    if (batch && *batch > largest) {
-      const estimate::TrainingConfig split = estimate::plan_target_batch(w, config, *gpu, *batch);
-      lines.push_back(fmt::format("Keep the effective batch of {}: batch {} with {} gradient accumulation steps "
-                                  "(gpusage plan {} --gpu {} --target-batch {}).",
-                                  split.batch_per_gpu * split.accumulation_steps, split.batch_per_gpu,
-                                  split.accumulation_steps, w.id, gpu->id, *batch));
-    } else if (batch) {
-      lines.push_back(fmt::format("The model predicts batch {} fits, so the rest of the memory went elsewhere "
-                                  "(other processes, longer inputs than assumed, fragmentation).",
-                                  *batch));
+  if (p.batch && p.predicted_bytes) {
+    std::string scaled;
+    if (p.scale >= 1.005) {
+      scaled = fmt::format("; scaled x{:.2f} so batch {} needs what the log shows", p.scale, *p.batch);
+    } else if (p.needed_bytes && *p.predicted_bytes >= *p.needed_bytes) {
+      scaled = "; it already predicts at least the log's figure, so it is not scaled";
+    } else if (p.needed_bytes) {
+      scaled = "; within 0.5% of the log's figure";
     }
+    lines.push_back(fmt::format("gpusage's memory model: {} at batch {} in {}{} needs {}{}.", w.display_name,
+                                *p.batch, precision, assumed, format_size(*p.predicted_bytes), scaled));
+  } else {
+    lines.push_back(
+        fmt::format("gpusage's memory model for {} in {}{}; the failing batch is unknown (pass --batch), "
+                    "so the model is not scaled to the log.",
+                    w.display_name, precision, assumed));
   }
-  if (config.precision == catalog::Precision::fp32 || config.precision == catalog::Precision::tf32) {
-    const auto mixed = gpu->supports(catalog::Precision::bf16) ? catalog::Precision::bf16 : catalog::Precision::fp16;
-    if (gpu->supports(mixed)) {
-      estimate::TrainingConfig m = config;
-      m.precision = mixed;
-      lines.push_back(fmt::format("Mixed precision ({} autocast) would allow batch {}.", catalog::to_string(mixed),
-                                  estimate::max_batch(w, m, *gpu)));
-    }
+  if (p.largest_batch < 1) {
+    lines.push_back(fmt::format("Even batch 1 does not fit on {}.", on));
+  } else {
+    lines.push_back(fmt::format("Largest batch that fits on {}: {}.", on, p.largest_batch));
   }
-  if (!config.checkpointing) {
-    estimate::TrainingConfig m = config;
-    m.checkpointing = true;
+  if (p.micro_batch && p.accumulation_steps && p.batch) {
+    lines.push_back(
+        fmt::format("Keep the effective batch of {}: batch {} with {} gradient accumulation steps.",
+                    *p.micro_batch * *p.accumulation_steps, *p.micro_batch, *p.accumulation_steps));
+  }
+  if (p.mixed_precision_batch) {
+    const bool card = ctx.gpu != nullptr;
+    const std::string which =
+        !card ? "bf16 or fp16 autocast; bf16 needs Ampere or newer"
+              : (ctx.gpu->supports(catalog::Precision::bf16) ? "bf16 autocast" : "fp16 autocast");
+    lines.push_back(
+        fmt::format("Mixed precision ({}) would allow batch {}.", which, *p.mixed_precision_batch));
+  }
+  if (p.checkpointing_batch) {
     lines.push_back(fmt::format("Activation checkpointing (torch.utils.checkpoint) would allow batch {}.",
-                                estimate::max_batch(w, m, *gpu)));
+                                *p.checkpointing_batch));
   }
   return text::join(lines, " ");
 }
 
-void check_oom(const LogScan& scan, const RunContext& ctx, const RuleTable& rules, std::vector<Finding>& out) {
-  if (scan.cuda_oom.empty()) return;
-  // The last report with figures describes the state at the failure best; else the last one.
-  const OomReport* best = &scan.cuda_oom.back();
-  for (const auto& r : scan.cuda_oom) {
-    if (r.capacity_bytes) best = &r;
+// The fix without a model: the shortfall on the measured capacity, and what to pass for a batch.
+std::string oom_fix_without_model(const OomReport& oom, const LogScan& scan, const RunContext& ctx,
+                                  const std::string& generic) {
+  const auto capacity = capacity_of(oom, scan, ctx);
+  if (!capacity) return generic + " Give --model, --batch, --precision and --gpu for concrete numbers.";
+  const auto needed = needed_of(oom, scan, capacity->first);
+  const std::string on = capacity->second == "the log"
+                             ? fmt::format("the log's {} capacity", format_size(capacity->first))
+                             : fmt::format("{} ({})", ctx.gpu->name, gib(capacity->first));
+  std::string s;
+  if (needed && *needed > capacity->first) {
+    s = fmt::format(
+        "Measured at the failure: at least {} needed on {}: {} short, so this step needs at least {:.0f}% "
+        "less memory. ",
+        format_size(*needed), on, format_size(*needed - capacity->first),
+        std::ceil(100.0 * (1 - capacity->first / *needed)));
+  } else if (needed) {
+    s = fmt::format(
+        "Measured at the failure: {} needed on {}, which has room in total but not in one free block. ",
+        format_size(*needed), on);
+  } else {
+    s = fmt::format("The card has {} ({}). ", format_size(capacity->first), on);
   }
-  std::vector<LogLine> where;
-  for (const auto& r : scan.cuda_oom) where.push_back(r.at);
-  Finding f = rules.make("log-cuda-oom", Category::log,
-                         {{"count", std::to_string(scan.cuda_oom.size())}, {"summary", oom_summary(*best)}},
-                         evidence_of(where), oom_plan(scan, *best, ctx));
-  out.push_back(std::move(f));
-
-  if (best->unallocated_bytes && best->capacity_bytes) {
-    const double unallocated = *best->unallocated_bytes;
-    const bool large = unallocated >= rules.thresholds().fragmentation_fraction * *best->capacity_bytes ||
-                       (best->requested_bytes && unallocated >= *best->requested_bytes);
-    if (large && unallocated > 0) {
-      const std::string requested = best->requested_bytes ? format_size(*best->requested_bytes) : "an allocation";
-      out.push_back(rules.make("log-oom-fragmentation", Category::log,
-                               {{"unallocated", format_size(unallocated)},
-                                {"requested", requested},
-                                {"capacity", format_size(*best->capacity_bytes)}}));
-    }
-  }
+  return s + generic + " Give --model and --batch for the largest batch that fits " +
+         format_size(capacity->first) + ".";
 }
 
-void check_grad_norms(const LogScan& scan, const RuleTable& rules, std::vector<Finding>& out) {
-  const Thresholds& th = rules.thresholds();
-  std::vector<double> history;
-  for (const auto& g : scan.grad_norms) {
-    if (static_cast<int>(history.size()) >= th.grad_norm_min_history) {
-      std::vector<double> sorted = history;
-      std::nth_element(sorted.begin(), sorted.begin() + static_cast<long>(sorted.size() / 2), sorted.end());
-      const double median = sorted[sorted.size() / 2];
-      if (median > 0 && g.value > th.grad_norm_explosion_factor * median) {
-        out.push_back(rules.make("log-grad-explosion", Category::log,
-                                 {{"value", fmt::format("{:g}", g.value)},
-                                  {"median", fmt::format("{:g}", median)},
-                                  {"factor", fmt::format("{:.0f}", g.value / median)},
-                                  {"line", std::to_string(g.line)}},
-                                 fmt::format("line {}: grad norm {:g} after {} norms with median {:g}", g.line,
-                                             g.value, history.size(), median)));
-        return;
-      }
-    }
-    history.push_back(g.value);
-  }
+// The OOM fix: from the model and the log's figures when a model is given, else the shortfall on the
+// measured capacity, else the rule's generic advice.
+std::string oom_fix(const OomReport& best, const LogScan& scan, const RunContext& ctx, const RuleTable& rules,
+                    const char* rule_id) {
+  if (auto plan = plan_oom(best, scan, ctx)) return oom_fix_text(*plan, ctx, best);
+  const Finding generic = rules.make(rule_id, Category::log, {{"count", "1"}, {"summary", ""}});
+  return oom_fix_without_model(best, scan, ctx, generic.fix);
 }
+
+void check_grad_explosion(const LogScan& scan, const RuleTable& rules, std::vector<Finding>& out,
+                          std::vector<std::size_t>& lines) {
+  if (!scan.grad_explosion) return;
+  const GradExplosion& g = *scan.grad_explosion;
+  out.push_back(rules.make("log-grad-explosion", Category::log,
+                           {{"value", fmt::format("{:g}", g.at.value)},
+                            {"median", fmt::format("{:g}", g.median)},
+                            {"factor", fmt::format("{:.0f}", g.at.value / g.median)},
+                            {"line", std::to_string(g.at.line)}},
+                           fmt::format("line {}: grad norm {:g} after {} norms with median {:g}", g.at.line,
+                                       g.at.value, g.history, g.median)));
+  lines.push_back(g.at.line);
+}
+
+bool is_init_status(const std::string& status) {
+  return status == "CUDNN_STATUS_NOT_INITIALIZED" || status == "CUDNN_STATUS_ALLOC_FAILED" ||
+         status == "CUDNN_STATUS_INTERNAL_ERROR" || status == "cuDNN failed to initialize";
+}
+
+// "1.3e-202", "0.03125", "2".
+std::string scale_text(double v) { return fmt::format("{:g}", v); }
 
 }  // namespace
 
@@ -173,41 +233,171 @@ std::string format_size(double bytes) {
   return fmt::format("{:.2f} GiB", bytes / kGiB);
 }
 
-GpuGuess guess_gpu(double capacity_bytes, const catalog::Catalog& catalog) {
-  GpuGuess guess;
-  double best = 0;
-  for (const auto& gpu : catalog.gpus()) {
-    const double distance = std::abs(gpu.memory_bytes() - capacity_bytes);
-    if (!guess.gpu || distance < best) {
-      guess.gpu = &gpu;
-      best = distance;
+std::optional<OomPlan> plan_oom(const OomReport& oom, const LogScan& scan, const RunContext& ctx) {
+  if (!ctx.workload) return std::nullopt;
+  const auto capacity = capacity_of(oom, scan, ctx);
+  if (!capacity) return std::nullopt;
+  OomPlan p;
+  p.capacity_bytes = capacity->first;
+  p.capacity_from = capacity->second;
+  p.needed_bytes = needed_of(oom, scan, p.capacity_bytes);
+  const workload::Workload& w = *ctx.workload;
+  estimate::TrainingConfig config = config_of(w, ctx);
+  // The memory model's breakdown does not depend on the card; without --gpu it is evaluated for a card of
+  // the log's capacity (no catalog card is named the log does not name).
+  catalog::Gpu card;
+  if (ctx.gpu) {
+    card = *ctx.gpu;
+  } else {
+    card.id = "log-capacity";
+    card.memory_gb = p.capacity_bytes / kGiB;
+  }
+  p.batch = ctx.batch ? ctx.batch : scan.batch_size;
+  if (p.batch) {
+    config.batch_per_gpu = *p.batch;
+    p.predicted_bytes = estimate::estimate_memory(w, config, card).total_bytes();
+    if (p.needed_bytes && *p.predicted_bytes > 0)
+      p.scale = std::max(1.0, *p.needed_bytes / *p.predicted_bytes);
+  }
+  p.largest_batch = largest_batch(w, config, card, p.scale, p.capacity_bytes);
+  if (p.batch && p.largest_batch >= 1 && *p.batch > p.largest_batch) {
+    // The fewest accumulation steps whose micro-batch fits, preferring an exact split of the batch.
+    const int batch = *p.batch;
+    const int steps = (batch + p.largest_batch - 1) / p.largest_batch;
+    p.accumulation_steps = steps;
+    p.micro_batch = (batch + steps - 1) / steps;
+    for (int s = steps; s <= 2 * steps; ++s) {
+      if (batch % s == 0 && batch / s <= p.largest_batch) {
+        p.accumulation_steps = s;
+        p.micro_batch = batch / s;
+        break;
+      }
     }
   }
-  if (!guess.gpu) return guess;
-  for (const auto& gpu : catalog.gpus()) {
-    if (&gpu != guess.gpu && gpu.memory_gb == guess.gpu->memory_gb) guess.same_memory.push_back(&gpu);
+  if (config.precision == catalog::Precision::fp32 || config.precision == catalog::Precision::tf32) {
+    const auto mixed = (!ctx.gpu || ctx.gpu->supports(catalog::Precision::bf16)) ? catalog::Precision::bf16
+                                                                                 : catalog::Precision::fp16;
+    if (!ctx.gpu || ctx.gpu->supports(mixed)) {
+      estimate::TrainingConfig m = config;
+      m.precision = mixed;
+      p.mixed_precision_batch = largest_batch(w, m, card, p.scale, p.capacity_bytes);
+    }
   }
-  return guess;
+  if (!config.checkpointing) {
+    estimate::TrainingConfig m = config;
+    m.checkpointing = true;
+    p.checkpointing_batch = largest_batch(w, m, card, p.scale, p.capacity_bytes);
+  }
+  return p;
 }
 
-std::vector<Finding> check_log(const LogScan& scan, const RunContext& context, const RuleTable& rules) {
+std::vector<Finding> check_log(const LogScan& scan, const RunContext& ctx, const RuleTable& rules) {
   std::vector<Finding> out;
-  // One finding per pattern seen: {count} and the evidence come from its matches.
-  auto add = [&](const char* id, const std::vector<LogLine>& matches, Args args = {}) {
+  std::vector<std::size_t> first_line;  // beside `out`: the line each finding starts at, for the order
+  const Thresholds& th = rules.thresholds();
+  auto push = [&](Finding f, std::size_t line) {
+    out.push_back(std::move(f));
+    first_line.push_back(line);
+  };
+  auto add = [&](const char* id, const Matches& matches, Args args = {}) {
     if (matches.empty()) return;
     args.emplace_back("count", std::to_string(matches.size()));
-    out.push_back(rules.make(id, Category::log, args, evidence_of(matches)));
+    push(rules.make(id, Category::log, args, evidence_of(matches)), matches.first_line());
   };
   auto wrapped = [](const std::optional<std::string>& detail, const char* before, const char* after) {
     return detail ? before + *detail + after : std::string();
   };
-  check_oom(scan, context, rules, out);
-  add("log-tf-oom", scan.tf_oom);
+
+  // cuDNN statuses that mean "could not start": out of memory in disguise when the log has an OOM.
+  const bool any_oom = scan.cuda_oom_count > 0 || scan.tf_oom_count > 0;
+  std::string cascade;
+  if (any_oom && !scan.init_failures.empty()) {
+    cascade = fmt::format(
+        "; then {} cuBLAS/cuDNN handle(s) could not be created (a consequence: no memory left "
+        "for them), {}",
+        scan.init_failures.size(), evidence_of(scan.init_failures));
+  }
+
+  // PyTorch CUDA OOM.
+  if (scan.cuda_oom_count > 0) {
+    // The last report with figures describes the state at the failure best; else the last one.
+    const OomReport* best = &scan.cuda_oom.back();
+    for (const auto& r : scan.cuda_oom) {
+      if (r.capacity_bytes) best = &r;
+    }
+    const std::string fix = oom_fix(*best, scan, ctx, rules, "log-cuda-oom");
+    push(rules.make("log-cuda-oom", Category::log,
+                    {{"count", std::to_string(scan.cuda_oom_count)}, {"summary", oom_summary(*best)}},
+                    evidence_of(scan.cuda_oom_lines) + cascade, fix),
+         scan.cuda_oom_lines.first_line());
+    cascade.clear();
+    if (best->unallocated_bytes && best->capacity_bytes) {
+      const double unallocated = *best->unallocated_bytes;
+      const bool large = unallocated >= th.fragmentation_fraction * *best->capacity_bytes ||
+                         (best->requested_bytes && unallocated >= *best->requested_bytes);
+      if (large && unallocated > 0) {
+        const std::string requested =
+            best->requested_bytes ? format_size(*best->requested_bytes) : "an allocation";
+        push(rules.make("log-oom-fragmentation", Category::log,
+                        {{"unallocated", format_size(unallocated)},
+                         {"requested", requested},
+                         {"capacity", format_size(*best->capacity_bytes)}}),
+             scan.cuda_oom_lines.first_line());
+      }
+    }
+  }
+
+  // TensorFlow OOM on a GPU. An OOM without a device beside host-memory OOMs is the same host failure.
+  bool tf_on_gpu = false;
+  for (const auto& r : scan.tf_oom)
+    tf_on_gpu = tf_on_gpu || r.gpu_index.has_value() || r.at.text.find("GPU") != std::string::npos;
+  if (scan.tf_oom_count > 0 && (tf_on_gpu || scan.host_oom.empty())) {
+    const OomReport* best = &scan.tf_oom.front();
+    for (const auto& r : scan.tf_oom) {
+      if (r.requested_bytes && !best->requested_bytes) best = &r;
+    }
+    std::string summary;
+    if (best->tensor_shape) {
+      summary = fmt::format(": a {} tensor ({}) did not fit", shape_text(*best->tensor_shape),
+                            format_size(best->requested_bytes.value_or(0)));
+    } else if (best->requested_bytes) {
+      summary = fmt::format(": {} could not be allocated", format_size(*best->requested_bytes));
+    }
+    if (best->gpu_index) summary += fmt::format(" on GPU {}", *best->gpu_index);
+    const std::string fix = oom_fix(*best, scan, ctx, rules, "log-tf-oom");
+    push(rules.make("log-tf-oom", Category::log,
+                    {{"count", std::to_string(scan.tf_oom_count)}, {"summary", summary}},
+                    evidence_of(scan.tf_oom_lines) + cascade, fix),
+         std::min(scan.tf_oom_lines.first_line(),
+                  cascade.empty() ? scan.tf_oom_lines.first_line() : scan.init_failures.first_line()));
+    cascade.clear();
+  }
+  if (!scan.host_oom.empty()) {
+    add("log-host-oom", scan.host_oom, {{"detail", wrapped(scan.host_oom_detail, ": ", "")}});
+  }
+
   add("log-non-finite", scan.non_finite, {{"what", text::join(scan.non_finite_kinds, " and ")}});
-  if (static_cast<int>(scan.overflow_skips.size()) >= rules.thresholds().overflow_skips) {
+  const LossScaleTrace& ls = scan.loss_scale;
+  const bool collapsed = ls.at_minimum || (ls.lowest && *ls.lowest <= th.loss_scale_floor);
+  if (collapsed) {
+    std::string evidence = fmt::format("line {}: {}", ls.lowest_at.line, ls.lowest_at.text);
+    if (ls.first_at.line && ls.first_at.line != ls.lowest_at.line) {
+      evidence = fmt::format("line {}: {}; … ", ls.first_at.line, ls.first_at.text) + evidence;
+    }
+    if (!scan.overflow_skips.empty())
+      evidence += fmt::format("; {} skipped steps", scan.overflow_skips.size());
+    push(rules.make("log-loss-scale-collapse", Category::log,
+                    {{"lowest", ls.lowest ? scale_text(*ls.lowest) : std::string("its minimum")},
+                     {"first", ls.first ? scale_text(*ls.first) : std::string("?")},
+                     {"reports", std::to_string(ls.reports)},
+                     {"floor", scale_text(th.loss_scale_floor)}},
+                    evidence),
+         ls.first_at.line ? ls.first_at.line : ls.lowest_at.line);
+  } else if (static_cast<int>(scan.overflow_skips.size()) >= th.overflow_skips) {
     add("log-overflow-skips", scan.overflow_skips);
   }
-  check_grad_norms(scan, rules, out);
+  check_grad_explosion(scan, rules, out, first_line);
+
   if (!scan.no_kernel.empty()) {
     std::string detail;
     std::string requirement =
@@ -221,19 +411,92 @@ std::vector<Finding> check_log(const LogScan& scan, const RunContext& context, c
     }
     add("log-no-kernel-image", scan.no_kernel, {{"detail", detail}, {"requirement", requirement}});
   }
-  add("log-nccl-timeout", scan.nccl_timeout, {{"detail", wrapped(scan.nccl_timeout_detail, " (", ")")}});
-  add("log-nccl-error", scan.nccl_error, {{"detail", wrapped(scan.nccl_error_detail, ": ", "")}});
-  add("log-dataloader-killed", scan.dataloader_killed, {{"detail", wrapped(scan.dataloader_detail, " (", ")")}});
-  const std::string first_status = scan.cudnn_statuses.empty() ? std::string() : scan.cudnn_statuses.front();
-  add("log-cudnn-error", scan.cudnn,
-      {{"status", scan.cudnn_statuses.empty() ? "(no status)" : text::join(scan.cudnn_statuses)},
-       {"advice", rules.cudnn_advice(first_status)}});
-  add("log-dataloader-workers-zero", scan.workers_zero);
-  if (out.empty()) {
-    out.push_back(rules.make("log-clean", Category::log, {{"lines", std::to_string(scan.lines)}},
-                             fmt::format("{} lines read", scan.lines)));
+
+  if (!scan.driver_old.empty()) {
+    // The fix from the driver <-> CUDA table: the minimum driver for the CUDA the framework needs.
+    // The CUDA runtime the log names is the failing run's; the installed framework's is this machine's.
+    const bool from_log = scan.runtime_cuda.has_value();
+    const std::optional<std::string> wanted = from_log ? scan.runtime_cuda : ctx.framework_cuda;
+    std::string fix;
+    const std::string older =
+        scan.driver_cuda
+            ? fmt::format(", or install a framework build for CUDA {} or older", *scan.driver_cuda)
+            : "";
+    const CudaDriverFact* fact = wanted ? rules.min_driver_for(*Version::parse(*wanted)) : nullptr;
+    if (fact) {
+      fix = fmt::format("Install NVIDIA driver {} or newer (the minimum for CUDA {}, which {}){}.",
+                        fact->linux_driver, fact->cuda.to_string(),
+                        from_log ? "the log names" : "the installed framework was built with", older);
+    } else {
+      std::vector<std::string> per_major;
+      const int driver_major = scan.driver_cuda ? Version::parse(*scan.driver_cuda)->major() : 0;
+      for (int major = driver_major + 1; major <= 13; ++major) {
+        if (const MinorCompatFact* c = rules.minor_compat(major)) {
+          per_major.push_back(
+              fmt::format("CUDA {}.x builds need driver {} or newer", major, c->linux_driver));
+        }
+      }
+      fix = fmt::format(
+          "Install the driver for the CUDA your framework was built with (python -c \"import torch; "
+          "print(torch.version.cuda)\", or run gpusage doctor on that machine){}{}{}.",
+          per_major.empty() ? "" : ": ", text::join(per_major, "; "), older);
+    }
+    Args args{{"count", std::to_string(scan.driver_old.size())},
+              {"detail", wrapped(scan.driver_cuda, " (the driver supports CUDA up to ", ")")}};
+    push(rules.make("log-driver-too-old", Category::log, args, evidence_of(scan.driver_old), fix),
+         scan.driver_old.first_line());
   }
-  return out;
+
+  // NCCL: when another error came first, the NCCL errors are the other ranks noticing that one died.
+  std::size_t nccl_first = 0;
+  for (const Matches* m : {&scan.nccl_timeout, &scan.nccl_error}) {
+    if (!m->empty()) nccl_first = nccl_first ? std::min(nccl_first, m->first_line()) : m->first_line();
+  }
+  std::optional<std::size_t> cause;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (out[i].severity != Severity::error) continue;
+    if (first_line[i] < nccl_first && (!cause || first_line[i] < first_line[*cause])) cause = i;
+  }
+  if (nccl_first && cause) {
+    std::size_t count = scan.nccl_timeout.size() + scan.nccl_error.size();
+    const Matches& first = (!scan.nccl_timeout.empty() && scan.nccl_timeout.first_line() == nccl_first)
+                               ? scan.nccl_timeout
+                               : scan.nccl_error;
+    out[*cause].evidence += fmt::format(
+        "; then {} NCCL error/timeout line(s) as the other ranks waited for this one "
+        "(a consequence, not a second problem), {}",
+        count, evidence_of(first));
+  } else {
+    add("log-nccl-timeout", scan.nccl_timeout, {{"detail", wrapped(scan.nccl_timeout_detail, " (", ")")}});
+    add("log-nccl-error", scan.nccl_error, {{"detail", wrapped(scan.nccl_error_detail, ": ", "")}});
+  }
+
+  add("log-dataloader-killed", scan.dataloader_killed,
+      {{"detail", wrapped(scan.dataloader_detail, " (", ")")}});
+  // cuDNN errors that only say a handle could not start are part of an OOM when the log has one.
+  bool cudnn_is_cascade = any_oom;
+  for (const auto& s : scan.cudnn_statuses) cudnn_is_cascade = cudnn_is_cascade && is_init_status(s);
+  if (!cudnn_is_cascade) {
+    const std::string first_status =
+        scan.cudnn_statuses.empty() ? std::string() : scan.cudnn_statuses.front();
+    add("log-cudnn-error", scan.cudnn,
+        {{"status", scan.cudnn_statuses.empty() ? "(no status)" : text::join(scan.cudnn_statuses)},
+         {"advice", rules.cudnn_advice(first_status)}});
+  }
+  add("log-dataloader-workers-zero", scan.workers_zero);
+
+  // In the order they happened.
+  std::vector<std::size_t> order(out.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return first_line[a] < first_line[b]; });
+  std::vector<Finding> sorted;
+  for (std::size_t i : order) sorted.push_back(std::move(out[i]));
+  if (sorted.empty()) {
+    sorted.push_back(rules.make("log-clean", Category::log, {{"lines", std::to_string(scan.lines)}},
+                                fmt::format("{} lines read", scan.lines)));
+  }
+  return sorted;
 }
 
 }  // namespace gpusage::diagnose

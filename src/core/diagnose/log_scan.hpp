@@ -1,12 +1,26 @@
 // Reading a training log: the failure patterns `gpusage doctor --log` recognises, with the figures they
-// carry (line numbers, sizes, statuses). Pure: text in, matches out; log_rules.hpp turns them into findings.
+// carry (line numbers, sizes, statuses, versions). Pure: text in, matches out; log_rules.hpp turns them into
+// findings.
+//
+// The scanner streams: feed it lines (or chunks of any size) as they come and read scan() whenever you like,
+// so a 2 GB log or a live run's output is read in bounded memory. Every pattern keeps its count and its first
+// few lines, never all of them.
+//
+//   LogScanner scanner;                      // or LogScanner(rules.thresholds())
+//   scanner.feed_line("RuntimeError: CUDA out of memory. ...");
+//   scanner.feed_text(chunk);                // chunks split anywhere; a partial last line waits for the next
+//   scanner.finish();                        // end of input: flushes a partial line and a pending message
+//   std::vector<Finding> f = check_log(scanner.scan(), context);   // log_rules.hpp
 #pragma once
 
 #include <cstddef>
+#include <deque>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "core/diagnose/rules.hpp"
 
 namespace gpusage::diagnose {
 
@@ -15,20 +29,42 @@ struct LogLine {
   std::string text;      // the line, trimmed (and shortened when very long)
 };
 
-// One CUDA out-of-memory error. Sizes in bytes, as PyTorch's caching allocator printed them.
+// The lines of one pattern: how many matched, and the first few of them (kKept) for the evidence.
+class Matches {
+ public:
+  static constexpr std::size_t kKept = 6;
+  void add(std::size_t line, std::string_view text);
+  std::size_t size() const { return count_; }
+  bool empty() const { return count_ == 0; }
+  const LogLine& front() const { return kept_.front(); }
+  const LogLine& operator[](std::size_t i) const { return kept_[i]; }
+  const std::vector<LogLine>& kept() const { return kept_; }
+  std::size_t first_line() const { return kept_.empty() ? 0 : kept_.front().line; }
+
+ private:
+  std::size_t count_ = 0;
+  std::vector<LogLine> kept_;
+};
+
+// One out-of-memory report (PyTorch's caching allocator, or TensorFlow's). Sizes in bytes, as the log printed
+// them: these are measurements of the failing run.
 struct OomReport {
   LogLine at;
   // "pytorch-2" ("Tried to allocate X. GPU 0 has a total capacity of …"), "pytorch-1" ("(GPU 0; X total
-  // capacity; …)"), "cuda" (a bare "CUDA error: out of memory" from outside the caching allocator).
+  // capacity; …)"), "pytorch-0" (THCudaCheck "error=2 : out of memory"), "pytorch" (a request without
+  // figures), "cuda" (a bare "CUDA error: out of memory"), "tensorflow" (ResourceExhaustedError, BFC).
   std::string wording;
   std::optional<int> gpu_index;
   std::optional<double> requested_bytes;
   std::optional<double> capacity_bytes;
   std::optional<double> free_bytes;
-  std::optional<double> allocated_bytes;    // allocated by PyTorch (tensors)
-  std::optional<double> reserved_bytes;     // 1.x: reserved in total by PyTorch
-  std::optional<double> unallocated_bytes;  // reserved by PyTorch but unallocated (2.x; 1.x: reserved - allocated)
-  std::optional<double> process_bytes;      // 2.x: this process, non-PyTorch memory included
+  std::optional<double> allocated_bytes;  // allocated by PyTorch (tensors)
+  std::optional<double> reserved_bytes;   // 1.x: reserved in total by PyTorch ("cached" in 1.0)
+  std::optional<double>
+      unallocated_bytes;  // reserved by PyTorch but unallocated (2.x; 1.x: reserved - allocated)
+  std::optional<double> process_bytes;  // 2.x: this process, non-PyTorch memory included
+  std::optional<std::vector<long long>>
+      tensor_shape;  // TensorFlow: "OOM when allocating tensor with shape[…]"
 };
 
 struct GradNorm {
@@ -36,33 +72,105 @@ struct GradNorm {
   double value = 0;
 };
 
+// A gradient norm far above the median of the norms before it (found while streaming).
+struct GradExplosion {
+  GradNorm at;
+  double median = 0;
+  std::size_t history = 0;  // norms before it that the median was taken over
+};
+
+// Dynamic loss scaling (apex, fairseq, DeepSpeed, PyTorch GradScaler logs): every scale the log names.
+struct LossScaleTrace {
+  std::size_t reports = 0;       // lines that named a scale
+  std::optional<double> first;   // the first scale named
+  std::optional<double> lowest;  // the lowest scale named
+  std::size_t lowest_line = 0;
+  LogLine first_at;  // the first line that named a scale
+  LogLine lowest_at;
+  bool at_minimum = false;  // "Minimum loss scale reached", "already at minimum"
+};
+
 struct LogScan {
   std::size_t lines = 0;
-  std::vector<OomReport> cuda_oom;
-  std::vector<LogLine> tf_oom;
-  std::vector<LogLine> non_finite;
+  std::vector<OomReport> cuda_oom;  // the first kKept reports and the last one
+  std::size_t cuda_oom_count = 0;
+  Matches cuda_oom_lines;
+  std::vector<OomReport> tf_oom;  // likewise (TensorFlow on a GPU or an unnamed device)
+  std::size_t tf_oom_count = 0;
+  Matches tf_oom_lines;
+  std::optional<double> tf_capacity_bytes;  // "Created TensorFlow device (… with N MB memory)", BFC "Limit:"
+  std::optional<double> tf_in_use_bytes;    // BFC "InUse:" at the failure
+  Matches host_oom;                         // host RAM: TensorFlow's cpu allocator, CPU allocator, OOM killer
+  std::optional<std::string> host_oom_detail;
+  Matches init_failures;  // cuBLAS/cuDNN handles that could not be created
+  Matches non_finite;
   std::vector<std::string> non_finite_kinds;  // "loss", "gradients", "tensor values" (first-seen order)
-  std::vector<LogLine> overflow_skips;
-  std::vector<GradNorm> grad_norms;
-  std::vector<LogLine> no_kernel;
+  Matches overflow_skips;
+  LossScaleTrace loss_scale;
+  std::vector<GradNorm> grad_norms;  // the first kKept norms (for tests and evidence)
+  std::size_t grad_norm_count = 0;
+  std::optional<GradExplosion> grad_explosion;
+  Matches no_kernel;
   std::optional<std::string> unsupported_gpu;   // "NVIDIA GeForce RTX 5090" from PyTorch's capability warning
   std::optional<std::string> unsupported_arch;  // "sm_120"
   std::optional<std::string> supported_archs;   // "sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90"
-  std::vector<LogLine> nccl_timeout;
+  Matches driver_old;
+  std::optional<std::string> driver_cuda;   // the CUDA version the driver supports ("11.4" from found 11040)
+  std::optional<std::string> runtime_cuda;  // the CUDA runtime the log names ("12.1" from +cu121, libcudart)
+  Matches nccl_timeout;
   std::optional<std::string> nccl_timeout_detail;  // "ALLREDUCE, timeout 600000 ms"
-  std::vector<LogLine> nccl_error;
+  Matches nccl_error;
   std::optional<std::string> nccl_error_detail;  // "ncclSystemError: unhandled system error"
-  std::vector<LogLine> dataloader_killed;
-  std::optional<std::string> dataloader_detail;  // "Bus error", "shared memory"
-  std::vector<LogLine> cudnn;
+  Matches dataloader_killed;
+  std::optional<std::string> dataloader_detail;  // "Bus error", "shared memory", "exited unexpectedly"
+  Matches cudnn;
   std::vector<std::string> cudnn_statuses;  // "CUDNN_STATUS_NOT_SUPPORTED", first-seen order
-  std::vector<LogLine> workers_zero;
+  Matches workers_zero;
   std::optional<int> batch_size;  // the first "batch_size=N" the log prints
 };
 
+class LogScanner {
+ public:
+  LogScanner() : LogScanner(RuleTable::builtin().thresholds()) {}
+  explicit LogScanner(const Thresholds& thresholds);
+
+  // One line, without its newline (a trailing '\r' is ignored).
+  void feed_line(std::string_view line);
+  // Any chunk of the text; lines may be split across chunks.
+  void feed_text(std::string_view chunk);
+  // End of input: scans a last line without a newline and completes a message still being joined.
+  void finish();
+  // What has been seen so far (complete after finish()).
+  const LogScan& scan() const { return scan_; }
+
+ private:
+  void scan_line(std::string_view line);
+  void complete_pending_oom();
+  void add_oom(std::vector<OomReport>& list, std::size_t& count, OomReport report);
+  void add_norm(std::size_t line, double value);
+
+  Thresholds thresholds_;
+  LogScan scan_;
+  std::string partial_;  // feed_text: the unfinished last line
+  std::string lower_;    // the current line in lower case
+  std::optional<OomReport> pending_oom_;
+  std::string pending_message_;
+  int pending_lines_ = 0;
+  bool nccl_text_seen_ = false;
+  bool loss_table_ = false;         // a header line naming a loss column was seen
+  std::deque<double> norm_window_;  // the last norms, for the explosion median
+};
+
+// The whole text at once (tests, small logs).
 LogScan scan_log(std::string_view text);
 
-// "1.50 GiB" -> 1610612736 (PyTorch's format_size: bytes, KiB, MiB, GiB; binary units).
+// Streams a file through a LogScanner in fixed-size chunks. Throws InputError naming the path when it
+// cannot be read.
+LogScan scan_log_file(const std::string& path,
+                      const Thresholds& thresholds = RuleTable::builtin().thresholds());
+
+// "1.50 GiB" -> 1610612736 (PyTorch's format_size: bytes, KiB, MiB, GiB; binary units). TensorFlow's "32.00M"
+// and "1.5G" too.
 std::optional<double> parse_size_bytes(std::string_view text);
 
 // The figures of one out-of-memory message (either PyTorch wording; one line or joined lines).

@@ -209,6 +209,7 @@ RuleTable RuleTable::parse(std::string_view toml_text, const std::string& origin
     th.fragmentation_fraction = (*t)["fragmentation_fraction"].value_or(th.fragmentation_fraction);
     th.overflow_skips = static_cast<int>((*t)["overflow_skips"].value_or<std::int64_t>(th.overflow_skips));
     th.python_timeout_s = (*t)["python_timeout_s"].value_or(th.python_timeout_s);
+    th.loss_scale_floor = (*t)["loss_scale_floor"].value_or(th.loss_scale_floor);
   }
   if (auto* list = root["rule"].as_array()) {
     for (std::size_t i = 0; i < list->size(); ++i) {

@@ -68,6 +68,7 @@ struct Thresholds {
   int grad_norm_min_history = 5;
   double fragmentation_fraction = 0.1;
   int overflow_skips = 20;
+  double loss_scale_floor = 8;
   double python_timeout_s = 2;
 };
 

@@ -294,8 +294,13 @@ TEST(RuleCoverage, EveryRuleInTheTableFiresSomewhere) {
 
   for (const char* log : {"oom_pytorch1.log", "oom_pytorch2.log", "nan_loss.log", "grad_explosion.log",
                           "no_kernel_image.log", "nccl_timeout.log", "nccl_error.log", "dataloader_shm.log",
-                          "cudnn_error.log", "tf_oom.log", "workers_zero.log", "fp16_overflow.log", "clean.log"}) {
+                          "cudnn_error.log", "tf_oom.log", "workers_zero.log", "fp16_overflow.log", "overflow_skips.log",
+                          "clean.log"}) {
     note(check_log(scan_log(read_log_file(std::string(GPUSAGE_SOURCE_DIR) + "/tests/fixtures/doctor/logs/" + log)),
+                   RunContext{}));
+  }
+  for (const char* log : {"driver-pt-found-6050.log", "hostoom-loader-killed-softgroup.log"}) {
+    note(check_log(scan_log(read_log_file(std::string(GPUSAGE_SOURCE_DIR) + "/tests/fixtures/doctor/real/" + log)),
                    RunContext{}));
   }
   for (const auto& rule : RuleTable::builtin().rules()) EXPECT_EQ(fired.count(rule.id), 1u) << rule.id;
