@@ -56,7 +56,7 @@ void add_run_command(CLI::App& app) {
       ->add_option("--precision", state->precision,
                    "fp32 | tf32 | fp16 | bf16 | fp8 of the run (default fp32)")
       ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16", "fp8"}));
-  command->add_option("--gpu", state->gpu, "GPU of the run, for the OOM fix (default: guessed from the OOM)");
+  command->add_option("--gpu", state->gpu, "GPU of the run, for the OOM fix (default: the capacity the OOM message reports)");
   command->add_option("command", state->request.command, "The program and its arguments, after --")
       ->required();
   command->callback([state] {
@@ -65,7 +65,6 @@ void add_run_command(CLI::App& app) {
     std::optional<workload::Workload> workload;
     if (!state->model.empty()) workload = workload::build(state->model);
     const catalog::Catalog& catalog = catalog::Catalog::active();
-    request.context.catalog = &catalog;
     if (!state->gpu.empty()) request.context.gpu = &catalog.resolve(state->gpu);
     request.context.workload = workload ? &*workload : nullptr;
     request.context.batch = state->batch;
