@@ -51,6 +51,7 @@ nlohmann::json constants_json(const estimate::ModelConstants& k) {
           {"kernel_fixed_s", k.kernel_fixed_s},
           {"host_dispatch_s", k.host_dispatch_s},
           {"depthwise_conv_relative_efficiency", k.depthwise_conv_relative_efficiency},
+          {"geforce_acc16_share", k.geforce_acc16_share},
           {"architecture_compute_factor", k.architecture_compute_factor}};
 }
 

@@ -149,15 +149,109 @@ TEST(GuideE2E, PrintsSpecsAndEstimateAndWritesTheChart) {
   std::filesystem::remove(chart);
 }
 
-TEST(ValidateE2E, PublishedDataMeetsTheAccuracyTargetOnHeldOutRows) {
-  auto r = run_cli("validate " + std::string(GPUSAGE_SOURCE_DIR) + "/data/validation/published.csv --format json");
+// The honest figure: every published run predicted by constants fitted without its GPU. The bounds are
+// the figures measured when the model and data last changed (docs/MODEL.md), so a change that makes
+// out-of-sample accuracy worse fails here; the targets (median 10%, p90 25%) are not reached yet.
+TEST(ValidateE2E, LeaveOneGpuOutAccuracyOnThePublishedRecord) {
+  const std::string intervals = std::string(GPUSAGE_BINARY_DIR) + "/e2e-intervals.json";
+  auto r = run_cli("validate " + std::string(GPUSAGE_SOURCE_DIR) +
+                   "/data/validation/published.csv --cv gpu --format json --intervals-out " + intervals);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto doc = nlohmann::json::parse(r.out);
-  const auto& holdout = doc["summary"]["holdout_throughput"];
-  EXPECT_GE(holdout["rows"].get<int>(), 30);
-  // The target: median absolute throughput error at most 15% on rows not used for calibration.
-  EXPECT_LE(holdout["median_abs_error"].get<double>(), 0.15);
-  for (const auto& row : doc["rows"]) EXPECT_TRUE(row["skipped"].is_null()) << row.dump();
+  EXPECT_EQ(doc["cv"], "gpu");
+  EXPECT_GE(doc["groups"].get<int>(), 25);
+  const auto& single = doc["summary"]["single_gpu_throughput"];
+  EXPECT_GE(single["rows"].get<int>(), 900);
+  EXPECT_LE(single["median_abs_error"].get<double>(), 0.13);
+  EXPECT_LE(single["p90_abs_error"].get<double>(), 0.41);
+  const auto& multi = doc["summary"]["multi_gpu_throughput"];
+  EXPECT_GE(multi["rows"].get<int>(), 1000);
+  EXPECT_LE(multi["median_abs_error"].get<double>(), 0.20);
+  EXPECT_GE(doc["summary"]["peak_memory"]["rows"].get<int>(), 400);
+  EXPECT_GE(doc["summary"]["max_batch"]["rows"].get<int>(), 70);
+  // Every row names a zoo model, and a row is skipped only for a GPU the catalog lacks.
+  for (const auto& row : doc["rows"]) {
+    if (row["skipped"].is_null()) continue;
+    EXPECT_NE(row["skipped"].get<std::string>().find("GPU"), std::string::npos) << row.dump();
+  }
+  // The interval table plan ships is the one this cross-validation produces (not stale).
+  auto fresh = nlohmann::json::parse(read_text(intervals));
+  auto shipped = nlohmann::json::parse(read_text(std::string(GPUSAGE_SOURCE_DIR) + "/data/validation/intervals.json"));
+  ASSERT_EQ(fresh["cells"].size(), shipped["cells"].size());
+  for (std::size_t i = 0; i < fresh["cells"].size(); ++i) {
+    EXPECT_EQ(fresh["cells"][i]["rows"], shipped["cells"][i]["rows"]) << i;
+    EXPECT_NEAR(fresh["cells"][i]["ratio_p90"].get<double>(), shipped["cells"][i]["ratio_p90"].get<double>(), 1e-9);
+    EXPECT_NEAR(fresh["cells"][i]["ratio_p10"].get<double>(), shipped["cells"][i]["ratio_p10"].get<double>(), 1e-9);
+  }
+  std::filesystem::remove(intervals);
+}
+
+// --fit stays physical: efficiencies in (0, 1], architecture factors in [0.5, 2] and never lifting a
+// GEMM efficiency above 1; it prints which constants moved.
+TEST(ValidateE2E, FittedConstantsStayInsideTheirPhysicalBounds) {
+  auto r = run_cli("validate " + std::string(GPUSAGE_SOURCE_DIR) + "/data/validation/published.csv --fit --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  const auto& k = doc["constants"];
+  double top = 0;
+  for (const char* name : {"conv_tensor_efficiency", "matmul_tensor_efficiency", "conv_fp32_efficiency",
+                           "matmul_fp32_efficiency", "tf32_relative_efficiency", "attention_relative_efficiency",
+                           "memory_efficiency", "depthwise_conv_relative_efficiency", "geforce_acc16_share"}) {
+    const double v = k[name].get<double>();
+    EXPECT_GE(v, 0.0) << name;
+    EXPECT_LE(v, 1.0) << name;
+    if (std::string(name).find("_relative") == std::string::npos && std::string(name) != "memory_efficiency" &&
+        std::string(name) != "geforce_acc16_share") {
+      EXPECT_GT(v, 0.0) << name;
+      top = std::max(top, v);
+    }
+  }
+  for (const auto& [cc, factor] : k["architecture_compute_factor"].items()) {
+    EXPECT_GE(factor.get<double>(), 0.5) << cc;
+    EXPECT_LE(factor.get<double>(), 2.0) << cc;
+    EXPECT_LE(factor.get<double>() * top, 1.0 + 1e-9) << cc;
+  }
+  EXPECT_TRUE(doc["changes"].is_array());
+}
+
+TEST(ValidateE2E, MaxBatchBracketsAndLegacyRowsAreTheirOwnGroups) {
+  const std::string csv = std::string(GPUSAGE_BINARY_DIR) + "/e2e-validate-bracket.csv";
+  std::ofstream(csv) << "model,gpu,precision,batch_per_gpu,metric,value,fails_at,software_date\n"
+                        "resnet50,rtx4090,fp16,1,max_batch,1,100000,2024-04\n"
+                        "resnet50,rtx4090,fp16,64,train_throughput,1000,,2019-07\n";
+  auto r = run_cli("validate " + csv + " --format json");
+  std::remove(csv.c_str());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["summary"]["max_batch"]["rows"], 1);
+  EXPECT_EQ(doc["summary"]["max_batch"]["in_bracket"], 1);  // plan's max batch lies in [1, 100000)
+  EXPECT_EQ(doc["summary"]["legacy_throughput"]["rows"], 1);
+  EXPECT_EQ(doc["summary"]["single_gpu_throughput"]["rows"], 0);
+  EXPECT_TRUE(doc["rows"][1]["legacy"].get<bool>());
+}
+
+TEST(ValidateE2E, ABracketWhoseFailureIsNotAboveTheRunIsAnInputError) {
+  const std::string csv = std::string(GPUSAGE_BINARY_DIR) + "/e2e-validate-badbracket.csv";
+  std::ofstream(csv) << "model,gpu,precision,batch_per_gpu,metric,value,fails_at\nresnet50,rtx4090,fp16,64,max_batch,64,32\n";
+  auto r = run_cli("validate " + csv);
+  std::remove(csv.c_str());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("fails_at 32 is not above the batch that ran (64)"), std::string::npos) << r.err;
+}
+
+TEST(PlanE2E, EveryPredictionCarriesItsRangeAndSaysWhenItLeavesTheValidatedRegion) {
+  auto r = run_cli("plan resnet50 --gpu rtx4090 --batch 64 --precision fp16 --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto row = nlohmann::json::parse(r.out)["results"][0];
+  EXPECT_LT(row["throughput_low"].get<double>(), row["throughput"].get<double>());
+  EXPECT_GT(row["throughput_high"].get<double>(), row["throughput"].get<double>());
+  EXPECT_NE(row["interval"]["basis"].get<std::string>().find("held-out runs"), std::string::npos);
+  // No published single-GPU run trained at fp8: plan says so.
+  auto fp8 = run_cli("plan llama3-8b --gpu h100-sxm5-80gb --batch 1 --precision fp8 --checkpointing");
+  ASSERT_EQ(fp8.exit_code, 0) << fp8.err;
+  EXPECT_NE(fp8.out.find("Outside the validated region"), std::string::npos) << fp8.out;
+  EXPECT_NE(fp8.out.find("no validation run at fp8"), std::string::npos) << fp8.out;
+  EXPECT_NE(fp8.out.find("80% range"), std::string::npos) << fp8.out;
 }
 
 TEST(ValidateE2E, ErrorsAreComputedPerRow) {

@@ -522,8 +522,7 @@ std::vector<std::string> describe_changes(const ModelConstants& before, const Mo
   compare("depthwise_conv_relative_efficiency", before.depthwise_conv_relative_efficiency,
           after.depthwise_conv_relative_efficiency);
   compare("kernel_fixed_s", before.kernel_fixed_s, after.kernel_fixed_s);
-  compare("geforce_acc16_share", before.geforce_acc16_share == 0 ? 1e-9 : before.geforce_acc16_share,
-          after.geforce_acc16_share);
+  compare("geforce_acc16_share", before.geforce_acc16_share, after.geforce_acc16_share);
   compare("host_dispatch_s", before.host_dispatch_s, after.host_dispatch_s);
   for (const auto& [cc, factor] : after.architecture_compute_factor) {
     auto it = before.architecture_compute_factor.find(cc);

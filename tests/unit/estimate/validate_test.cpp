@@ -1,0 +1,151 @@
+// Validation's parser, grouping and the intervals plan takes from it.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "core/common/error.hpp"
+#include "core/estimate/uncertainty.hpp"
+#include "core/estimate/validate.hpp"
+
+namespace gpusage::estimate {
+namespace {
+
+using ::testing::HasSubstr;
+
+const char* kHeader =
+    "model,gpu,precision,batch_per_gpu,num_gpus,resolution,seq_len,metric,value,framework,software_date,source,notes,"
+    "attention,parallel,task,layout,data,fails_at,amp\n";
+
+TEST(ParseMeasurements, ReadsEveryColumnOfThePublishedFormat) {
+  const auto rows = parse_measurements(
+      std::string(kHeader) +
+          "bert-large,a100-sxm4-80gb,fp16,32,8,,384,train_throughput,120.5,PyTorch 22.09 NGC,2022-09,"
+          "https://github.com/lambdal/deeplearning-benchmark/blob/abc/pytorch/x.csv#L3,\"a, b\",eager,ddp,squad,,synthetic,,o2\n"
+          "vit_b_16,rtx3090,fp16,192,1,224,,max_batch,192,PyTorch 1.12,2022-06,https://x.org/y,,,,,nhwc,,256,\n",
+      "t.csv");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].num_gpus, 8);
+  EXPECT_EQ(rows[0].seq_len, 384);
+  EXPECT_EQ(rows[0].flash_attention, false);
+  EXPECT_EQ(rows[0].task, "squad");
+  EXPECT_TRUE(rows[0].pure_16bit);
+  EXPECT_FALSE(rows[0].legacy());
+  EXPECT_EQ(rows[1].metric, Metric::max_batch);
+  EXPECT_EQ(rows[1].fails_at, 256);
+  EXPECT_EQ(rows[1].channels_last, true);
+  EXPECT_FALSE(rows[1].flash_attention.has_value());
+}
+
+TEST(ParseMeasurements, SoftwareBefore2021IsLegacy) {
+  const auto rows = parse_measurements(std::string(kHeader) +
+                                           "resnet50,v100-sxm2-16gb,fp16,256,1,224,,train_throughput,1200,MXNet 19.07,"
+                                           "2019-07,https://x,,,,,,,,\n",
+                                       "t.csv");
+  EXPECT_TRUE(rows[0].legacy());
+}
+
+TEST(ParseMeasurements, BadValuesNameTheLineAndTheColumn) {
+  auto error_of = [](const std::string& row) {
+    try {
+      parse_measurements(std::string(kHeader) + row, "t.csv");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_THAT(error_of("resnet50,rtx4090,fp16,64,1,224,,train_throughput,1000,,2024/04,,,,,,,,,\n"),
+              HasSubstr("t.csv:2: software_date '2024/04' is not YYYY-MM"));
+  EXPECT_THAT(error_of("resnet50,rtx4090,fp16,64,1,224,,max_batch,64,,,,,,,,,,32,\n"),
+              HasSubstr("t.csv:2: fails_at 32 is not above the batch that ran (64)"));
+  EXPECT_THAT(error_of("resnet50,rtx4090,fp16,64,1,224,,speed,64,,,,,,,,,,,\n"),
+              HasSubstr("t.csv:2: metric 'speed' is not one of train_throughput, peak_memory, max_batch"));
+  EXPECT_THAT(error_of("resnet50,rtx4090,fp16,6.5,1,224,,train_throughput,64,,,,,,,,,,,\n"),
+              HasSubstr("'batch_per_gpu' = '6.5' is not a whole number"));
+  EXPECT_THAT(error_of("resnet50,rtx4090,fp16,64,1,224,,train_throughput,64,,,,,,,,,,,o3\n"),
+              HasSubstr("amp 'o3' is not one of autocast, o2"));
+}
+
+TEST(CvGroups, ASourceIsItsRepositoryOrItsSite) {
+  Measurement m;
+  m.source = "https://github.com/lambdal/deeplearning-benchmark/blob/0551cb7/pytorch/a.csv#L3";
+  EXPECT_EQ(cv_group_of(m, CvGroup::source), "github.com/lambdal/deeplearning-benchmark");
+  m.source = "https://www.example.com/blog/post#table";
+  EXPECT_EQ(cv_group_of(m, CvGroup::source), "example.com");
+  m.gpu = "rtx3090";
+  m.model = "vit_b_16";
+  EXPECT_EQ(cv_group_of(m, CvGroup::gpu), "rtx3090");
+  EXPECT_EQ(cv_group_of(m, CvGroup::model), "vit_b_16");
+}
+
+TEST(ModelFamily, IsTheIdsLeadingWord) {
+  EXPECT_EQ(model_family("resnet50"), "resnet");
+  EXPECT_EQ(model_family("bert-large"), "bert");
+  EXPECT_EQ(model_family("vit_b_16"), "vit");
+  EXPECT_EQ(model_family("gpt2-xl"), "gpt2");
+  EXPECT_EQ(model_family("llama3-8b"), "llama");
+}
+
+TEST(Summarize, GivesAbsoluteSignedAndRatioQuantiles) {
+  const ErrorSummary s = summarize({-0.2, -0.1, 0.0, 0.1, 0.3});
+  EXPECT_EQ(s.count, 5);
+  EXPECT_DOUBLE_EQ(s.median_abs_error, 0.1);
+  EXPECT_DOUBLE_EQ(s.median_error, 0.0);
+  EXPECT_NEAR(s.ratio_p10, 0.84, 1e-12);  // 1 + quantile(-0.2, -0.1, 0, 0.1, 0.3; 0.1)
+  EXPECT_NEAR(s.ratio_p90, 1.22, 1e-12);
+}
+
+IntervalTable toy_table() {
+  IntervalTable t;
+  t.method = "leave-one-gpu-out";
+  t.cells = {{"resnet", "fp16", "Ampere", 10, 0.8, 1.25, 0.1},
+             {"resnet", "fp16", "Hopper", 3, 0.5, 2.0, 0.4},
+             {"resnet", "fp16", "*", 13, 0.9, 1.1, 0.1},
+             {"resnet", "*", "*", 13, 0.9, 1.1, 0.1},
+             {"*", "fp16", "*", 13, 0.9, 1.1, 0.1},
+             {"*", "*", "*", 13, 0.9, 1.1, 0.1}};
+  t.multi_gpu = {"*", "*", "*", 6, 0.5, 1.0, 0.2};
+  t.max_validated_gpus = 8;
+  return t;
+}
+
+TEST(ThroughputInterval, TakesTheCellsSpreadWhenItHasEnoughRows) {
+  const Interval i = throughput_interval(toy_table(), 1000, "resnet", "fp16", "Ampere", 1);
+  EXPECT_DOUBLE_EQ(i.low, 800);    // 1000 / 1.25
+  EXPECT_DOUBLE_EQ(i.high, 1250);  // 1000 / 0.8
+  EXPECT_THAT(i.basis, HasSubstr("resnet · fp16 · Ampere: 10 held-out runs"));
+  EXPECT_TRUE(i.warnings.empty());
+}
+
+TEST(ThroughputInterval, FallsBackToACoarserLevelBelowFiveRows) {
+  const Interval i = throughput_interval(toy_table(), 1000, "resnet", "fp16", "Hopper", 1);
+  EXPECT_NEAR(i.low, 1000 / 1.1, 1e-9);
+  EXPECT_THAT(i.basis, HasSubstr("resnet · fp16 · any GPU"));
+}
+
+TEST(ThroughputInterval, WarnsOutsideTheValidatedRegion) {
+  const Interval i = throughput_interval(toy_table(), 100, "llama", "fp8", "Blackwell", 16);
+  EXPECT_THAT(i.basis, HasSubstr("data-parallel runs"));
+  ASSERT_EQ(i.warnings.size(), 4u);
+  EXPECT_THAT(i.warnings[0], HasSubstr("no validation run on a Blackwell GPU"));
+  EXPECT_THAT(i.warnings[1], HasSubstr("no validation run at fp8"));
+  EXPECT_THAT(i.warnings[2], HasSubstr("no validation run of a llama model"));
+  EXPECT_THAT(i.warnings[3], HasSubstr("no validation run with 16 GPUs (the most is 8)"));
+}
+
+TEST(IntervalTable, RoundTripsThroughItsJson) {
+  const IntervalTable t = toy_table();
+  const IntervalTable back = parse_interval_table(interval_table_json(t, "published.csv"), "x.json");
+  ASSERT_EQ(back.cells.size(), t.cells.size());
+  EXPECT_EQ(back.cells[1].architecture, "Hopper");
+  EXPECT_DOUBLE_EQ(back.cells[1].ratio_p90, 2.0);
+  EXPECT_EQ(back.multi_gpu.rows, 6);
+  EXPECT_THROW(parse_interval_table("{}", "x.json"), InputError);
+}
+
+TEST(IntervalTable, TheBuiltInTableComesFromCrossValidation) {
+  const IntervalTable& t = builtin_interval_table();
+  EXPECT_EQ(t.method, "leave-one-gpu-out");
+  EXPECT_GT(t.cells.size(), 20u);
+}
+
+}  // namespace
+}  // namespace gpusage::estimate
