@@ -249,10 +249,20 @@ std::string plan_table(const PlanResults& results, int width) {
     for (const auto& line : predictions.front().advice) out += "  - " + line + "\n";
   }
   // Where the 80% ranges come from, and requests outside what published runs cover (once each).
-  std::vector<std::string> bases, warnings;
+  std::vector<std::pair<std::string, std::vector<std::string>>> bases;  // range text -> the cards it applies to
+  std::vector<std::string> warnings;
   for (const auto& p : predictions) {
-    const std::string basis = p.gpu->name + ": " + p.interval_basis;
-    if (std::find(bases.begin(), bases.end(), basis) == bases.end()) bases.push_back(basis);
+    // The range is a fixed proportion of the prediction for a card (its cell's spread), at every batch.
+    const std::string basis =
+        p.throughput > 0 && p.throughput_high > p.throughput_low
+            ? fmt::format("{:+.0f}% to {:+.0f}% of the prediction ({})", (p.throughput_low / p.throughput - 1) * 100,
+                          (p.throughput_high / p.throughput - 1) * 100, p.interval_basis)
+            : p.interval_basis;
+    auto it = std::find_if(bases.begin(), bases.end(), [&](const auto& b) { return b.first == basis; });
+    if (it == bases.end()) it = bases.insert(bases.end(), {basis, {}});
+    if (std::find(it->second.begin(), it->second.end(), p.gpu->name) == it->second.end()) {
+      it->second.push_back(p.gpu->name);
+    }
     for (const auto& w : p.validation_warnings) {
       if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
     }
@@ -261,8 +271,9 @@ std::string plan_table(const PlanResults& results, int width) {
     out += "\nOutside the validated region:\n";
     for (const auto& w : warnings) out += "  - " + w + "\n";
   }
-  out += "\nRange from (leave-one-GPU-out errors of the cell):\n";
-  for (const auto& b : bases) out += "  - " + b + "\n";
+  out += "\n80% range of each throughput (where 80% of published runs fell that the model was not fitted on; "
+         "leave-one-GPU-out):\n";
+  for (const auto& [basis, names] : bases) out += "  - " + text::join(names, ", ") + ": " + basis + "\n";
   if (!results.notes.empty()) {
     out += "\nNotes:\n";
     for (const auto& note : results.notes) out += "  - " + note + "\n";

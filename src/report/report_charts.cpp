@@ -253,6 +253,8 @@ Chart throughput_chart(const workload::Workload& w, const std::vector<estimate::
     values.push_back({{"gpu", p.gpu->name},
                       {"batch", p.config.batch_per_gpu},
                       {"throughput", p.throughput},
+                      {"throughput_low", p.throughput_low},
+                      {"throughput_high", p.throughput_high},
                       {"step_ms", p.time.step_s * 1e3},
                       {"memory_gib", p.memory.total_bytes() / kGiB},
                       {"bound", estimate::to_string(p.time.bound)}});
@@ -269,6 +271,8 @@ Chart throughput_chart(const workload::Workload& w, const std::vector<estimate::
       {"color", gpu_color(names)},
       {"tooltip", Json::array({field("gpu", "nominal", "GPU"), field("batch", "quantitative", "Batch size"),
                                field("throughput", "quantitative", fmt::format("Throughput ({})", unit), ",.0f"),
+                               field("throughput_low", "quantitative", "80% range from", ",.0f"),
+                               field("throughput_high", "quantitative", "80% range to", ",.0f"),
                                field("step_ms", "quantitative", "Step time (ms)", ",.1f"),
                                field("memory_gib", "quantitative", "Peak memory (GiB)", ",.1f"),
                                field("bound", "nominal", "Bound by")})}};
@@ -379,12 +383,14 @@ Table training_table(const workload::Workload& w, const std::vector<const estima
   Table table;
   const std::string unit = sample_unit(w);
   table.columns = {{"GPU", "", Align::left},       {"VRAM", "GiB"},        {"max batch", "samples"},
-                   {"fastest batch", "samples"},   {"throughput", unit},   {"step", "ms"},
+                   {"fastest batch", "samples"},   {"throughput", unit},   {"80% range", unit},
+                   {"step", "ms"},
                    {"memory", "GiB"},              {"epoch", "h"},         {"energy", "kWh/epoch"},
                    {"per $1000", unit},            {"bound", "", Align::left}};
   for (const auto* p : best) {
     table.add_row({p->gpu->name, format_number(p->gpu->memory_gb), format_number(p->max_batch),
                    format_number(p->config.batch_per_gpu), format_number(p->throughput),
+                   format_number(p->throughput_low) + "-" + format_number(p->throughput_high),
                    format_number(p->time.step_s * 1e3, 1), format_number(p->memory.total_bytes() / kGiB, 1),
                    p->epoch_time_s ? format_number(*p->epoch_time_s / 3600, 2) : "n/a",
                    p->energy_wh_per_epoch ? format_number(*p->energy_wh_per_epoch / 1000, 2) : "n/a",
@@ -392,7 +398,8 @@ Table training_table(const workload::Workload& w, const std::vector<const estima
                    estimate::to_string(p->time.bound)});
   }
   table.notes.push_back("Each card at the fastest batch of the sweep that fits its VRAM; max batch: the largest that "
-                        "fits at all. Click a header to sort.");
+                        "fits at all. 80% range: where 80% of published runs fell that the model was not fitted on "
+                        "(gpusage validate --cv gpu). Click a header to sort.");
   return table;
 }
 
