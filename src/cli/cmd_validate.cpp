@@ -178,6 +178,7 @@ void add_validate_command(CLI::App& app) {
             {"multi_gpu_throughput", summary_json(result.multi_gpu_throughput)},
             {"legacy_throughput", summary_json(result.legacy_throughput)},
             {"peak_memory", summary_json(result.peak_memory)},
+            {"legacy_peak_memory", summary_json(result.legacy_peak_memory)},
             {"max_batch", {{"rows", result.max_batch_rows}, {"in_bracket", result.max_batch_hits}}},
             {"runs_that_ran", {{"rows", result.ran_rows}, {"predicted_oom", result.ran_predicted_oom}}}}},
           {"cells", cells}};
@@ -224,7 +225,8 @@ void add_validate_command(CLI::App& app) {
     out += summary_line("multi-GPU per-GPU throughput", result.multi_gpu_throughput) + "\n";
     out += summary_line(fmt::format("legacy software (before {}), its own group", estimate::kLegacySoftwareBefore),
                         result.legacy_throughput) + "\n";
-    out += summary_line("peak memory", result.peak_memory) + "\n";
+    out += summary_line("peak memory, current software", result.peak_memory) + "\n";
+    out += summary_line("peak memory, legacy software", result.legacy_peak_memory) + "\n";
     out += "max batch: plan's largest batch inside the measured bracket in " +
            ratio_text(result.max_batch_hits, result.max_batch_rows) + "\n";
     out += "runs that ran but are predicted not to fit: " + ratio_text(result.ran_predicted_oom, result.ran_rows) + "\n";

@@ -99,7 +99,7 @@ std::string lower(std::string s) {
 
 // Fills the summaries of a report from its predicted rows.
 void summarize_report(ValidationReport& report) {
-  std::vector<double> single, multi, legacy, memory;
+  std::vector<double> single, multi, legacy, memory, legacy_memory;
   std::map<Cell, std::vector<double>> cells;
   for (const ValidationRow& row : report.rows) {
     if (!row.error) continue;
@@ -120,7 +120,7 @@ void summarize_report(ValidationReport& report) {
         }
         break;
       case Metric::peak_memory:
-        memory.push_back(*row.error);
+        (m.legacy() ? legacy_memory : memory).push_back(*row.error);
         break;
       case Metric::max_batch:
         ++report.max_batch_rows;
@@ -132,6 +132,7 @@ void summarize_report(ValidationReport& report) {
   report.multi_gpu_throughput = summarize(multi);
   report.legacy_throughput = summarize(legacy);
   report.peak_memory = summarize(memory);
+  report.legacy_peak_memory = summarize(legacy_memory);
   for (const auto& [cell, errors] : cells) report.cells.push_back({cell, summarize(errors)});
 }
 

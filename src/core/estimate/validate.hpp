@@ -108,7 +108,8 @@ struct ValidationReport {
   ErrorSummary single_gpu_throughput;  // the headline: current-software single-GPU rows
   ErrorSummary multi_gpu_throughput;   // per-GPU throughput of data-parallel runs
   ErrorSummary legacy_throughput;      // rows measured with pre-kLegacySoftwareBefore software
-  ErrorSummary peak_memory;
+  ErrorSummary peak_memory;         // current software
+  ErrorSummary legacy_peak_memory;  // pre-kLegacySoftwareBefore software (older CUDA contexts and allocators)
   int max_batch_rows = 0;
   int max_batch_hits = 0;
   int ran_rows = 0;             // throughput and memory rows: runs that ran
