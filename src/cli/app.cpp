@@ -35,6 +35,7 @@ int run(int argc, char** argv) {
   add_doctor_command(app);
   add_bench_command(app);
   add_report_command(app);
+  add_docs_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

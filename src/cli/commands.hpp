@@ -15,5 +15,6 @@ void add_monitor_command(CLI::App& app);
 void add_doctor_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_report_command(CLI::App& app);
+void add_docs_command(CLI::App& app);  // hidden: man page and completions for the build
 
 }  // namespace gpusage::cli
