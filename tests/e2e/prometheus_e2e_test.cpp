@@ -69,7 +69,11 @@ struct Names {
 };
 
 Names promql_names(const std::string& expr) {
-  static const std::set<std::string> keywords = {"bool", "and", "or", "unless", "offset", "inf", "nan"};
+  // Keywords, and the aggregation operators (which may be followed by `by (...)` rather than a parenthesis).
+  static const std::set<std::string> keywords = {"bool",  "and",    "or",     "unless", "offset",       "inf",
+                                                 "nan",   "sum",    "min",    "max",    "avg",          "group",
+                                                 "count", "stddev", "stdvar", "topk",   "bottomk",      "quantile",
+                                                 "count_values"};
   static const std::set<std::string> label_lists = {"by", "without", "on", "ignoring", "group_left", "group_right"};
   auto ident_start = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == ':'; };
   auto ident_char = [&](char c) { return ident_start(c) || std::isdigit(static_cast<unsigned char>(c)); };
