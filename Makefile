@@ -1,29 +1,48 @@
 # Thin wrappers over CMake presets. PRESET=ci makes warnings errors.
+#   make run    the main job: installs only the CLI's build dependencies, builds only `gpusage`, prints the guide
+#   make test   installs everything, builds every target (LibTorch bench, tests, benchmarks) and runs the tests
+#   make bench  the same dependencies as test; builds gpusage and the LibTorch gpusage-bench
 PRESET ?= dev
 JOBS ?= $(shell nproc)
 BUILD_DIR := build/$(PRESET)
 GPUSAGE := $(BUILD_DIR)/src/cli/gpusage
+ALL_TARGETS := -DGPUSAGE_BUILD_TESTS=ON -DGPUSAGE_BUILD_BENCH=ON -DGPUSAGE_BUILD_BENCHMARKS=ON
 
-.PHONY: deps configure build test run report docs-report clean
+.PHONY: deps deps-run configure configure-run build build-run test bench run report docs-report package clean
 
 deps:
-	scripts/install-deps
+	scripts/install-deps --test
+
+deps-run:
+	scripts/install-deps --run
 
 configure: deps
-	cmake --preset $(PRESET)
+	cmake --preset $(PRESET) $(ALL_TARGETS)
+
+# A build tree made by `make run` has only the CLI; one that exists already keeps its options (so `make run`
+# after `make test` reconfigures nothing and rebuilds nothing).
+configure-run: deps-run
+	@test -f $(BUILD_DIR)/CMakeCache.txt || cmake --preset $(PRESET) \
+	  -DGPUSAGE_BUILD_TESTS=OFF -DGPUSAGE_BUILD_BENCH=OFF -DGPUSAGE_BUILD_BENCHMARKS=OFF
 
 build: configure
 	cmake --build --preset $(PRESET) -j $(JOBS)
 
+build-run: configure-run
+	cmake --build --preset $(PRESET) -j $(JOBS) --target gpusage
+
 test: build
 	ctest --preset $(PRESET) -j $(JOBS)
 
+bench: configure
+	cmake --build --preset $(PRESET) -j $(JOBS) --target gpusage gpusage-bench
+
 # The main job: which RTX 50 card, and how fast ResNet-50 trains on each.
-run: build
+run: build-run
 	$(GPUSAGE) guide --chart gpusage-guide.svg
 
 # The same comparison as one self-contained HTML page with charts (opens offline): gpusage-report.html.
-report: build
+report: build-run
 	$(GPUSAGE) report --out gpusage-report.html
 
 # The page and screenshot the README links, rendered in headless Chromium on the way (web/check-report.mjs).
@@ -31,6 +50,10 @@ docs-report: build
 	$(GPUSAGE) report --out docs/report/gpusage-report.html
 	node web/check-report.mjs docs/report/gpusage-report.html --screenshot docs/report/gpusage-report.png \
 	  --max-height 2500 >/dev/null
+
+# A Debian package of everything built (gpusage, gpusage-bench, data, man page, completions) in $(BUILD_DIR).
+package: build
+	cd $(BUILD_DIR) && cpack -G DEB
 
 clean:
 	rm -rf build

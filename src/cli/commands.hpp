@@ -21,5 +21,6 @@ void add_run_command(CLI::App& app);
 struct ExitStatus {
   int code;
 };
+void add_docs_command(CLI::App& app);  // hidden: man page and completions for the build
 
 }  // namespace gpusage::cli

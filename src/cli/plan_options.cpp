@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -13,7 +14,17 @@ namespace gpusage::cli {
 
 namespace {
 
+// config.json and bench results are read whole; real ones are a few KiB, so 16 MiB bounds the memory a
+// mistaken path (a checkpoint, a log) can take.
+constexpr std::uintmax_t kMaxInputFileBytes = 16u << 20;
+
 std::string read_text_file(const std::string& path, const char* what) {
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (!ec && size > kMaxInputFileBytes) {
+    throw InputError(fmt::format("{} '{}' is {} bytes; accepted: up to {} bytes (16 MiB)", what, path, size,
+                                 kMaxInputFileBytes));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("cannot read {} '{}'", what, path));
   std::ostringstream text;
@@ -34,8 +45,11 @@ void RunOptions::add_to(CLI::App& command, bool with_model) {
   }
   command.add_option("--hf-config", hf_config, "Build the model from a Hugging Face config.json instead")
       ->check(CLI::ExistingFile);
-  command.add_option("--resolution", resolution, "Input side in pixels for vision models (default 224)");
-  command.add_option("--seq-len", seq_len, "Tokens per sample for language models");
+  // Upper bounds keep every accepted plan fast and its sizes far from overflow (issue 15): 8192 px is 36x
+  // ImageNet's 224 px in pixels, 2^24 tokens is past the longest released context (10,485,760).
+  command.add_option("--resolution", resolution, "Input side in pixels for vision models (default 224)")
+      ->check(CLI::Range(1, 8192));
+  command.add_option("--seq-len", seq_len, "Tokens per sample for language models")->check(CLI::Range(1, 1 << 24));
   command.add_option("--precision", precision, "fp32 | tf32 | fp16 | bf16 | fp8 (fp16/bf16: autocast mixed precision)")
       ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16", "fp8"}))
       ->capture_default_str();
@@ -55,9 +69,9 @@ void RunOptions::add_to(CLI::App& command, bool with_model) {
       ->check(CLI::IsMember({"ddp", "fsdp"}))
       ->capture_default_str();
   command.add_option("--dataset-size", dataset_size, "Samples per epoch (default: ImageNet-1k's 1,281,167 for vision)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1.0, 1e12));  // 10^12: 70,000 times ImageNet-21k's 14.2 million images
   command.add_option("--network-gbps", network_gbps, "Network per node in Gb/s when --nodes > 1 (default 100)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(0.001, 1e6));  // 1 Mb/s to 1 Pb/s
   command.add_option("--calibration", calibration_file, "gpusage bench results (JSON) to calibrate step time")
       ->check(CLI::ExistingFile);
   command.add_flag("--no-flash-attention", no_flash_attention, "Attention keeps its s x s probabilities");

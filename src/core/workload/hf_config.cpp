@@ -3,15 +3,43 @@
 // size fields have no sensible default and are required.
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 
 #include "core/common/error.hpp"
 #include "core/common/text.hpp"
+#include "core/workload/hf_limits.hpp"
 #include "core/workload/models.hpp"
+
+namespace gpusage::workload {
+
+// Largest released configs, for scale: Llama 3.1 405B has 126 layers, hidden 16384, intermediate 53248,
+// 128 heads; Gemma's vocabulary is 256,000 tokens; Llama 4 Scout's context is 10,485,760 positions.
+const std::vector<HfConfigLimit>& hf_config_limits() {
+  static const std::vector<HfConfigLimit> limits = {
+      {"num_hidden_layers", 1024},         {"n_layer", 1024},
+      {"hidden_size", 131072},             {"n_embd", 131072},
+      {"intermediate_size", 1048576},      {"n_inner", 1048576},
+      {"num_attention_heads", 4096},       {"n_head", 4096},
+      {"num_key_value_heads", 4096},       {"head_dim", 16384},
+      {"vocab_size", 16777216},            {"type_vocab_size", 65536},
+      {"max_position_embeddings", 16777216}, {"n_positions", 16777216},
+      {"sliding_window", 16777216},
+  };
+  return limits;
+}
+
+}  // namespace gpusage::workload
 
 namespace gpusage::workload::detail {
 
 namespace {
+
+std::int64_t limit_of(std::string_view key) {
+  for (const auto& l : hf_config_limits())
+    if (l.field == key) return l.max;
+  throw std::logic_error("config.json field '" + std::string(key) + "' has no limit in hf_config_limits()");
+}
 
 using nlohmann::json;
 
@@ -63,10 +91,18 @@ class Fields {
   }
 
  private:
+  // An integer from 1 to the field's limit (hf_limits.hpp). Unsigned values past int64 and floats are
+  // refused before any conversion.
   std::int64_t positive(const char* key, const json& v) const {
-    if (!v.is_number_integer() || v.get<std::int64_t>() < 1) {
+    const std::int64_t max = limit_of(key);
+    bool in_range = false;
+    if (v.is_number_unsigned())
+      in_range = v.get<std::uint64_t>() >= 1 && v.get<std::uint64_t>() <= static_cast<std::uint64_t>(max);
+    else if (v.is_number_integer())
+      in_range = v.get<std::int64_t>() >= 1 && v.get<std::int64_t>() <= max;
+    if (!in_range) {
       throw InputError("config.json field '" + std::string(key) + "' is " + v.dump() +
-                       "; expected a positive integer");
+                       "; expected an integer from 1 to " + std::to_string(max));
     }
     return v.get<std::int64_t>();
   }

@@ -107,7 +107,7 @@ TEST(HfConfigErrors, BadValuesAreNamed) {
                 from_hf_config(R"({"model_type": "gpt2", "n_embd": "768", "n_layer": 12, "n_head": 12,
                                  "vocab_size": 50257, "n_positions": 1024})");
               }),
-              HasSubstr("'n_embd' is \"768\"; expected a positive integer"));
+              HasSubstr("'n_embd' is \"768\"; expected an integer from 1 to 131072"));
   EXPECT_THAT(input_error_of([] {
                 from_hf_config(R"({"model_type": "llama", "hidden_size": 4096, "intermediate_size": 11008,
                                  "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 5,

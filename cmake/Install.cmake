@@ -1,0 +1,56 @@
+# Install layout, generated docs and the Debian package.
+#   bin/gpusage, bin/gpusage-bench (when built)
+#   share/gpusage/          the data files the binary was built from (gpus.toml, doctor/rules.toml,
+#                           validation/published.csv, with their READMEs): compiled in, so an installed
+#                           gpusage needs no search path and works from any directory; shipped for reading
+#                           and for `gpusage validate /usr/share/gpusage/validation/published.csv`
+#   share/man/man1/gpusage.1.gz, share/bash-completion/completions/gpusage,
+#   share/zsh/vendor-completions/_gpusage   written by `gpusage _docs` from the CLI11 definitions
+include(GNUInstallDirs)
+
+set(GPUSAGE_ZSH_COMPLETION_DIR "${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions" CACHE STRING
+  "Where the zsh completion _gpusage is installed (relative to the prefix; Debian's zsh reads vendor-completions)")
+
+# The man page and completions, from the built binary (part of `all`, not of `--target gpusage`).
+set(docs_dir ${CMAKE_BINARY_DIR}/generated/docs)
+add_custom_command(
+  OUTPUT ${docs_dir}/gpusage.1.gz ${docs_dir}/gpusage.bash ${docs_dir}/_gpusage
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${docs_dir}
+  COMMAND $<TARGET_FILE:gpusage> _docs --man > ${docs_dir}/gpusage.1
+  COMMAND gzip -9 -n -f ${docs_dir}/gpusage.1
+  COMMAND $<TARGET_FILE:gpusage> _docs --bash > ${docs_dir}/gpusage.bash
+  COMMAND $<TARGET_FILE:gpusage> _docs --zsh > ${docs_dir}/_gpusage
+  DEPENDS gpusage
+  COMMENT "Generating the man page and shell completions from gpusage's command definitions"
+  VERBATIM)
+add_custom_target(gpusage_docs ALL DEPENDS ${docs_dir}/gpusage.1.gz ${docs_dir}/gpusage.bash ${docs_dir}/_gpusage)
+
+install(TARGETS gpusage RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+if(TARGET gpusage-bench)
+  install(TARGETS gpusage-bench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
+install(FILES data/README.md data/gpus.toml DESTINATION ${CMAKE_INSTALL_DATADIR}/gpusage)
+install(FILES data/doctor/rules.toml DESTINATION ${CMAKE_INSTALL_DATADIR}/gpusage/doctor)
+install(FILES data/validation/README.md data/validation/published.csv
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/gpusage/validation)
+install(FILES ${docs_dir}/gpusage.1.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+install(FILES ${docs_dir}/gpusage.bash DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
+  RENAME gpusage)
+install(FILES ${docs_dir}/_gpusage DESTINATION ${GPUSAGE_ZSH_COMPLETION_DIR})
+
+# `cpack -G DEB` in the build tree: Depends computed by dpkg-shlibdeps from the binaries' shared
+# libraries (libfmt, libncurses, LibTorch when gpusage-bench is built, ...), so it is right for whatever
+# was built. NVML is loaded with dlopen at run time and is not a dependency.
+set(CPACK_PACKAGE_NAME gpusage)
+set(CPACK_PACKAGE_VENDOR "gpusage")
+set(CPACK_PACKAGE_CONTACT "gpusage maintainers <gpusage@localhost>")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
+  "GPU advisor for deep-learning training: catalog, memory and speed planner, monitor, doctor")
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_STRIP_FILES ON)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION utils)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_COMPRESSION_TYPE xz)
+include(CPack)
