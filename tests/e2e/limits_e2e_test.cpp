@@ -74,7 +74,7 @@ TEST(PlanLimits, AConfigAtEveryBoundIsAnswered) {
   std::string path = write_file("largest.json", R"({"model_type": "llama", "hidden_size": 131072,
     "intermediate_size": 1048576, "num_hidden_layers": 1024, "num_attention_heads": 4096,
     "num_key_value_heads": 4096, "head_dim": 16384, "vocab_size": 16777216, "max_position_embeddings": 16777216})");
-  CliResult r = run_cli("plan --hf-config " + path + " --batch auto --gpu rtx5090,h100 --format json");
+  CliResult r = run_cli("plan --hf-config " + path + " --batch auto --gpu rtx5090,h100-sxm5-80gb --format json");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("\"gpu\""));
   fs::remove(path);

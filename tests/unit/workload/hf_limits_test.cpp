@@ -41,8 +41,9 @@ json config_with(std::string_view field, const json& value) {
   json j = bases.find(type)->second;
   j[std::string(field)] = value;
   // The key/value heads must divide the attention heads; the gpt2 heads must divide n_embd.
-  if (field == "num_key_value_heads") j["num_attention_heads"] = value;
-  if (field == "n_head" && value.is_number_integer() && value.get<std::int64_t>() > 0) j["n_embd"] = value;
+  const bool in_range = value.is_number_integer() && value.get<std::int64_t>() >= 1 && value.get<std::int64_t>() <= 4096;
+  if (field == "num_key_value_heads" && in_range) j["num_attention_heads"] = value;
+  if (field == "n_head" && in_range) j["n_embd"] = value;
   return j;
 }
 
