@@ -25,7 +25,8 @@ echo "package: $(basename "$deb") ($(du -k "$deb" | cut -f1) KiB)"
 # Depends from dpkg-shlibdeps: the C++ runtime and the libraries gpusage links (fmt, ncurses), never NVML.
 depends="$(dpkg-deb -f "$deb" Depends)"
 echo "Depends: $depends"
-for lib in libc6 libstdc++6 libfmt9 libncursesw6; do
+# ncurses: libncurses6 or libncursesw6, whichever FindCurses linked.
+for lib in libc6 libstdc++6 libfmt9 libncurses; do
   [[ $depends == *"$lib"* ]] || fail "Depends lacks $lib"
 done
 [[ $depends != *nvidia* ]] || fail "Depends names an NVIDIA package; NVML is loaded at run time"
