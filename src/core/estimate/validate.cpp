@@ -43,7 +43,7 @@ std::optional<Prepared> prepare(const Measurement& m, const catalog::Catalog& ca
     options.flash_attention = m.flash_attention.value_or(!m.software_date.empty() &&
                                                          m.software_date >= kFusedAttentionSince);
     if (m.task == "squad") options.head = workload::Head::question_answering;
-    Prepared p{workload::build(m.model, options), {}, complete_tensor_rates(catalog.resolve(m.gpu), catalog).gpu};
+    Prepared p{workload::build(m.model, options), {}, complete_tensor_rates(catalog.resolve(m.gpu), catalog).gpu, {}};
     auto precision = catalog::parse_precision(m.precision);
     if (!precision) throw InputError(fmt::format("unknown precision '{}'", m.precision));
     p.config.precision = *precision;
