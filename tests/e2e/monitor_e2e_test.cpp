@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,9 +14,9 @@
 #include <thread>
 
 #include "core/common/text.hpp"
+#include "e2e/process.hpp"
 #include "e2e/run_cli.hpp"
 
-extern char** environ;
 
 namespace gpusage::testing {
 namespace {
@@ -55,49 +54,21 @@ bool wait_for(const std::function<bool()>& ready, double limit_s = 30) {
   return ready();
 }
 
-// Starts the CLI in the background with extra environment, stdout and stderr to files.
-class Background {
+// Starts `gpusage monitor ARGS` in the background on the NVML stub with `script`, stdout and stderr to files.
+class Background : public Process {
  public:
   Background(const std::vector<std::string>& args, const std::string& script, const std::string& out,
-             const std::string& err) {
-    std::vector<std::string> env_storage = {"GPUSAGE_NVML_LIBRARY=" + kStub,
-                                            "GPUSAGE_NVML_STUB_SCRIPT=" + fixture("nvml_stub/" + script)};
-    for (char** e = environ; *e; ++e)
-      if (!std::string_view(*e).starts_with("GPUSAGE_NVML_")) env_storage.emplace_back(*e);
-    std::vector<char*> envp;
-    for (auto& e : env_storage) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    std::vector<std::string> argv_storage = {GPUSAGE_CLI, "monitor"};
-    argv_storage.insert(argv_storage.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : argv_storage) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (posix_spawn(&pid_, GPUSAGE_CLI, &actions, nullptr, argv.data(), envp.data()) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&actions);
-  }
-  ~Background() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  bool started() const { return pid_ > 0; }
-  // Sends `signal` and returns the wait status.
-  int stop(int signal) {
-    ::kill(pid_, signal);
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return status;
-  }
+             const std::string& err)
+      : Process(monitor_argv(args),
+                {"GPUSAGE_NVML_LIBRARY=" + kStub, "GPUSAGE_NVML_STUB_SCRIPT=" + fixture("nvml_stub/" + script)}, out,
+                err) {}
 
  private:
-  pid_t pid_ = -1;
+  static std::vector<std::string> monitor_argv(const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {GPUSAGE_CLI, "monitor"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+  }
 };
 
 TEST(MonitorE2E, OnceJsonReproducesTheScriptedValues) {

@@ -1,11 +1,9 @@
 // gpusage run end to end: the built CLI supervising scripted children (tests/fixtures/run), with the scripted
 // NVML library (tests/fixtures/nvml_stub) loaded through the real dlopen path. The children wait for samples
 // in gpu.jsonl instead of sleeping, so nothing here depends on timing.
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,9 +16,9 @@
 #include <thread>
 
 #include "core/common/text.hpp"
+#include "e2e/process.hpp"
 #include "e2e/run_cli.hpp"
 
-extern char** environ;
 
 namespace gpusage::testing {
 namespace {
@@ -67,54 +65,11 @@ std::vector<json> read_jsonl(const std::string& path) {
   return out;
 }
 
-// A process started with posix_spawn: argv as given, the NVML stub script in its environment (or none),
-// stdin from /dev/null, stdout and stderr to files.
-class Process {
- public:
-  Process(std::vector<std::string> argv, const std::string& nvml_script, const std::string& out,
-          const std::string& err) {
-    std::vector<std::string> env = {
-        "GPUSAGE_NVML_LIBRARY=" + (nvml_script.empty() ? "/nonexistent/libnvidia-ml.so" : kStub),
-        "GPUSAGE_NVML_STUB_SCRIPT=" + nvml_script};
-    for (char** e = environ; *e; ++e)
-      if (!std::string_view(*e).starts_with("GPUSAGE_NVML_")) env.emplace_back(*e);
-    std::vector<char*> envp, args;
-    for (auto& e : env) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    for (auto& a : argv) args.push_back(a.data());
-    args.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                     0644);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                     0644);
-    if (posix_spawnp(&pid_, args[0], &actions, nullptr, args.data(), envp.data()) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&actions);
-  }
-  ~Process() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  pid_t pid() const { return pid_; }
-  bool running() {
-    int status = 0;
-    return pid_ > 0 && ::waitpid(pid_, &status, WNOHANG) == 0;
-  }
-  // The exit code (128+N for signal N, as a shell reports it).
-  int wait() {
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-
- private:
-  pid_t pid_ = -1;
-};
+// The environment that points a spawned gpusage at the NVML stub with `nvml_script`, or at no NVML at all.
+std::vector<std::string> stub_env(const std::string& nvml_script) {
+  return {"GPUSAGE_NVML_LIBRARY=" + (nvml_script.empty() ? "/nonexistent/libnvidia-ml.so" : kStub),
+          "GPUSAGE_NVML_STUB_SCRIPT=" + nvml_script};
+}
 
 struct RunResult {
   int exit_code = -1;
@@ -137,7 +92,7 @@ RunResult run_gpusage(const std::string& name, const std::vector<std::string>& o
   argv.insert(argv.end(), options.begin(), options.end());
   argv.push_back("--");
   argv.insert(argv.end(), command.begin(), command.end());
-  Process p(argv, nvml_script, out, err);
+  Process p(argv, stub_env(nvml_script), out, err);
   r.exit_code = p.wait();
   r.out = read_text(out);
   r.err = read_text(err);
@@ -294,7 +249,7 @@ TEST(RunE2E, ProgressBarThroughPipesWhenStdoutIsNotATerminal) {
 TEST(RunE2E, SigtermIsForwardedAndASecondCtrlCKillsTheGroup) {
   const std::string dir = fresh_dir("signals");
   const std::string out = temp_path("signals.out"), err = temp_path("signals.err");
-  Process p({GPUSAGE_CLI, "run", "--log-dir", dir, "--", child("ignore_signals.sh")}, child("gpu_busy.json"),
+  Process p({GPUSAGE_CLI, "run", "--log-dir", dir, "--", child("ignore_signals.sh")}, stub_env(child("gpu_busy.json")),
             out, err);
   ASSERT_TRUE(wait_for([&] { return contains(read_text(out), "child ready\n"); })) << read_text(err);
   ::kill(p.pid(), SIGTERM);
@@ -373,7 +328,7 @@ TEST(RunE2E, PrometheusServesTheRunsMetricsWhileItLasts) {
   fs::remove(flag);
   Process p({GPUSAGE_CLI, "run", "--interval", "0.1", "--log-dir", dir, "--prometheus", "127.0.0.1:0", "--",
              "sh", "-c", "while [ ! -e \"$0\" ]; do sleep 0.05; done", flag},
-            child("gpu_busy.json"), out, err);
+            stub_env(child("gpu_busy.json")), out, err);
   std::smatch port;
   const std::regex serving(R"(serving Prometheus metrics at http://127\.0\.0\.1:([0-9]+)/metrics)");
   std::string text;
@@ -407,7 +362,7 @@ TEST(RunE2E, ChildKilledBySigkillGives137) {
 TEST(RunE2E, BinaryLongLinesAndFloodsPassThroughByteForByte) {
   const std::string direct_out = temp_path("direct.out"), direct_err = temp_path("direct.err");
   {
-    Process direct({"python3", child("bytes.py")}, "", direct_out, direct_err);
+    Process direct({"python3", child("bytes.py")}, stub_env(""), direct_out, direct_err);
     ASSERT_EQ(direct.wait(), 0);
   }
   const std::string expected_out = read_text(direct_out), expected_err = read_text(direct_err);
@@ -448,7 +403,7 @@ TEST(RunE2E, FindingsNeverLandInsideALineOfTheChildsOutput) {
 TEST(RunE2E, ASlowReaderMakesTheChildWaitNothingIsDropped) {
   const std::string direct_out = temp_path("slow-direct.out"), direct_err = temp_path("slow-direct.err");
   {
-    Process direct({"python3", child("bytes.py")}, "", direct_out, direct_err);
+    Process direct({"python3", child("bytes.py")}, stub_env(""), direct_out, direct_err);
     ASSERT_EQ(direct.wait(), 0);
   }
   const std::string expected = read_text(direct_out);
