@@ -41,18 +41,10 @@ nlohmann::json summary_json(const estimate::ErrorSummary& s) {
 }
 
 nlohmann::json constants_json(const estimate::ModelConstants& k) {
-  return {{"conv_tensor_efficiency", k.conv_tensor_efficiency},
-          {"matmul_tensor_efficiency", k.matmul_tensor_efficiency},
-          {"tf32_relative_efficiency", k.tf32_relative_efficiency},
-          {"conv_fp32_efficiency", k.conv_fp32_efficiency},
-          {"matmul_fp32_efficiency", k.matmul_fp32_efficiency},
-          {"attention_relative_efficiency", k.attention_relative_efficiency},
-          {"memory_efficiency", k.memory_efficiency},
-          {"kernel_fixed_s", k.kernel_fixed_s},
-          {"host_dispatch_s", k.host_dispatch_s},
-          {"depthwise_conv_relative_efficiency", k.depthwise_conv_relative_efficiency},
-          {"geforce_acc16_share", k.geforce_acc16_share},
-          {"architecture_compute_factor", k.architecture_compute_factor}};
+  nlohmann::json out;
+  for (const auto& [name, member] : estimate::fitted_scalar_constants()) out[name] = k.*member;
+  out["architecture_compute_factor"] = k.architecture_compute_factor;
+  return out;
 }
 
 std::string ratio_text(int hits, int rows) {

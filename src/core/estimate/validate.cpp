@@ -506,25 +506,30 @@ ModelConstants fit_constants(const std::vector<Measurement>& measurements, const
   return fit_rows(rows, start);
 }
 
+const std::vector<std::pair<const char*, double ModelConstants::*>>& fitted_scalar_constants() {
+  static const std::vector<std::pair<const char*, double ModelConstants::*>> constants = {
+      {"conv_tensor_efficiency", &ModelConstants::conv_tensor_efficiency},
+      {"matmul_tensor_efficiency", &ModelConstants::matmul_tensor_efficiency},
+      {"tf32_relative_efficiency", &ModelConstants::tf32_relative_efficiency},
+      {"conv_fp32_efficiency", &ModelConstants::conv_fp32_efficiency},
+      {"matmul_fp32_efficiency", &ModelConstants::matmul_fp32_efficiency},
+      {"attention_relative_efficiency", &ModelConstants::attention_relative_efficiency},
+      {"memory_efficiency", &ModelConstants::memory_efficiency},
+      {"depthwise_conv_relative_efficiency", &ModelConstants::depthwise_conv_relative_efficiency},
+      {"kernel_fixed_s", &ModelConstants::kernel_fixed_s},
+      {"geforce_acc16_share", &ModelConstants::geforce_acc16_share},
+      {"host_dispatch_s", &ModelConstants::host_dispatch_s},
+  };
+  return constants;
+}
+
 std::vector<std::string> describe_changes(const ModelConstants& before, const ModelConstants& after) {
   std::vector<std::string> lines;
   auto compare = [&](const std::string& name, double a, double b) {
     if (a == 0 || std::fabs(b / a - 1) <= 0.005) return;
     lines.push_back(fmt::format("{} {:.4g} -> {:.4g} ({:+.1f}%)", name, a, b, (b / a - 1) * 100));
   };
-  compare("conv_tensor_efficiency", before.conv_tensor_efficiency, after.conv_tensor_efficiency);
-  compare("matmul_tensor_efficiency", before.matmul_tensor_efficiency, after.matmul_tensor_efficiency);
-  compare("tf32_relative_efficiency", before.tf32_relative_efficiency, after.tf32_relative_efficiency);
-  compare("conv_fp32_efficiency", before.conv_fp32_efficiency, after.conv_fp32_efficiency);
-  compare("matmul_fp32_efficiency", before.matmul_fp32_efficiency, after.matmul_fp32_efficiency);
-  compare("attention_relative_efficiency", before.attention_relative_efficiency,
-          after.attention_relative_efficiency);
-  compare("memory_efficiency", before.memory_efficiency, after.memory_efficiency);
-  compare("depthwise_conv_relative_efficiency", before.depthwise_conv_relative_efficiency,
-          after.depthwise_conv_relative_efficiency);
-  compare("kernel_fixed_s", before.kernel_fixed_s, after.kernel_fixed_s);
-  compare("geforce_acc16_share", before.geforce_acc16_share, after.geforce_acc16_share);
-  compare("host_dispatch_s", before.host_dispatch_s, after.host_dispatch_s);
+  for (const auto& [name, member] : fitted_scalar_constants()) compare(name, before.*member, after.*member);
   for (const auto& [cc, factor] : after.architecture_compute_factor) {
     auto it = before.architecture_compute_factor.find(cc);
     compare("architecture_compute_factor[" + cc + "]", it == before.architecture_compute_factor.end() ? 1.0 : it->second,

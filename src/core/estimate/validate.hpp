@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/catalog/catalog.hpp"
@@ -143,6 +144,9 @@ const FitBounds& fit_bounds();
 // exceeds 1 (no kernel beats the peak). Architectures without rows keep their start value.
 ModelConstants fit_constants(const std::vector<Measurement>& measurements, const catalog::Catalog& catalog,
                              const ModelConstants& start);
+
+// The scalar speed constants the fit may move, by name (the per-architecture factors come on top).
+const std::vector<std::pair<const char*, double ModelConstants::*>>& fitted_scalar_constants();
 
 // One line per constant that the fit moved by more than 0.5%: "memory_efficiency 0.750 -> 0.712 (-5.1%)".
 std::vector<std::string> describe_changes(const ModelConstants& before, const ModelConstants& after);
