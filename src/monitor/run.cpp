@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <memory>
 #include <ostream>
+#include <utility>
 
 #include "core/common/error.hpp"
 #include "monitor/interactive.hpp"
@@ -107,12 +108,19 @@ int run_monitor(const RunOptions& options, std::ostream& out, std::ostream& err)
   StopOnSignals signals;
 
   std::vector<Alert> raised;
+  std::vector<std::string> log_warnings;  // a disk fault on --log: printed once, the monitor carries on
+  auto say_log_warnings = [&] {
+    for (const std::string& w : std::exchange(log_warnings, {})) err << w << "\n";
+  };
   auto take = [&](Tick& tick) {
     tick.sample = sampler.next();
     AlertEngine::Update update = alerts.evaluate(tick.sample);
     tick.alerts = std::move(update.active);
     raised = std::move(update.raised);
-    if (log) log->write(tick.sample, tick.alerts);
+    if (log) {
+      log->write(tick.sample, tick.alerts);
+      if (auto warning = log->take_warning()) log_warnings.push_back(std::move(*warning));
+    }
     if (prometheus) prometheus->publish(prometheus_text(tick.sample, tick.alerts));
   };
   if (!replay) {
@@ -130,6 +138,7 @@ int run_monitor(const RunOptions& options, std::ostream& out, std::ostream& err)
       default: out << render_summary(tick.sample, tick.alerts, options.width); break;
     }
     out.flush();
+    say_log_warnings();
     return 0;
   }
 
@@ -145,6 +154,7 @@ int run_monitor(const RunOptions& options, std::ostream& out, std::ostream& err)
           return true;
         },
         g_stop);
+    say_log_warnings();  // after the screen is restored: stderr would scribble over the curses view
     return 0;
   }
 
@@ -161,6 +171,7 @@ int run_monitor(const RunOptions& options, std::ostream& out, std::ostream& err)
     }
     out.flush();
     for (const Alert& a : raised) err << "gpusage: alert: " << a.message << "\n";
+    say_log_warnings();
     if (!more()) break;
     deadline = add_seconds(deadline, options.interval_s);
     timespec now = monotonic_now();

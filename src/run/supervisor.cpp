@@ -29,6 +29,7 @@
 #include "core/common/error.hpp"
 #include "core/diagnose/doctor.hpp"
 #include "core/diagnose/log_scan.hpp"
+#include "monitor/append_file.hpp"
 #include "monitor/log_writer.hpp"
 #include "monitor/prometheus_server.hpp"
 #include "monitor/sampler.hpp"
@@ -279,6 +280,11 @@ class SamplingThread {
     std::lock_guard lock(mutex_);
     return std::exchange(pending_, {});
   }
+  // Lines for the user from the sampling side (a disk fault on gpu.jsonl), once each.
+  std::vector<std::string> take_notes() {
+    std::lock_guard lock(mutex_);
+    return std::exchange(notes_, {});
+  }
   // After stop().
   std::vector<RecordedSample>& samples() { return samples_; }
   const std::vector<monitor::Alert>& raised() const { return raised_; }
@@ -305,6 +311,7 @@ class SamplingThread {
         GpuSelection selection = select_run_gpus(sampler_.next(), tree);
         monitor::AlertEngine::Update update = alerts_.evaluate(selection.sample);
         log_.write(selection.sample, update.active);
+        std::optional<std::string> log_warning = log_.take_warning();
         if (prometheus_) prometheus_->publish(monitor::prometheus_text(selection.sample, update.active));
         {
           std::lock_guard lock(mutex_);
@@ -312,8 +319,9 @@ class SamplingThread {
           samples_.push_back({std::move(selection.sample), update.active});
           raised_.insert(raised_.end(), update.raised.begin(), update.raised.end());
           pending_.insert(pending_.end(), update.raised.begin(), update.raised.end());
+          if (log_warning) notes_.push_back(std::move(*log_warning));
         }
-        if (!update.raised.empty()) {
+        if (!update.raised.empty() || log_warning) {
           const char byte = 1;
           (void)!::write(wake_fd_, &byte, 1);
         }
@@ -345,6 +353,7 @@ class SamplingThread {
   bool matched_ = false;
   std::vector<RecordedSample> samples_;
   std::vector<monitor::Alert> raised_, pending_;
+  std::vector<std::string> notes_;
   std::string error_;
 };
 
@@ -364,12 +373,30 @@ void check(const RunRequest& r) {
     throw InputError(fmt::format("--interval {:g}: accepted values are 0.1 to 3600 seconds", r.interval_s));
 }
 
-int open_train_log(const fs::path& path) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    throw InputError(fmt::format("--log-dir: cannot write {}: {}", path.string(), std::strerror(errno)));
-  return fd;
-}
+// train.log: the child's bytes as they come. A full or failing disk stops the log, never the run (the output
+// still reaches the terminal): the file is cut back to its last complete line, and after a fault the bytes up
+// to the next line end are dropped, so that the log resumes at the start of a line when the disk has room.
+class TrainLog {
+ public:
+  explicit TrainLog(const fs::path& path) : file_(path.string(), monitor::AppendFile::Open::truncate, "--log-dir") {}
+  void write(std::string_view bytes) {
+    if (mid_line_) {
+      const std::size_t newline = bytes.find('\n');
+      if (newline == std::string_view::npos) return;
+      bytes.remove_prefix(newline + 1);
+      mid_line_ = false;
+      if (bytes.empty()) return;
+    }
+    const std::size_t last_newline = bytes.rfind('\n');
+    const std::size_t whole = last_newline == std::string_view::npos ? 0 : last_newline + 1;
+    if (!file_.append(bytes, whole, monotonic_s())) mid_line_ = bytes.back() != '\n';
+  }
+  std::optional<std::string> take_warning() { return file_.take_warning(); }
+
+ private:
+  monitor::AppendFile file_;
+  bool mid_line_ = false;  // bytes were dropped that did not end a line
+};
 
 }  // namespace
 
@@ -393,11 +420,7 @@ int supervise(const RunRequest& request) {
                                  ec ? ec.message() : "a file of that name exists"));
   // The child (and what it starts) can find the run's directory, e.g. to save its own files beside the logs.
   ::setenv("GPUSAGE_RUN_DIR", fs::absolute(dir).c_str(), 1);
-  const int train_log = open_train_log(dir / "train.log");
-  struct CloseFd {
-    int fd;
-    ~CloseFd() { ::close(fd); }
-  } close_train_log{train_log};
+  auto train_log = std::make_unique<TrainLog>(dir / "train.log");
   fs::remove(dir / "gpu.jsonl", ec);  // the log writer appends; a reused directory starts afresh
   auto gpu_log = std::make_unique<monitor::LogWriter>((dir / "gpu.jsonl").string());
   std::unique_ptr<monitor::PrometheusServer> prometheus;
@@ -449,7 +472,6 @@ int supervise(const RunRequest& request) {
   const bool stderr_tty = ::isatty(STDERR_FILENO) == 1;
   bool stdin_open = forward_stdin;
   std::string to_child;
-  bool train_log_ok = true;
   if (child.pty) ::fcntl(child.out_fd, F_SETFL, ::fcntl(child.out_fd, F_GETFL) | O_NONBLOCK);
   std::vector<TimedThroughput> throughput;
   LogWatch watch(request.context);
@@ -494,6 +516,7 @@ int supervise(const RunRequest& request) {
   };
   auto announce_alerts = [&] {
     const double now = monotonic_s();
+    for (auto& note : sampling.take_notes()) say(std::move(note));
     for (const auto& a : sampling.take_raised()) {
       const std::string key = fmt::format("{}/{}", monitor::to_string(a.kind), a.gpu);
       auto it = last_said.find(key);
@@ -597,13 +620,8 @@ int supervise(const RunRequest& request) {
             const auto size = static_cast<std::size_t>(n);
             bool& gone = s.to == STDOUT_FILENO ? stdout_gone : stderr_gone;
             if (!gone) gone = !write_all(s.to, buffer.data(), size);
-            // A full disk stops the log, never the run: the output still reaches the terminal.
-            if (train_log_ok && !write_all(train_log, buffer.data(), size)) {
-              train_log_ok = false;
-              say(fmt::format(
-                  "gpusage: writing {} failed ({}); the log stops here, the output still passes through",
-                  (dir / "train.log").string(), std::strerror(errno)));
-            }
+            train_log->write(std::string_view(buffer.data(), size));
+            if (auto warning = train_log->take_warning()) say(*warning);
             // A '\r' ends a progress bar's redraw: a line of ours may follow it (and clears the bar's rest).
             s.at_line_start = buffer[size - 1] == '\n' || buffer[size - 1] == '\r';
             last_output_s = monotonic_s();
@@ -637,6 +655,7 @@ int supervise(const RunRequest& request) {
   scan_log(true);
   flush_pending(true);
   gpu_log.reset();  // closed (and synced) before it is read back for the report
+  train_log.reset();
 
   RunSummary summary;
   summary.command = request.command;

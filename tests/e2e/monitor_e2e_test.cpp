@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -352,6 +353,77 @@ void run_interactive_and_quit_with(const std::string& keys) {
 TEST(MonitorE2E, InteractiveViewQuitsOnQAndRestoresTheTerminal) { run_interactive_and_quit_with("q"); }
 
 TEST(MonitorE2E, InteractiveViewRestoresTheTerminalOnCtrlC) { run_interactive_and_quit_with("C-c"); }
+
+// ---- a full or failing disk under --log (tests/fixtures/write_fault: write(2) fails past a size) ----
+
+struct FaultRun {
+  CliResult result;
+  std::vector<std::string> log_lines;
+  std::string log_text;
+};
+
+// `gpusage monitor --format json --count 30 --interval 0.1 --log LOG` on the stub, with LOG's disk holding
+// `limit_bytes`; `extra_env` adds variables of the shim.
+FaultRun monitor_on_a_full_disk(const std::string& log_name, long limit_bytes, const std::string& extra_env) {
+  const std::string log = temp_file(log_name);
+  fs::remove(log);
+  { std::ofstream create(log); }
+  const std::string path = fs::canonical(log).string();  // the shim compares the descriptor's real path
+  FaultRun run;
+  run.result = run_cli("monitor --format json --count 30 --interval 0.1 --log " + path,
+                       stub_env("two_gpus.json") + " LD_PRELOAD=" + std::string(GPUSAGE_WRITE_FAULT) +
+                           " GPUSAGE_FAULT_PATH=" + path + " GPUSAGE_FAULT_LIMIT_BYTES=" +
+                           std::to_string(limit_bytes) + " " + extra_env);
+  run.log_text = read_text(path);
+  run.log_lines = lines_of(run.log_text);
+  fs::remove(path);
+  return run;
+}
+
+long count_of(const std::string& text, const std::string& needle) {
+  long n = 0;
+  for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+TEST(MonitorE2E, AFullDiskCutsTheLogBackToWholeLinesAndTheMonitorKeepsSampling) {
+  // A JSON sample of two_gpus.json is about 1,950 bytes: 5,000 bytes hold two, and the third is cut short.
+  FaultRun run = monitor_on_a_full_disk("full.jsonl", 5000, "");
+  ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
+  EXPECT_EQ(lines_of(run.result.out).size(), 30u);  // every sample still reached stdout
+  EXPECT_EQ(count_of(run.result.err, "gpusage: warning: --log"), 1) << run.result.err;
+  EXPECT_TRUE(contains(run.result.err, "write failed (No space left on device)")) << run.result.err;
+  ASSERT_EQ(run.log_lines.size(), 2u) << run.log_text;
+  EXPECT_TRUE(run.log_text.ends_with("}\n"));
+  for (const auto& line : run.log_lines) EXPECT_TRUE(nlohmann::json::accept(line)) << line;
+}
+
+TEST(MonitorE2E, AfterAnIoErrorTheLogResumesAtTheRetryTimeWithWholeLines) {
+  // CSV: a 498-byte header and rows of about 480 bytes (two GPUs); the disk frees up after one refusal, so
+  // the first retry, one second of sample time after the fault, succeeds.
+  FaultRun run = monitor_on_a_full_disk("eio.csv", 1700, "GPUSAGE_FAULT_ERRNO=EIO GPUSAGE_FAULT_REFUSALS=1");
+  const CliResult& r = run.result;
+  const std::vector<std::string>& lines = run.log_lines;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(lines_of(r.out).size(), 30u);
+  EXPECT_EQ(count_of(r.err, "gpusage: warning: --log"), 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "write failed (Input/output error)")) << r.err;
+  ASSERT_GE(lines.size(), 6u);
+  EXPECT_TRUE(lines[0].starts_with("time_utc,unix_time_s,")) << lines[0];  // the header, once
+  // Rows: one per GPU per sample, each with the header's field count; the sample times jump by at least
+  // the first backoff (1 s) where the log was down, and by the interval elsewhere.
+  const std::size_t fields = text::split(lines[0], ',').size();
+  std::vector<double> times;
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    ASSERT_EQ(text::split(lines[i], ',').size(), fields) << lines[i];
+    EXPECT_FALSE(lines[i].starts_with("time_utc")) << i;
+    times.push_back(std::stod(text::split(lines[i], ',')[1]));
+  }
+  double largest_gap = 0;
+  for (std::size_t i = 1; i < times.size(); ++i) largest_gap = std::max(largest_gap, times[i] - times[i - 1]);
+  EXPECT_GE(largest_gap, 1.0);
+  EXPECT_LT(lines.size(), 1u + 2 * 30u);  // the samples taken while the log was down are not in it
+}
 
 }  // namespace
 }  // namespace gpusage::testing

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fmt/format.h>
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -496,6 +497,38 @@ TEST(RunE2E, BadOptionsExitTwoBeforeTheChildStarts) {
       r.err,
       "gpusage: run: command 'no-such-training-program-xyz' not found (not an executable file on $PATH)\n");
   EXPECT_FALSE(fs::exists(marker));
+}
+
+// ---- a full disk under train.log (tests/fixtures/write_fault): the run and its output go on ----
+
+TEST(RunE2E, AFullDiskCutsTrainLogBackToWholeLinesAndTheOutputPassesThrough) {
+  const std::string dir = fresh_dir("full-disk");
+  fs::create_directories(dir);
+  const std::string train_log = fs::canonical(dir).string() + "/train.log";
+  const std::string out = temp_path("full-disk.out"), err = temp_path("full-disk.err");
+  // 2,000 lines of 32 bytes; the disk holds 10,000 bytes of train.log, which ends a line in its middle.
+  Process p({GPUSAGE_CLI, "run", "--interval", "0.1", "--log-dir", dir, "--", "sh", "-c",
+             "i=0; while [ $i -lt 2000 ]; do printf '%031d\\n' $i; i=$((i + 1)); done"},
+            {"GPUSAGE_NVML_LIBRARY=/nonexistent/libnvidia-ml.so", "LD_PRELOAD=" + std::string(GPUSAGE_WRITE_FAULT),
+             "GPUSAGE_FAULT_PATH=" + train_log, "GPUSAGE_FAULT_LIMIT_BYTES=10000"},
+            out, err);
+  EXPECT_EQ(p.wait(), 0);
+  const std::string printed = read_text(out), errors = read_text(err);
+  std::string expected;
+  for (int i = 0; i < 2000; ++i) expected += fmt::format("{:031d}\n", i);
+  EXPECT_EQ(printed, expected);  // all of the child's output reached the terminal
+  // How much is kept depends on how the child's bytes arrive in reads (one 64 KiB read can cross the limit,
+  // leaving nothing), but what is kept is whole lines: a short write never stays behind.
+  const std::string log = read_text(train_log);
+  EXPECT_LE(log.size(), 10000u);
+  EXPECT_EQ(log.size() % 32, 0u) << log.size();
+  EXPECT_EQ(log, expected.substr(0, log.size()));  // whole lines, the first ones, in order
+  std::size_t warnings = 0;
+  for (const auto& line : text::split(errors, '\n'))
+    if (contains(line, "gpusage: warning: --log-dir '" + train_log + "': write failed (No space left on device)"))
+      ++warnings;
+  EXPECT_EQ(warnings, 1u) << errors;
+  EXPECT_TRUE(fs::exists(dir + "/summary.json"));  // the run finished its own files
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "core/common/error.hpp"
 #include "core/common/text.hpp"
 #include "e2e/run_cli.hpp"
+#include "monitor/append_file.hpp"
 #include "monitor/log_writer.hpp"
 #include "monitor/views.hpp"
 #include "unit/monitor/sample_fixture.hpp"
@@ -72,6 +73,34 @@ TEST(LogWriter, AnUnwritablePathIsAnInputErrorNamingIt) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("'/nonexistent-dir/run.csv'"), std::string::npos) << e.what();
   }
+}
+
+TEST(AppendFile, AFullDeviceGivesOneWarningAndKeepsTheCallerRunning) {
+  AppendFile full("/dev/full", AppendFile::Open::append, "--log");  // every write fails with ENOSPC
+  EXPECT_FALSE(full.append("{\"a\":1}\n", 100.0));
+  std::optional<std::string> warning = full.take_warning();
+  ASSERT_TRUE(warning);
+  EXPECT_EQ(*warning,
+            "gpusage: warning: --log '/dev/full': write failed (No space left on device); the log is cut back to "
+            "its last whole record, everything else keeps running, and the log is retried every 1 to 60 s");
+  EXPECT_FALSE(full.take_warning());
+  EXPECT_FALSE(full.append("{\"a\":2}\n", 100.5));  // before the retry time: skipped
+  EXPECT_FALSE(full.append("{\"a\":3}\n", 101.0));  // the retry fails again, silently
+  EXPECT_FALSE(full.take_warning());
+}
+
+TEST(AppendFile, AppendsWholeRecordsAndCountsTheBytes) {
+  std::string path = temp_path("append.jsonl");
+  std::filesystem::remove(path);
+  {
+    AppendFile file(path, AppendFile::Open::append, "--log");
+    EXPECT_TRUE(file.append("one\n", 1.0));
+    EXPECT_TRUE(file.append("two\n", 2.0));
+    EXPECT_EQ(file.size(), 8u);
+    EXPECT_FALSE(file.take_warning());
+  }
+  EXPECT_EQ(gpusage::testing::read_text(path), "one\ntwo\n");
+  std::filesystem::remove(path);
 }
 
 }  // namespace
