@@ -24,7 +24,7 @@ BenchFile parse_bench_file(const std::string& json_text, const std::string& orig
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(json_text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // a syntax error, or a number beyond a double (1e999)
     throw InputError(fmt::format("{}: not valid JSON ({})", where, e.what()));
   }
   auto require = [&](const nlohmann::json& j, const char* key) -> const nlohmann::json& {

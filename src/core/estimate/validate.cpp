@@ -327,7 +327,12 @@ std::vector<Measurement> parse_measurements(const std::string& csv_text, const s
     if (text::trim(line).empty() || line[0] == '#') continue;
     auto fields = text::csv_fields(line);
     if (column.empty()) {
-      for (std::size_t i = 0; i < fields.size(); ++i) column[text::trim(fields[i])] = i;
+      for (std::size_t i = 0; i < fields.size(); ++i) {
+        // A second column of the same name would silently win over the first.
+        if (!column.emplace(text::trim(fields[i]), i).second)
+          throw InputError(fmt::format("{}:{}: the header names the column '{}' twice", origin, line_number,
+                                       text::trim(fields[i])));
+      }
       for (const char* required : {"model", "gpu", "precision", "batch_per_gpu", "metric", "value"}) {
         if (!column.count(required)) {
           throw InputError(fmt::format("{}:{}: header lacks the column '{}' (needed: model, gpu, precision, "
@@ -376,9 +381,14 @@ std::vector<Measurement> parse_measurements(const std::string& csv_text, const s
     };
     Measurement m;
     m.line = line_number;
-    m.model = get("model");
-    m.gpu = get("gpu");
-    m.precision = get("precision");
+    auto text_field = [&](const char* name) {
+      std::string v = get(name);
+      if (v.empty()) throw InputError(fmt::format("{}:{}: '{}' is empty", origin, line_number, name));
+      return v;
+    };
+    m.model = text_field("model");
+    m.gpu = text_field("gpu");
+    m.precision = text_field("precision");
     m.batch_per_gpu = *count("batch_per_gpu", true);
     m.num_gpus = count("num_gpus", false).value_or(1);
     m.resolution = count("resolution", false);

@@ -203,7 +203,7 @@ TransformerConfig parse_hf_config(const std::string& json_text) {
   json j;
   try {
     j = json::parse(json_text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // a syntax error, or a number beyond a double (1e999)
     throw InputError(std::string("config.json is not valid JSON: ") + e.what());
   }
   if (!j.is_object())

@@ -61,6 +61,8 @@ TEST(CalibrationFile, RefusesCpuRunsFilesWithoutASuccessfulRunAndBadJsonNamingTh
                                R"({"batch": 8, "status": "failed", "failure": "out_of_memory"})")),
               HasSubstr("--calibration 'r.json': no successful runs with a throughput"));
   EXPECT_THAT(error_of("{not json"), HasSubstr("--calibration 'r.json': not valid JSON"));
+  // Found by fuzz/bench_json: a number beyond a double escaped as nlohmann's out_of_range (exit 1).
+  EXPECT_THAT(error_of("{\"runs\": 1e999}"), HasSubstr("--calibration 'r.json': not valid JSON"));
   EXPECT_THAT(error_of(R"({"environment": {"device_name": "x"}})"), HasSubstr("--calibration 'r.json': missing 'model'"));
 }
 

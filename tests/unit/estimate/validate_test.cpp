@@ -35,6 +35,17 @@ TEST(ParseMeasurements, ReadsEveryColumnOfThePublishedFormat) {
   EXPECT_FALSE(rows[1].flash_attention.has_value());
 }
 
+// Found by fuzz/validate_csv: a second 'gpu' column (empty in the row) replaced the first one.
+TEST(ParseMeasurements, AColumnNamedTwiceIsAnError) {
+  try {
+    parse_measurements("model,gpu,precision,batch_per_gpu,metric,value,gpu\nresnet50,rtx4090,fp16,64,max_batch,64,\n",
+                       "t.csv");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "t.csv:1: the header names the column 'gpu' twice");
+  }
+}
+
 TEST(ParseMeasurements, SoftwareBefore2021IsLegacy) {
   const auto rows = parse_measurements(std::string(kHeader) +
                                            "resnet50,v100-sxm2-16gb,fp16,256,1,224,,train_throughput,1200,MXNet 19.07,"
@@ -56,6 +67,7 @@ TEST(ParseMeasurements, BadValuesNameTheLineAndTheColumn) {
               HasSubstr("t.csv:2: software_date '2024/04' is not YYYY-MM"));
   EXPECT_THAT(error_of("resnet50,rtx4090,fp16,64,1,224,,max_batch,64,,,,,,,,,,32,\n"),
               HasSubstr("t.csv:2: fails_at 32 is not above the batch that ran (64)"));
+  EXPECT_THAT(error_of(",rtx4090,fp16,64,1,224,,max_batch,64,,,,,,,,,,,\n"), HasSubstr("t.csv:2: 'model' is empty"));
   EXPECT_THAT(error_of("resnet50,rtx4090,fp16,64,1,224,,speed,64,,,,,,,,,,,\n"),
               HasSubstr("t.csv:2: metric 'speed' is not one of train_throughput, peak_memory, max_batch"));
   EXPECT_THAT(error_of("resnet50,rtx4090,fp16,6.5,1,224,,train_throughput,64,,,,,,,,,,,\n"),

@@ -102,6 +102,9 @@ TEST(HfConfigErrors, MissingFieldIsNamed) {
 
 TEST(HfConfigErrors, BadValuesAreNamed) {
   EXPECT_THAT(input_error_of([] { from_hf_config("{not json"); }), HasSubstr("not valid JSON"));
+  // Found by fuzz/hf_config: a number beyond a double was an internal error (nlohmann's out_of_range).
+  EXPECT_THAT(input_error_of([] { from_hf_config(R"({"model_type": "llama", "hidden_size": 1e999})"); }),
+              HasSubstr("not valid JSON"));
   EXPECT_THAT(input_error_of([] { from_hf_config("[1, 2]"); }), HasSubstr("must be a JSON object"));
   EXPECT_THAT(input_error_of([] {
                 from_hf_config(R"({"model_type": "gpt2", "n_embd": "768", "n_layer": 12, "n_head": 12,
