@@ -103,7 +103,7 @@ MonitorLog parse_json_lines(std::istringstream& in, const std::string& origin) {
       const nlohmann::json j = nlohmann::json::parse(line);
       log.samples.push_back(device::sample_from_json(j));
       for (const auto& a : j.value("alerts", nlohmann::json::array())) {
-        AlertMark mark{a.at("since_unix_time_s").get<double>(), a.at("gpu").get<unsigned>(),
+        AlertMark mark{a.at("since_unix_time_s").get<double>(), device::unsigned_from_json(a.at("gpu"), "gpu"),
                        a.at("kind").get<std::string>(), a.value("severity", ""), a.value("message", "")};
         // An alert is listed on every sample while it holds; it was raised once.
         if (seen.insert({mark.gpu, mark.kind, mark.unix_time_s}).second) log.alerts.push_back(std::move(mark));

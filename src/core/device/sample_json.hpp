@@ -11,7 +11,9 @@ namespace gpusage::device {
 nlohmann::json to_json(const GpuSample& gpu);
 nlohmann::json to_json(const HostSample& host);
 nlohmann::json to_json(const Sample& sample);
-// Throws nlohmann::json::exception on a malformed document.
+// Throws nlohmann::json::exception on a malformed document, a number out of its field's range included.
 Sample sample_from_json(const nlohmann::json& j);
+// A GPU index or pid of a trace: a whole number within unsigned, else json::out_of_range naming `key`.
+unsigned unsigned_from_json(const nlohmann::json& value, const char* key);
 
 }  // namespace gpusage::device

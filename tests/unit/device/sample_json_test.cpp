@@ -48,6 +48,24 @@ TEST(SampleJson, RoundTripsThroughTheReplayParser) {
   EXPECT_EQ(to_json(sample_from_json(j)), j);
 }
 
+// Found by fuzz/monitor_log: a float beyond a field's integer type was cast unchecked (undefined behaviour).
+TEST(SampleJson, ANumberBeyondItsFieldIsAJsonErrorNotUndefinedBehaviour) {
+  nlohmann::json j = to_json(example());
+  j["host"]["memory_total_bytes"] = 2.056e20;
+  EXPECT_THROW(sample_from_json(j), nlohmann::json::out_of_range);
+  j = to_json(example());
+  j["gpus"][0]["index"] = -1;
+  EXPECT_THROW(sample_from_json(j), nlohmann::json::out_of_range);
+  j = to_json(example());
+  j["gpus"][0]["processes"][0]["pid"] = 1e10;
+  EXPECT_THROW(sample_from_json(j), nlohmann::json::out_of_range);
+  j = to_json(example());
+  j["host"]["memory_total_bytes"] = 17179869184.0;  // a whole float in range is read
+  EXPECT_EQ(sample_from_json(j).host.memory_total_bytes, 1ULL << 34);
+  j["cuda_driver_version"] = "12.x";  // not a version: left out, not std::stoi's invalid_argument
+  EXPECT_FALSE(sample_from_json(j).cuda_driver_version.has_value());
+}
+
 TEST(ReplayBackend, ReplaysARecordedTraceInOrderAndThenHolds) {
   std::string path = std::filesystem::temp_directory_path() / ("gpusage-trace-" + std::to_string(::getpid()) + ".jsonl");
   Sample a = example(), b = example();
