@@ -7,6 +7,7 @@
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
+#include <fmt/format.h>
 
 // libjpeg's header wants FILE and size_t declared first.
 #include <jerror.h>
@@ -16,6 +17,34 @@ namespace gpusage::pipeline {
 namespace {
 
 constexpr std::uint8_t kPngSignature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
+
+// Pillow refuses an image of more than twice Image.MAX_IMAGE_PIXELS (89,478,485) pixels as a decompression
+// bomb (DecompressionBombError); so does the pipeline, before allocating for it: a 30-byte header can claim
+// 65,535 x 65,535 pixels (12 GiB of RGB).
+constexpr long long kMaxPixels = 2LL * 89'478'485;
+
+void check_pixel_count(long long width, long long height, const char* format) {
+  if (width * height > kMaxPixels)
+    throw DecodeError(fmt::format("{}: {} x {} pixels is more than {} (a decompression bomb, as Pillow calls it)",
+                                  format, width, height, kMaxPixels));
+}
+
+// CMYK and YCCK JPEGs (print workflows, some web images) decode to CMYK, then to RGB as Pillow does: libjpeg
+// hands out the stored values, which Adobe applications write inverted (255 = no ink), and Pillow reads them
+// as "CMYK;I" and converts with R = (255 - C)(255 - K) / 255 on the inverted values, that is stored C times
+// stored K over 255 (Pillow's MULDIV255 rounding).
+std::uint8_t muldiv255(unsigned a, unsigned b) {
+  const unsigned t = a * b + 128;
+  return static_cast<std::uint8_t>((t + (t >> 8)) >> 8);
+}
+
+void cmyk_to_rgb(const std::uint8_t* cmyk, std::uint8_t* rgb, std::size_t pixels) {
+  for (std::size_t i = 0; i < pixels; ++i, cmyk += 4, rgb += 3) {
+    rgb[0] = muldiv255(cmyk[0], cmyk[3]);
+    rgb[1] = muldiv255(cmyk[1], cmyk[3]);
+    rgb[2] = muldiv255(cmyk[2], cmyk[3]);
+  }
+}
 
 // The message, and a fresh handle in place of the failed one: libturbojpeg 2.1 can leave a handle whose
 // decode failed in a state where the next, good file fails with the same error.
@@ -43,6 +72,66 @@ struct PngImage {
       throw DecodeError(std::string("PNG: ") + image.message);
   }
 };
+
+// Reads a PNG as Pillow's Image.convert("RGB") sees it: a palette and 1/2/4-bit gray expanded, gray copied
+// to three channels, alpha dropped (not composited), 16-bit samples cut to their high byte, and no gamma
+// applied (Pillow ignores gAMA). libpng's simplified reader differs on 16-bit files: it takes them as linear
+// light and converts to sRGB, brightening a mid-gray 0x8000 to 188. Errors longjmp back here from libpng;
+// this frame holds no C++ object with a destructor.
+struct PngSource {
+  const std::uint8_t* data;
+  std::size_t size;
+  std::size_t at;
+  char message[256];
+};
+
+bool read_png_rgb(std::span<const std::uint8_t> bytes, DecodedImage& out, PngSource& source) {
+  source = {bytes.data(), bytes.size(), 0, {}};
+  png_structp png = png_create_read_struct(
+      PNG_LIBPNG_VER_STRING, &source,
+      [](png_structp p, png_const_charp message) {
+        auto* s = static_cast<PngSource*>(png_get_error_ptr(p));
+        std::snprintf(s->message, sizeof s->message, "%s", message);
+        png_longjmp(p, 1);
+      },
+      [](png_structp, png_const_charp) {});
+  if (!png) {
+    std::snprintf(source.message, sizeof source.message, "out of memory");
+    return false;
+  }
+  png_infop info = png_create_info_struct(png);
+  if (!info || setjmp(png_jmpbuf(png))) {
+    png_destroy_read_struct(&png, info ? &info : nullptr, nullptr);
+    return false;
+  }
+  png_set_read_fn(png, &source, [](png_structp p, png_bytep data, png_size_t n) {
+    auto* s = static_cast<PngSource*>(png_get_io_ptr(p));
+    if (n > s->size - s->at) png_error(p, "the file ends early (truncated)");
+    std::memcpy(data, s->data + s->at, n);
+    s->at += n;
+  });
+  png_read_info(png, info);
+  const png_uint_32 width = png_get_image_width(png, info), height = png_get_image_height(png, info);
+  if (static_cast<long long>(width) * height > kMaxPixels) png_error(png, "too many pixels (a decompression bomb)");
+  const int color = png_get_color_type(png, info), depth = png_get_bit_depth(png, info);
+  if (color == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
+  if (color == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(png);
+  if (depth == 16) png_set_strip_16(png);
+  if (color & PNG_COLOR_MASK_ALPHA) png_set_strip_alpha(png);
+  if (color == PNG_COLOR_TYPE_GRAY || color == PNG_COLOR_TYPE_GRAY_ALPHA) png_set_gray_to_rgb(png);
+  const int passes = png_set_interlace_handling(png);
+  png_read_update_info(png, info);
+  if (png_get_rowbytes(png, info) != static_cast<png_size_t>(width) * 3) png_error(png, "unexpected row layout");
+  out.width = static_cast<int>(width);
+  out.height = static_cast<int>(height);
+  out.rgb.resize(static_cast<std::size_t>(width) * height * 3);
+  for (int pass = 0; pass < passes; ++pass)
+    for (png_uint_32 y = 0; y < height; ++y)
+      png_read_row(png, out.rgb.data() + static_cast<std::size_t>(y) * width * 3, nullptr);
+  png_read_end(png, nullptr);
+  png_destroy_read_struct(&png, &info, nullptr);
+  return true;
+}
 
 // libjpeg reports errors through a callback that must not return: longjmp back to decode_jpeg_region,
 // whose frame holds no C++ object with a destructor.
@@ -77,7 +166,8 @@ bool decode_jpeg_region(const std::uint8_t* data, std::size_t size, ScalingFacto
   jpeg_create_decompress(&cinfo);
   jpeg_mem_src(&cinfo, data, static_cast<unsigned long>(size));
   jpeg_read_header(&cinfo, TRUE);
-  cinfo.out_color_space = JCS_RGB;
+  const bool cmyk = cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK;
+  cinfo.out_color_space = cmyk ? JCS_CMYK : JCS_RGB;
   cinfo.scale_num = static_cast<unsigned>(factor.num);
   cinfo.scale_denom = static_cast<unsigned>(factor.denom);
   jpeg_start_decompress(&cinfo);
@@ -93,12 +183,20 @@ bool decode_jpeg_region(const std::uint8_t* data, std::size_t size, ScalingFacto
   out.height = bottom - top;
   const std::size_t stride = static_cast<std::size_t>(out.width) * 3;
   out.rgb.resize(stride * static_cast<std::size_t>(out.height));
+  // CMYK rows land in libjpeg's own pool (freed by jpeg_destroy_decompress, so nothing leaks on a longjmp).
+  JSAMPARRAY cmyk_rows = cmyk ? (*cinfo.mem->alloc_sarray)(reinterpret_cast<j_common_ptr>(&cinfo), JPOOL_IMAGE,
+                                                           cinfo.output_width * 4, 16)
+                              : nullptr;
   JSAMPROW rows[16];
   while (cinfo.output_scanline < static_cast<JDIMENSION>(bottom)) {
     const int first = static_cast<int>(cinfo.output_scanline) - top;
     const int n = std::min(16, bottom - static_cast<int>(cinfo.output_scanline));
-    for (int i = 0; i < n; ++i) rows[i] = out.rgb.data() + static_cast<std::size_t>(first + i) * stride;
-    jpeg_read_scanlines(&cinfo, rows, static_cast<JDIMENSION>(n));
+    for (int i = 0; i < n; ++i)
+      rows[i] = cmyk ? cmyk_rows[i] : out.rgb.data() + static_cast<std::size_t>(first + i) * stride;
+    const auto got = static_cast<int>(jpeg_read_scanlines(&cinfo, rows, static_cast<JDIMENSION>(n)));
+    for (int i = 0; cmyk && i < got; ++i)
+      cmyk_to_rgb(cmyk_rows[i], out.rgb.data() + static_cast<std::size_t>(first + i) * stride,
+                  static_cast<std::size_t>(out.width));
   }
   jpeg_abort_decompress(&cinfo);  // the rows below the box are never decoded
   jpeg_destroy_decompress(&cinfo);
@@ -175,13 +273,13 @@ ImageSize Decoder::size(std::span<const std::uint8_t> bytes, ImageFormat format)
                             &subsampling, &colorspace) != 0 ||
         width <= 0 || height <= 0)
       throw jpeg_error(jpeg_);
-    if (colorspace == TJCS_CMYK || colorspace == TJCS_YCCK)
-      throw DecodeError("JPEG: CMYK images are not supported");
+    check_pixel_count(width, height, "JPEG");
     return {width, height};
   }
   if (format == ImageFormat::png) {
     PngImage png;
     png.begin(bytes);
+    check_pixel_count(png.image.width, png.image.height, "PNG");
     return {static_cast<int>(png.image.width), static_cast<int>(png.image.height)};
   }
   throw DecodeError("not a JPEG or PNG file");
@@ -194,22 +292,25 @@ void Decoder::decode(std::span<const std::uint8_t> bytes, ImageFormat format, Im
     auto* handle = static_cast<tjhandle>(jpeg_);
     out.width = scaled_dimension(full.width, factor);
     out.height = scaled_dimension(full.height, factor);
-    out.rgb.resize(static_cast<std::size_t>(out.width) * out.height * 3);
-    if (tjDecompress2(handle, bytes.data(), static_cast<unsigned long>(bytes.size()), out.rgb.data(), out.width,
-                      out.width * 3, out.height, TJPF_RGB, 0) != 0 &&
+    const std::size_t pixels = static_cast<std::size_t>(out.width) * out.height;
+    out.rgb.resize(pixels * 3);
+    int width = 0, height = 0, subsampling = 0, colorspace = 0;
+    const bool cmyk = tjDecompressHeader3(handle, bytes.data(), static_cast<unsigned long>(bytes.size()), &width,
+                                          &height, &subsampling, &colorspace) == 0 &&
+                      (colorspace == TJCS_CMYK || colorspace == TJCS_YCCK);
+    // libturbojpeg decodes CMYK and YCCK only to CMYK pixels ("Unsupported color conversion" to RGB).
+    if (cmyk) cmyk_.resize(pixels * 4);
+    if (tjDecompress2(handle, bytes.data(), static_cast<unsigned long>(bytes.size()),
+                      cmyk ? cmyk_.data() : out.rgb.data(), out.width, out.width * (cmyk ? 4 : 3), out.height,
+                      cmyk ? TJPF_CMYK : TJPF_RGB, 0) != 0 &&
         is_fatal(handle))
       throw jpeg_error(jpeg_);
+    if (cmyk) cmyk_to_rgb(cmyk_.data(), out.rgb.data(), pixels);
     return;
   }
   if (format == ImageFormat::png) {
-    PngImage png;
-    png.begin(bytes);
-    png.image.format = PNG_FORMAT_RGB;
-    out.width = static_cast<int>(png.image.width);
-    out.height = static_cast<int>(png.image.height);
-    out.rgb.resize(PNG_IMAGE_SIZE(png.image));
-    if (!png_image_finish_read(&png.image, nullptr, out.rgb.data(), 0, nullptr))
-      throw DecodeError(std::string("PNG: ") + png.image.message);
+    PngSource source;
+    if (!read_png_rgb(bytes, out, source)) throw DecodeError(std::string("PNG: ") + source.message);
     return;
   }
   throw DecodeError("not a JPEG or PNG file");

@@ -92,6 +92,7 @@ class Decoder {
 
  private:
   void* jpeg_ = nullptr;  // tjhandle
+  std::vector<std::uint8_t> cmyk_;  // a CMYK or YCCK JPEG's pixels before their conversion to RGB
 };
 
 }  // namespace gpusage::pipeline

@@ -4,6 +4,12 @@
 #include <png.h>
 #include <turbojpeg.h>
 
+#include <csetjmp>
+#include <cstdio>
+#include <cstdlib>
+// libjpeg's header wants FILE and size_t declared first.
+#include <jpeglib.h>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -119,6 +125,88 @@ std::vector<std::uint8_t> encode_jpeg(const std::vector<std::uint8_t>& rgb, int 
   }
   std::vector<std::uint8_t> bytes(buffer, buffer + size);
   tjFree(buffer);
+  return bytes;
+}
+
+std::vector<std::uint8_t> encode_jpeg(const std::vector<std::uint8_t>& pixels, int width, int height, int quality,
+                                      JpegPixels kind) {
+  // libjpeg's error callback must not return, and an exception may not unwind through C: longjmp back here.
+  struct Errors {
+    jpeg_error_mgr manager;
+    std::jmp_buf jump;
+    char message[JMSG_LENGTH_MAX];
+  } errors;
+  jpeg_compress_struct cinfo;
+  cinfo.err = jpeg_std_error(&errors.manager);
+  errors.manager.error_exit = [](j_common_ptr c) {
+    auto* e = reinterpret_cast<Errors*>(c->err);
+    (*c->err->format_message)(c, e->message);
+    std::longjmp(e->jump, 1);
+  };
+  if (setjmp(errors.jump)) {
+    jpeg_destroy_compress(&cinfo);
+    throw std::runtime_error(std::string("libjpeg: ") + errors.message);
+  }
+  jpeg_create_compress(&cinfo);
+  unsigned char* buffer = nullptr;
+  unsigned long size = 0;
+  jpeg_mem_dest(&cinfo, &buffer, &size);
+  cinfo.image_width = static_cast<JDIMENSION>(width);
+  cinfo.image_height = static_cast<JDIMENSION>(height);
+  cinfo.input_components = kind == JpegPixels::gray ? 1 : 4;
+  cinfo.in_color_space = kind == JpegPixels::gray ? JCS_GRAYSCALE : JCS_CMYK;
+  jpeg_set_defaults(&cinfo);
+  jpeg_set_colorspace(&cinfo, kind == JpegPixels::gray ? JCS_GRAYSCALE : kind == JpegPixels::cmyk ? JCS_CMYK : JCS_YCCK);
+  jpeg_set_quality(&cinfo, quality, TRUE);
+  jpeg_start_compress(&cinfo, TRUE);
+  const auto stride = static_cast<std::size_t>(width) * static_cast<std::size_t>(cinfo.input_components);
+  while (cinfo.next_scanline < cinfo.image_height) {
+    JSAMPROW row = const_cast<JSAMPROW>(pixels.data() + cinfo.next_scanline * stride);
+    jpeg_write_scanlines(&cinfo, &row, 1);
+  }
+  jpeg_finish_compress(&cinfo);
+  jpeg_destroy_compress(&cinfo);
+  std::vector<std::uint8_t> bytes(buffer, buffer + size);
+  std::free(buffer);
+  return bytes;
+}
+
+std::vector<std::uint8_t> encode_png16(const std::vector<std::uint16_t>& rgb, int width, int height) {
+  png_image image{};
+  image.version = PNG_IMAGE_VERSION;
+  image.width = static_cast<png_uint_32>(width);
+  image.height = static_cast<png_uint_32>(height);
+  // libpng's simplified writer stores 16-bit data as linear light (with a gAMA chunk); the raw writer below
+  // stores the values as they are, with no gamma, which is what 16-bit files in the wild mostly carry.
+  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);
+  png_infop info = png ? png_create_info_struct(png) : nullptr;
+  if (!info) throw std::runtime_error("png_create_write_struct failed");
+  std::vector<std::uint8_t> bytes;
+  std::vector<std::uint8_t> row(static_cast<std::size_t>(width) * 6);
+  if (setjmp(png_jmpbuf(png))) {
+    png_destroy_write_struct(&png, &info);
+    throw std::runtime_error("PNG: cannot write a 16-bit image");
+  }
+  png_set_write_fn(
+      png, &bytes,
+      [](png_structp p, png_bytep data, png_size_t n) {
+        auto* out = static_cast<std::vector<std::uint8_t>*>(png_get_io_ptr(p));
+        out->insert(out->end(), data, data + n);
+      },
+      nullptr);
+  png_set_IHDR(png, info, image.width, image.height, 16, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
+               PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+  png_write_info(png, info);
+  for (int y = 0; y < height; ++y) {
+    for (int i = 0; i < width * 3; ++i) {  // PNG samples are big-endian
+      const std::uint16_t v = rgb[static_cast<std::size_t>(y) * width * 3 + i];
+      row[2 * i] = static_cast<std::uint8_t>(v >> 8);
+      row[2 * i + 1] = static_cast<std::uint8_t>(v & 0xFF);
+    }
+    png_write_row(png, row.data());
+  }
+  png_write_end(png, nullptr);
+  png_destroy_write_struct(&png, &info);
   return bytes;
 }
 

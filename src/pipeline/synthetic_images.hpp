@@ -15,8 +15,16 @@ std::vector<std::uint8_t> synthesize_photo(int width, int height, std::uint64_t 
 
 // Baseline JPEG, 4:2:0 chroma subsampling (what cameras and ImageNet's files use), with libturbojpeg.
 std::vector<std::uint8_t> encode_jpeg(const std::vector<std::uint8_t>& rgb, int width, int height, int quality);
+// The other JPEG colour spaces a folder of photos can hold, for the decoder's tests: 8-bit grayscale (one
+// byte per pixel), and four bytes per pixel stored as given, as Adobe CMYK (libjpeg's JCS_CMYK) or YCCK
+// (libturbojpeg's choice for CMYK input).
+enum class JpegPixels { gray, cmyk, ycck };
+std::vector<std::uint8_t> encode_jpeg(const std::vector<std::uint8_t>& pixels, int width, int height, int quality,
+                                      JpegPixels kind);
 // 8-bit RGB PNG with libpng.
 std::vector<std::uint8_t> encode_png(const std::vector<std::uint8_t>& rgb, int width, int height);
+// 16-bit RGB PNG, no gAMA chunk (as scanners and OpenCV write them).
+std::vector<std::uint8_t> encode_png16(const std::vector<std::uint16_t>& rgb, int width, int height);
 
 struct JpegFolderSpec {
   int images = 1000;
