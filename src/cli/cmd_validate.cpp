@@ -175,6 +175,11 @@ void add_validate_command(CLI::App& app) {
             {"runs_that_ran", {{"rows", result.ran_rows}, {"predicted_oom", result.ran_predicted_oom}}}}},
           {"cells", cells}};
       if (!result.cv) doc["constants"] = constants_json(calibration.constants);
+      if (result.cv) {
+        nlohmann::json folds = nlohmann::json::object();
+        for (const auto& [group, constants] : result.fold_constants) folds[group] = constants_json(constants);
+        doc["fold_constants"] = folds;
+      }
       if (state->fit) doc["changes"] = changes;
       emit(doc.dump(2) + "\n", state->out);
       return;

@@ -151,7 +151,7 @@ TEST(GuideE2E, PrintsSpecsAndEstimateAndWritesTheChart) {
 
 // The honest figure: every published run predicted by constants fitted without its GPU. The bounds are
 // the figures measured when the model and data last changed (docs/MODEL.md), so a change that makes
-// out-of-sample accuracy worse fails here; the targets (median 10%, p90 25%) are not reached yet.
+// out-of-sample accuracy worse fails here (measured: median 8.3%, p90 25.9%, multi-GPU 15.4%, memory 12.2%).
 TEST(ValidateE2E, LeaveOneGpuOutAccuracyOnThePublishedRecord) {
   const std::string intervals = std::string(GPUSAGE_BINARY_DIR) + "/e2e-intervals.json";
   auto r = run_cli("validate " + std::string(GPUSAGE_SOURCE_DIR) +
@@ -162,11 +162,11 @@ TEST(ValidateE2E, LeaveOneGpuOutAccuracyOnThePublishedRecord) {
   EXPECT_GE(doc["groups"].get<int>(), 25);
   const auto& single = doc["summary"]["single_gpu_throughput"];
   EXPECT_GE(single["rows"].get<int>(), 900);
-  EXPECT_LE(single["median_abs_error"].get<double>(), 0.13);
-  EXPECT_LE(single["p90_abs_error"].get<double>(), 0.41);
+  EXPECT_LE(single["median_abs_error"].get<double>(), 0.09);
+  EXPECT_LE(single["p90_abs_error"].get<double>(), 0.27);
   const auto& multi = doc["summary"]["multi_gpu_throughput"];
   EXPECT_GE(multi["rows"].get<int>(), 1000);
-  EXPECT_LE(multi["median_abs_error"].get<double>(), 0.20);
+  EXPECT_LE(multi["median_abs_error"].get<double>(), 0.16);
   EXPECT_GE(doc["summary"]["peak_memory"]["rows"].get<int>() + doc["summary"]["legacy_peak_memory"]["rows"].get<int>(),
             400);
   EXPECT_LE(doc["summary"]["peak_memory"]["median_abs_error"].get<double>(), 0.13);
@@ -198,12 +198,11 @@ TEST(ValidateE2E, FittedConstantsStayInsideTheirPhysicalBounds) {
   double top = 0;
   for (const char* name : {"conv_tensor_efficiency", "matmul_tensor_efficiency", "conv_fp32_efficiency",
                            "matmul_fp32_efficiency", "tf32_relative_efficiency", "attention_relative_efficiency",
-                           "memory_efficiency", "depthwise_conv_relative_efficiency", "geforce_acc16_share"}) {
+                           "memory_efficiency", "depthwise_conv_relative_efficiency"}) {
     const double v = k[name].get<double>();
     EXPECT_GE(v, 0.0) << name;
     EXPECT_LE(v, 1.0) << name;
-    if (std::string(name).find("_relative") == std::string::npos && std::string(name) != "memory_efficiency" &&
-        std::string(name) != "geforce_acc16_share") {
+    if (std::string(name).find("_relative") == std::string::npos && std::string(name) != "memory_efficiency") {
       EXPECT_GT(v, 0.0) << name;
       top = std::max(top, v);
     }

@@ -1,5 +1,5 @@
 // The documented constants of the memory and step-time models. Each says where it comes from.
-// The speed constants (efficiencies, kernel_fixed_s, the GeForce accumulate share, depthwise and
+// The speed constants (efficiencies, kernel_fixed_s, depthwise and
 // architecture factors) are the output of `gpusage validate data/validation/published.csv --fit`, fitted
 // on every current-software throughput row inside validate's physical bounds (efficiencies in (0, 1],
 // architecture factors in [0.5, 2] and never lifting a GEMM above its peak). Errors are reported only
@@ -30,33 +30,27 @@ struct ModelConstants {
 
   // ---- Speed ----
   // Fraction of the dense tensor-core peak that large conv / GEMM kernels reach in training.
-  double conv_tensor_efficiency = 0.7425;
-  double matmul_tensor_efficiency = 0.448;
+  double conv_tensor_efficiency = 0.8019;
+  double matmul_tensor_efficiency = 0.6481;
   // TF32 GEMMs and convolutions relative to the 16-bit ones, as a fraction of their own (half as high)
   // peak: the same tile shapes move twice the bytes per FLOP through shared memory and registers, so at
   // BERT's and ResNet's shapes TF32 kernels sit further below their peak (fitted).
   double tf32_relative_efficiency = 0.926;
   // Fraction of the CUDA-core FP32 peak reached by FP32 (non-TF32) conv / GEMM kernels.
   double conv_fp32_efficiency = 0.88;
-  double matmul_fp32_efficiency = 0.8006;
+  double matmul_fp32_efficiency = 0.8646;
   // Attention core (softmax(QK^T)V) as a fraction of the matmul efficiency (FlashAttention reaches
   // 50-70% of peak on A100/H100: Dao 2023, "FlashAttention-2").
   double attention_relative_efficiency = 1.0;
   // Depthwise convolutions (MobileNet, EfficientNet) do a few MACs per output element and run as
   // memory-bound kernels, but cuDNN's depthwise kernels (their weight gradient above all) reach only a
   // fraction of the bandwidth plain elementwise kernels do. Relative to memory_efficiency.
-  double depthwise_conv_relative_efficiency = 0.2048;
+  double depthwise_conv_relative_efficiency = 0.2195;
   // Per-architecture factor on the GEMM/conv compute rate, keyed by compute capability: how close the
   // libraries of the day get to each architecture's peak (e.g. Hopper needs wgmma kernels that older
   // cuDNN lacks). Fitted where published runs exist; others get the median factor (step_time.cpp).
   std::map<std::string, double> architecture_compute_factor = {
-      {"7.0", 1.136}, {"7.5", 0.864}, {"8.0", 1.08}, {"8.6", 1.052}, {"8.9", 0.628}, {"9.0", 0.800}, {"10.0", 0.579}};
-  // GeForce cards run 16-bit tensor math with FP32 accumulate at half their FP16-accumulate rate (the
-  // catalog lists both where NVIDIA does). Where training reaches past the FP32-accumulate figure (cuDNN
-  // and cuBLAS kernels that reduce partly in 16-bit, split-K with fp16 reduction, which PyTorch allows
-  // for half matmuls by default), the effective peak lies between the two published rates: this share of
-  // the way from the FP32-accumulate rate (0) to the FP16-accumulate rate (1). Fitted, held to [0, 1].
-  double geforce_acc16_share = 0.2212;
+      {"7.0", 1.136}, {"7.5", 0.8}, {"8.0", 1.08}, {"8.6", 1.136}, {"8.9", 0.628}, {"9.0", 0.800}, {"10.0", 0.54}};
   // NCHW tensors under tensor cores: cuDNN's tensor-core convolutions work on NHWC, so an NCHW
   // convolution transposes its input and output on the way (NVIDIA Deep Learning Performance Guide,
   // "Convolutional Layers": "tensor layout ... NHWC ... NCHW inputs are transposed"). One extra read and
@@ -71,7 +65,7 @@ struct ModelConstants {
   double tile_elements = 128.0 * 128.0;
   double tiles_per_sm_to_fill = 2.0;
   // GPU-side fixed time per kernel (launch latency, ramp-up and tail), seconds.
-  double kernel_fixed_s = 0.583e-6;
+  double kernel_fixed_s = 1.686e-6;
   // Host-side dispatch time per kernel in eager PyTorch (Python + dispatcher + launch): 10-20 us per op
   // is the usual figure; the GPU is starved when kernels are shorter than this.
   double host_dispatch_s = 12e-6;

@@ -82,18 +82,13 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
   const double batch = config.batch_per_gpu;
   const double element = activation_element_bytes(config.precision);
   const bool fp32_math = config.precision == catalog::Precision::fp32;
+  // 16-bit autocast (not pure 16-bit training): the fp32 op list's outputs are 4 bytes wide.
+  const double autocast = element < 4 && !config.pure_16bit ? 1.0 : 0.0;
   // A precision the card has no tensor cores for runs at its FP32 CUDA-core rate (bf16 on Volta/Turing).
-  double matmul_peak = gpu.matmul_tflops(config.precision).value_or(gpu.fp32_tflops) * 1e12;
-  {
-    using P = catalog::Precision;
-    const auto p = config.precision;
-    const std::optional<double> acc16 = p == P::fp16 || p == P::bf16 ? gpu.fp16_acc16_tflops
-                                        : p == P::fp8                ? gpu.fp8_acc16_tflops
-                                                                     : std::nullopt;
-    if (acc16 && gpu.matmul_tflops(p) && *acc16 * 1e12 > matmul_peak) {
-      matmul_peak += k.geforce_acc16_share * (*acc16 * 1e12 - matmul_peak);
-    }
-  }
+  // GeForce cards list a 16-bit-accumulate rate twice the FP32-accumulate one; PyTorch's GEMMs and
+  // cuDNN's convolutions accumulate in FP32 (cuBLAS CUBLAS_COMPUTE_32F under autocast), so the
+  // FP32-accumulate rate (matmul_tflops) is the peak.
+  const double matmul_peak = gpu.matmul_tflops(config.precision).value_or(gpu.fp32_tflops) * 1e12;
   const bool tensor_cores = !fp32_math && gpu.matmul_tflops(config.precision).has_value();
   const double vector_peak = gpu.fp32_tflops * 1e12;
   const double bandwidth = gpu.memory_bandwidth_gbs * 1e9 * k.memory_efficiency;
@@ -142,6 +137,19 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
       forward_s += transpose_s / 3;
       backward_s += 2 * transpose_s / 3;
       t.memory_s += transpose_s;
+    }
+    if (layer.serial_io_elements > 0) {
+      // Unfused attention's scale/mask/softmax/dropout kernels run between its matmuls, each alone on
+      // the GPU: their time adds to the GEMMs' (backward reads and writes about twice as much). The
+      // autocast cast back to 16 bit is the last of serial_kernels; pure 16-bit training has none.
+      const double bytes = batch * (layer.serial_io_elements * element + layer.serial_fixed_bytes +
+                                    autocast * layer.serial_autocast_extra_bytes);
+      const double serial_kernels = layer.serial_kernels - (autocast > 0 ? 0 : 1);
+      forward_s += bytes / bandwidth + serial_kernels * k.kernel_fixed_s;
+      backward_s += 2 * bytes / bandwidth + serial_kernels * k.kernel_fixed_s;
+      t.memory_s += 3 * bytes / bandwidth;
+      fixed_s += 2 * serial_kernels * k.kernel_fixed_s;
+      kernels += 2 * serial_kernels;
     }
     const Roofline f = roofline(layer, batch * layer.forward_flops, io_bytes, 1);
     // Backward reads the output gradient and the saved input and writes the input gradient (and the

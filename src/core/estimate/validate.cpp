@@ -186,7 +186,6 @@ ModelConstants fit_rows(const std::vector<FitRow>& rows, const ModelConstants& s
       {&k.attention_relative_efficiency, e_lo, e_hi},
       {&k.memory_efficiency, e_lo, e_hi},
       {&k.depthwise_conv_relative_efficiency, e_lo, e_hi},
-      {&k.geforce_acc16_share, 0.0, 1.0},
       {&k.kernel_fixed_s, bounds.kernel_fixed_lo_s, bounds.kernel_fixed_hi_s},
       {&k.host_dispatch_s, bounds.host_dispatch_lo_s, bounds.host_dispatch_hi_s},
   };
@@ -479,6 +478,10 @@ ValidationReport cross_validate(const std::vector<Measurement>& measurements, co
         }
         Calibration calibration;
         calibration.constants = fit_rows(rows, start);
+        {
+          std::lock_guard lock(failure_mutex);
+          report.fold_constants[groups[g]] = calibration.constants;
+        }
         for (std::size_t i = 0; i < prepared.size(); ++i) {
           if (prepared[i] && report.rows[i].group == groups[g]) predict_row(report.rows[i], *prepared[i], calibration);
         }
@@ -527,7 +530,6 @@ const std::vector<std::pair<const char*, double ModelConstants::*>>& fitted_scal
       {"memory_efficiency", &ModelConstants::memory_efficiency},
       {"depthwise_conv_relative_efficiency", &ModelConstants::depthwise_conv_relative_efficiency},
       {"kernel_fixed_s", &ModelConstants::kernel_fixed_s},
-      {"geforce_acc16_share", &ModelConstants::geforce_acc16_share},
       {"host_dispatch_s", &ModelConstants::host_dispatch_s},
   };
   return constants;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -116,6 +117,8 @@ struct ValidationReport {
   int ran_rows = 0;             // throughput and memory rows: runs that ran
   int ran_predicted_oom = 0;    // … of which the memory model says they do not fit
   std::vector<CellSummary> cells;  // single-GPU throughput per cell, cells with rows only
+  // With cv: the constants each fold fitted, by held-out group (how stable the fit is across folds).
+  std::map<std::string, ModelConstants> fold_constants;
 };
 
 // Every row predicted with the constants in `calibration` (in-sample when they were fitted on the rows).

@@ -40,6 +40,10 @@ Tensor Graph::add(LayerSpec spec) {
   layer.saved_elements = spec.internal_saved_elements;
   layer.saved_fixed_bytes = spec.saved_fixed_bytes;
   layer.autocast_extra_saved_bytes = spec.autocast_extra_saved_bytes;
+  layer.serial_io_elements = spec.serial_io_elements;
+  layer.serial_fixed_bytes = spec.serial_fixed_bytes;
+  layer.serial_autocast_extra_bytes = spec.serial_autocast_extra_bytes;
+  layer.serial_kernels = spec.serial_kernels;
   layer.segment = segment_;
   for (const Tensor& in : spec.inputs) layer.input_elements += in.elements();
   layer.lora_targets = std::move(spec.lora_targets);

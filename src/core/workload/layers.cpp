@@ -324,8 +324,16 @@ Tensor attention(Graph& g, const std::string& name, const std::vector<Tensor>& q
     s.saved_fixed_bytes = kFp32Bytes * heads * static_cast<double>(a.seq);
   } else {
     s.backward_flops = 2.0 * matmul_flops;
-    // scores written, softmax read + write, PV read; dropout adds a read and a write.
-    s.forward_io_elements += (a.dropout > 0 ? 6 : 4) * score_elements;
+    // The matmuls write the scores (QK^T) and read the probabilities (PV). Between them run separate
+    // kernels, each reading and writing every score: the 1/sqrt(d) scale, the mask (when there is
+    // one), softmax and dropout (plus its 1-byte mask). Under autocast softmax writes fp32 (+2 bytes)
+    // and PV casts that back to 16 bit (a kernel reading 4 and writing 2 bytes: +6).
+    s.forward_io_elements += 2 * score_elements;
+    const bool masked = a.additive_mask || a.causal;
+    s.serial_io_elements = (2.0 + 2.0 + (masked ? 2.0 : 0.0) + (a.dropout > 0 ? 2.0 : 0.0)) * score_elements;
+    s.serial_fixed_bytes = a.dropout > 0 ? kMaskBytes * score_elements : 0;
+    s.serial_autocast_extra_bytes = 8.0 * score_elements;
+    s.serial_kernels = 2 + (masked ? 1 : 0) + (a.dropout > 0 ? 1 : 0) + 1;
     s.internal_saved_elements = score_elements;  // softmax output
     if (a.dropout > 0) {
       s.internal_saved_elements += score_elements;        // dropped probabilities, saved by PV

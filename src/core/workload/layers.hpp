@@ -83,6 +83,9 @@ struct AttentionSpec {
   double dropout = 0;
   std::int64_t sliding_window = 0;  // 0: none
   bool flash = true;
+  // Unfused kernels add a mask to the scores in their own pass: an attention mask (BERT's padding mask,
+  // added whatever the batch) or the causal mask.
+  bool additive_mask = false;
 };
 // softmax(QK^T / sqrt(d)) V over q {S, heads*d}, k and v {S, kv_heads*d}. qkv: the tensors that hold
 // them, however the model splits them: one fused projection (GPT-2, ViT), rotated q+k and v (Llama),

@@ -124,7 +124,8 @@ void bert(Graph& g, const TransformerConfig& c, int seq, bool flash, Head head) 
   x = add(g, "bert.embeddings.add#2", x, pos);
   x = layer_norm(g, "bert.embeddings.LayerNorm", x);
   x = dropout(g, "bert.embeddings.dropout", x, c.embedding_dropout);
-  const AttentionSpec attn = attention_spec(c, seq, false, flash);
+  AttentionSpec attn = attention_spec(c, seq, false, flash);
+  attn.additive_mask = true;  // BertSelfAttention adds the extended attention mask to the scores
   for (int i = 0; i < c.layers; ++i) {
     g.set_segment(i);
     const std::string p = "bert.encoder.layer." + std::to_string(i);

@@ -66,6 +66,16 @@ struct Layer {
   // tensors are 4 bytes wide, and a matmul that consumes an fp32 tensor keeps its own 16-bit cast.
   double autocast_extra_saved_bytes = 0;
 
+  // Separate memory-bound kernels the layer runs one after the other, apart from its GEMMs (unfused
+  // attention's scale, mask, softmax and dropout between QK^T and PV): elements they read and write per
+  // sample in one forward pass, the extra bytes under 16-bit autocast (fp32 softmax output and the
+  // 16-bit cast PV needs), and how many kernels. step_time adds their time to the GEMMs' instead of
+  // hiding it under them (their s^2 traffic cannot overlap a GEMM that waits for it). Backward: twice.
+  double serial_io_elements = 0;
+  double serial_fixed_bytes = 0;  // e.g. the dropout mask, 1 byte per score whatever the precision
+  double serial_autocast_extra_bytes = 0;
+  int serial_kernels = 0;
+
   // Checkpointing segment this layer belongs to (a ResNet stage block, a transformer block); -1 when it
   // sits outside every segment (stem, head). With --checkpointing, a segment keeps only its input.
   int segment = -1;
