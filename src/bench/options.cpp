@@ -2,12 +2,12 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
 #include <filesystem>
 #include <map>
 #include <thread>
 
 #include "bench/model_catalog.hpp"
+#include "core/common/batch_list.hpp"
 #include "core/common/error.hpp"
 
 namespace gpusage::bench {
@@ -68,30 +68,13 @@ void add_bench_options(CLI::App& app, BenchOptions& o) {
   app.add_option("--seed", o.seed, "Seed for weights and synthetic data")->default_str("0");
 }
 
-std::vector<int> parse_batch_list(const std::string& text, bool& is_auto) {
-  is_auto = false;
-  if (text == "auto") {
-    is_auto = true;
-    return {};
-  }
-  std::vector<int> batches;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', start), text.size());
-    const std::string item = text.substr(start, comma - start);
-    int value = 0;
-    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
-    if (item.empty() || ec != std::errc() || end != item.data() + item.size() || value < 1)
-      throw InputError(fmt::format("--batch '{}': '{}' is not a positive integer; give N, N,M,… or auto", text, item));
-    batches.push_back(value);
-    start = comma + 1;
-  }
-  return batches;
-}
-
 void validate(BenchOptions& o) {
   model_info(o.model);
-  if (!o.batch_text.empty()) o.batches = parse_batch_list(o.batch_text, o.batch_auto);
+  if (!o.batch_text.empty()) {
+    const BatchList list = parse_batch_list(o.batch_text);
+    o.batches = list.sizes;
+    o.batch_auto = list.is_auto;
+  }
   auto positive = [](const std::optional<int>& v, const char* flag) {
     if (v && *v < 1) throw InputError(fmt::format("{} {}: must be at least 1", flag, *v));
   };

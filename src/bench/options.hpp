@@ -57,7 +57,4 @@ void resolve_for_device(BenchOptions& options, DeviceKind device);
 // The command line that reproduces `options` (what `gpusage bench` passes to gpusage-bench).
 std::vector<std::string> to_arguments(const BenchOptions& options);
 
-// Parses "2,4,8" or "auto". Throws InputError quoting the text.
-std::vector<int> parse_batch_list(const std::string& text, bool& is_auto);
-
 }  // namespace gpusage::bench

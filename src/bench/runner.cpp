@@ -27,7 +27,7 @@
 #include "core/device/types.hpp"
 #include "gpusage/build_info.hpp"
 #include "pipeline/image_folder.hpp"
-#include "report/output_file.hpp"
+#include "core/common/io.hpp"
 
 extern char** environ;
 
@@ -98,12 +98,6 @@ int free_loopback_port() {
   return port;
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // --data DIR, scanned once per run (torchvision's ImageFolder order); null for synthetic data.
 std::shared_ptr<const pipeline::ImageFolder> scan_data(const BenchOptions& o) {
@@ -204,7 +198,7 @@ DistributedResult run_distributed(const BenchOptions& o, bool channels_last, int
     ::waitpid(children[rank], &status, 0);
     TrialResult r;
     r.batch = batch;
-    const std::string text = read_file(outputs[rank]);
+    const std::string text = io::try_read_file(outputs[rank]).value_or("");
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && !text.empty()) {
       r = trial_from_json(nlohmann::json::parse(text));
     } else {
@@ -304,7 +298,7 @@ int run(BenchOptions& o, const RankOptions& rank, const std::string& out, bool s
     trial.device_index = device == DeviceKind::cuda ? rank.rank : 0;
     trial.communicator = communicator.get();
     const TrialResult r = run_trial(trial);
-    report::write_file_atomically(rank.output, to_json(r).dump());
+    io::write_file_atomically(rank.output, to_json(r).dump());
     return 0;
   }
 
@@ -385,7 +379,7 @@ int run(BenchOptions& o, const RankOptions& rank, const std::string& out, bool s
   if (out.empty()) {
     std::cout << json << std::flush;
   } else {
-    report::write_file_atomically(out, json);
+    io::write_file_atomically(out, json);
   }
   return 0;
 }

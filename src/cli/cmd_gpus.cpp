@@ -16,7 +16,7 @@
 #include "core/catalog/fields.hpp"
 #include "core/common/error.hpp"
 #include "core/common/text.hpp"
-#include "report/output_file.hpp"
+#include "core/common/io.hpp"
 #include "report/svg_chart.hpp"
 #include "report/table.hpp"
 
@@ -329,7 +329,7 @@ void run_list(const ListOptions& options) {
                                                                               : "--gpu \"" + options.gpus + "\"") +
                                           " --chart " + options.chart);
     } else {
-      report::write_file_atomically(options.chart,
+      io::write_file_atomically(options.chart,
                                     report::render_svg(comparison_chart(catalog, gpus, chart_metrics, selection)));
       chart_message = fmt::format("gpusage: wrote {} ({} GPUs, {} metrics)", options.chart, gpus.size(),
                                   chart_metrics.size());

@@ -13,6 +13,7 @@
 #include "cli/options.hpp"
 #include "core/catalog/catalog.hpp"
 #include "core/common/error.hpp"
+#include "core/common/io.hpp"
 #include "core/estimate/uncertainty.hpp"
 #include "core/estimate/validate.hpp"
 #include "report/table.hpp"
@@ -98,11 +99,7 @@ void add_validate_command(CLI::App& app) {
     if (!state->intervals_out.empty() && state->cv.empty()) {
       throw InputError("--intervals-out needs --cv: intervals come from out-of-sample errors only");
     }
-    std::ifstream in(state->file, std::ios::binary);
-    if (!in) throw InputError(fmt::format("cannot read '{}'", state->file));
-    std::stringstream text;
-    text << in.rdbuf();
-    const auto measurements = estimate::parse_measurements(text.str(), state->file);
+    const auto measurements = estimate::parse_measurements(io::read_file(state->file, ""), state->file);
     const catalog::Catalog& catalog = catalog::Catalog::active();
     estimate::Calibration calibration;
     std::vector<std::string> changes;

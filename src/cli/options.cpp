@@ -8,7 +8,7 @@
 #include <iostream>
 #include <map>
 
-#include "report/output_file.hpp"
+#include "core/common/io.hpp"
 
 namespace gpusage::cli {
 
@@ -40,7 +40,7 @@ void emit(std::string_view content, const std::string& path) {
     std::cout << content;
     std::cout.flush();
   } else {
-    report::write_file_atomically(path, content);
+    io::write_file_atomically(path, content);
   }
 }
 

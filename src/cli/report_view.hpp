@@ -23,6 +23,6 @@ std::string write_gpus_page(const catalog::Catalog& catalog, const std::vector<c
                             const std::string& selection, const std::string& path, const std::string& command_line);
 
 // Writes the training-estimate page of a plan (throughput and memory against batch, epoch and energy).
-std::string write_plan_page(const PlanResults& results, const std::string& path, const std::string& command_line);
+std::string write_plan_page(const estimate::Sweep& results, const std::string& path, const std::string& command_line);
 
 }  // namespace gpusage::cli

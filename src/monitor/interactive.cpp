@@ -11,6 +11,7 @@
 
 #include "monitor/views.hpp"
 #include "report/table.hpp"
+#include "core/common/time.hpp"
 
 namespace gpusage::monitor {
 
@@ -119,7 +120,7 @@ void draw(const Tick& tick, std::map<unsigned, History>& histories, double inter
   std::string title = fmt::format(" gpusage monitor   driver {}   CUDA {}   {}   every {:g} s   q quits ",
                                   s.driver_version.value_or("n/a"),
                                   s.cuda_driver_version ? s.cuda_driver_version->to_string() : "n/a",
-                                  iso_utc(s.unix_time_s).substr(11, 8), interval_s);
+                                  wallclock::iso_utc(s.unix_time_s).substr(11, 8), interval_s);
   put(y++, 0, title + std::string(static_cast<std::size_t>(std::max(0, COLS - static_cast<int>(title.size()))), ' '),
       A_REVERSE);
   int bar_width = std::clamp((COLS - 40) / 3, 10, 40);

@@ -9,21 +9,12 @@
 #include "core/device/fields.hpp"
 #include "core/device/sample_json.hpp"
 #include "report/table.hpp"
+#include "core/common/time.hpp"
 
 namespace gpusage::monitor {
 
 using device::GpuSample;
 using device::Sample;
-
-std::string iso_utc(double unix_time_s) {
-  auto seconds = static_cast<std::time_t>(std::floor(unix_time_s));
-  int millis = static_cast<int>((unix_time_s - static_cast<double>(seconds)) * 1000);
-  std::tm tm{};
-  ::gmtime_r(&seconds, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &tm);
-  return fmt::format("{}.{:03d}Z", text, millis);
-}
 
 namespace {
 
@@ -52,7 +43,7 @@ std::string rate(const std::optional<std::uint64_t>& bytes_per_s) {
 }  // namespace
 
 std::string render_summary(const Sample& sample, const std::vector<Alert>& alerts, int width) {
-  std::string out = fmt::format("gpusage monitor  {}  driver {}  CUDA {}\n", iso_utc(sample.unix_time_s),
+  std::string out = fmt::format("gpusage monitor  {}  driver {}  CUDA {}\n", wallclock::iso_utc(sample.unix_time_s),
                                 sample.driver_version.value_or(kNa),
                                 sample.cuda_driver_version ? sample.cuda_driver_version->to_string() : kNa);
   const auto& host = sample.host;
@@ -142,7 +133,7 @@ std::string csv_header() {
 std::string csv_rows(const Sample& sample) {
   std::string host;
   device::for_each_metric(sample.host, [&](const char*, const auto& v) { host += "," + csv_value(v); });
-  std::string time = fmt::format("{},{:.3f}", iso_utc(sample.unix_time_s), sample.unix_time_s);
+  std::string time = fmt::format("{},{:.3f}", wallclock::iso_utc(sample.unix_time_s), sample.unix_time_s);
   if (sample.gpus.empty()) {
     std::string empty;
     const GpuSample none;
@@ -167,7 +158,7 @@ std::string csv_rows(const Sample& sample) {
 
 nlohmann::json sample_json(const Sample& sample, const std::vector<Alert>& alerts) {
   nlohmann::json j = device::to_json(sample);
-  j["time_utc"] = iso_utc(sample.unix_time_s);
+  j["time_utc"] = wallclock::iso_utc(sample.unix_time_s);
   nlohmann::json events = nlohmann::json::array();
   for (const Alert& a : alerts) events.push_back(to_json(a));
   j["alerts"] = std::move(events);

@@ -183,20 +183,6 @@ std::string script_text(std::string_view code) {
   return out;
 }
 
-double unix_now_s() {
-  using namespace std::chrono;
-  return duration<double>(system_clock::now().time_since_epoch()).count();
-}
-
-std::string utc_timestamp(double unix_time_s) {
-  const std::time_t t = static_cast<std::time_t>(unix_time_s);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buffer[32];
-  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buffer;
-}
-
 std::size_t chart_count(const Page& page) {
   std::size_t n = 0;
   for (const auto& section : page.sections) {

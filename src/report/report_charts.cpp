@@ -10,6 +10,8 @@
 #include "core/catalog/fields.hpp"
 #include "core/estimate/gpu_rates.hpp"
 #include "gpusage/build_info.hpp"
+#include "core/common/time.hpp"
+#include "core/common/units.hpp"
 
 namespace gpusage::report {
 
@@ -18,7 +20,7 @@ namespace {
 using Json = nlohmann::json;
 
 constexpr const char* kSchema = "https://vega.github.io/schema/vega-lite/v6.json";
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+using units::kGiB;
 // More points than this per GPU and line make a page slow to draw; longer logs are thinned evenly.
 constexpr std::size_t kMaxPointsPerGpu = 1500;
 
@@ -69,8 +71,6 @@ std::vector<std::string> names_of(const std::vector<const catalog::Gpu*>& gpus) 
   for (const catalog::Gpu* gpu : gpus) names.push_back(gpu->name);
   return names;
 }
-
-const char* sample_unit(const workload::Workload& w) { return w.domain == workload::Domain::vision ? "img/s" : "seq/s"; }
 
 // ---- GPU comparison -----------------------------------------------------------------------------------
 
@@ -246,7 +246,7 @@ std::vector<const estimate::Prediction*> fastest_fitting(const std::vector<estim
 Chart throughput_chart(const workload::Workload& w, const std::vector<estimate::Prediction>& predictions,
                        const std::vector<std::string>& names, const std::vector<int>& batches,
                        const std::string& precision) {
-  const std::string unit = sample_unit(w);
+  const std::string unit = w.throughput_unit();
   Json values = Json::array();
   for (const auto& p : predictions) {
     if (!p.fits) continue;  // a card that runs out has no speed at that batch
@@ -352,7 +352,7 @@ Chart epoch_chart(const workload::Workload& w, const std::vector<const estimate:
                       {"epoch_h", *p->epoch_time_s / 3600},
                       {"energy_kwh", *p->energy_wh_per_epoch / 1000}});
   }
-  const std::string unit = sample_unit(w);
+  const std::string unit = w.throughput_unit();
   const Json tooltip = Json::array({field("gpu", "nominal", "GPU"), field("batch", "quantitative", "Batch size"),
                                     field("throughput", "quantitative", fmt::format("Throughput ({})", unit), ",.0f"),
                                     field("epoch_h", "quantitative", "Epoch time (h)", ",.2f"),
@@ -381,7 +381,7 @@ Chart epoch_chart(const workload::Workload& w, const std::vector<const estimate:
 
 Table training_table(const workload::Workload& w, const std::vector<const estimate::Prediction*>& best) {
   Table table;
-  const std::string unit = sample_unit(w);
+  const std::string unit = w.throughput_unit();
   table.columns = {{"GPU", "", Align::left},       {"VRAM", "GiB"},        {"max batch", "samples"},
                    {"fastest batch", "samples"},   {"throughput", unit},   {"80% range", unit},
                    {"step", "ms"},
@@ -409,13 +409,6 @@ std::string gpu_label(const device::GpuSample& gpu) {
   return gpu.name.empty() ? fmt::format("GPU {}", gpu.index) : fmt::format("GPU {}: {}", gpu.index, gpu.name);
 }
 
-std::string iso_ms(double unix_time_s) {
-  const double whole = std::floor(unix_time_s);
-  const int ms = std::min(999, static_cast<int>(std::lround((unix_time_s - whole) * 1000)));
-  std::string stamp = utc_timestamp(whole);
-  return stamp.substr(0, stamp.size() - 1) + fmt::format(".{:03d}Z", ms);
-}
-
 }  // namespace
 
 Page new_page(std::string title, std::string subtitle, std::string command_line) {
@@ -425,7 +418,7 @@ Page new_page(std::string title, std::string subtitle, std::string command_line)
   page.command_line = std::move(command_line);
   page.generator = fmt::format("gpusage {} (commit {}, {} build)", build_info::version, build_info::commit,
                                build_info::build_type);
-  page.generated_utc = utc_timestamp(unix_now_s());
+  page.generated_utc = wallclock::iso_utc(wallclock::unix_now_s(), false);
   return page;
 }
 
@@ -596,7 +589,7 @@ Section monitor_section(const MonitorLog& log, const std::vector<AlertMark>& ale
   std::map<unsigned, std::string> label_of;
   std::map<unsigned, std::size_t> seen;
   for (const auto& sample : log.samples) {
-    const std::string time = iso_ms(sample.unix_time_s);
+    const std::string time = wallclock::iso_utc(sample.unix_time_s);
     for (const auto& gpu : sample.gpus) {
       const std::string label = gpu_label(gpu);
       if (!label_of.count(gpu.index)) {
@@ -620,10 +613,10 @@ Section monitor_section(const MonitorLog& log, const std::vector<AlertMark>& ale
                    {"severity", "", Align::left}, {"message", "", Align::left}};
   for (const auto& a : alerts) {
     const std::string gpu = label_of.count(a.gpu) ? label_of[a.gpu] : fmt::format("GPU {}", a.gpu);
-    marks.push_back({{"time", iso_ms(a.unix_time_s)}, {"gpu", gpu}, {"kind", a.kind}, {"severity", a.severity},
+    marks.push_back({{"time", wallclock::iso_utc(a.unix_time_s)}, {"gpu", gpu}, {"kind", a.kind}, {"severity", a.severity},
                      {"message", a.message}});
     if (std::find(kinds.begin(), kinds.end(), a.kind) == kinds.end()) kinds.push_back(a.kind);
-    table.add_row({iso_ms(a.unix_time_s), gpu, a.kind, a.severity, a.message});
+    table.add_row({wallclock::iso_utc(a.unix_time_s), gpu, a.kind, a.severity, a.message});
   }
   const Json time_axis = {{"field", "time"},
                           {"type", "temporal"},

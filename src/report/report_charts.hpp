@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/catalog/catalog.hpp"
-#include "core/estimate/plan.hpp"
+#include "core/estimate/planner.hpp"
 #include "core/workload/workload.hpp"
 #include "report/html_page.hpp"
 #include "report/monitor_log.hpp"
@@ -32,7 +32,7 @@ Section gpu_comparison_section(const std::vector<const catalog::Gpu*>& gpus, con
 
 // Predicted throughput and memory against batch size (one line per GPU, each card's VRAM as a rule),
 // epoch time and energy per card at its fastest batch that fits, and the same as a table.
-// `predictions` are GPU-major (one batch sweep per GPU), as cli::run_plan returns them.
+// `predictions` are GPU-major (one batch sweep per GPU), as estimate::run_sweep returns them.
 Section training_section(const workload::Workload& workload, const std::vector<estimate::Prediction>& predictions,
                          const std::vector<std::string>& notes);
 

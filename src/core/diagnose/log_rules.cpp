@@ -7,12 +7,13 @@
 
 #include "core/common/text.hpp"
 #include "core/diagnose/environment_rules.hpp"
+#include "core/common/units.hpp"
 
 namespace gpusage::diagnose {
 
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024 * 1024;
+using units::kGiB;
 
 // "line 12: <text>; 3 more at lines 40, 52, 77".
 std::string evidence_of(const Matches& matches) {
@@ -26,8 +27,6 @@ std::string evidence_of(const Matches& matches) {
   }
   return s;
 }
-
-std::string gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / kGiB); }
 
 std::string shape_text(const std::vector<long long>& dims) {
   std::vector<std::string> parts;
@@ -112,7 +111,7 @@ std::string oom_fix_text(const OomPlan& p, const RunContext& ctx, const OomRepor
   std::vector<std::string> lines;
   const std::string on = p.capacity_from == "the log"
                              ? fmt::format("the log's {} capacity", format_size(p.capacity_bytes))
-                             : fmt::format("{} ({})", ctx.gpu->name, gib(p.capacity_bytes));
+                             : fmt::format("{} ({})", ctx.gpu->name, units::format_gib(p.capacity_bytes));
   if (p.needed_bytes) {
     lines.push_back(fmt::format(
         "Measured at the failure: at least {} needed ({} in use plus the {} request) on {}.",
@@ -173,7 +172,7 @@ std::string oom_fix_without_model(const OomReport& oom, const LogScan& scan, con
   const auto needed = needed_of(oom, scan, capacity->first);
   const std::string on = capacity->second == "the log"
                              ? fmt::format("the log's {} capacity", format_size(capacity->first))
-                             : fmt::format("{} ({})", ctx.gpu->name, gib(capacity->first));
+                             : fmt::format("{} ({})", ctx.gpu->name, units::format_gib(capacity->first));
   std::string s;
   if (needed && *needed > capacity->first) {
     s = fmt::format(

@@ -9,7 +9,7 @@
 
 #include "core/catalog/catalog.hpp"
 #include "core/estimate/gpu_rates.hpp"
-#include "core/estimate/plan.hpp"
+#include "core/estimate/planner.hpp"
 #include "core/workload/workload.hpp"
 #include "gpusage/build_info.hpp"
 

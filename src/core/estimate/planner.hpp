@@ -104,6 +104,9 @@ int max_batch(const workload::Workload& workload, const TrainingConfig& config, 
 // Everything at once, advice included.
 Prediction predict(const workload::Workload& workload, const TrainingConfig& config, const catalog::Gpu& gpu,
                    const Calibration* calibration = nullptr);
+// The same with max_batch(workload, config, gpu, calibration) already known (a sweep computes it once per GPU).
+Prediction predict(const workload::Workload& workload, const TrainingConfig& config, const catalog::Gpu& gpu,
+                   const Calibration* calibration, int known_max_batch);
 
 }  // namespace gpusage::estimate
 
@@ -115,6 +118,9 @@ namespace gpusage::estimate {
 TrainingConfig plan_target_batch(const workload::Workload& workload, TrainingConfig config,
                                  const catalog::Gpu& gpu, int target_batch,
                                  const Calibration* calibration = nullptr);
+// The same with the largest fitting micro-batch (max_batch) already known.
+TrainingConfig plan_target_batch_within(const workload::Workload& workload, TrainingConfig config,
+                                        const catalog::Gpu& gpu, int target_batch, int largest);
 
 // Default samples per epoch for a workload: ImageNet-1k's 1,281,167 training images for vision models;
 // none for language models (the user gives --dataset-size).

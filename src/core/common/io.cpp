@@ -1,4 +1,4 @@
-#include "report/output_file.hpp"
+#include "core/common/io.hpp"
 
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -13,7 +13,41 @@
 
 #include "core/common/error.hpp"
 
-namespace gpusage::report {
+namespace gpusage::io {
+
+namespace {
+
+std::string describe(std::string_view what, const std::string& path) {
+  return what.empty() ? fmt::format("'{}'", path) : fmt::format("{} '{}'", what, path);
+}
+
+}  // namespace
+
+std::string read_file(const std::string& path, std::string_view what, std::uintmax_t max_bytes) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw InputError(fmt::format("{} is a directory; give a file", describe(what, path)));
+  }
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (!ec && size > max_bytes) {
+    throw InputError(fmt::format("{} is {} bytes; accepted: up to {} bytes ({} MiB)", describe(what, path), size,
+                                 max_bytes, max_bytes >> 20));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("cannot read {}", describe(what, path)));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw InputError(fmt::format("cannot read {}", describe(what, path)));
+  return text.str();
+}
+
+std::optional<std::string> try_read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
 
 void write_file_atomically(const std::string& path, std::string_view content) {
   namespace fs = std::filesystem;
@@ -49,12 +83,4 @@ void write_file_atomically(const std::string& path, std::string_view content) {
   }
 }
 
-std::string read_input_file(const std::string& path, const std::string& option) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot read '{}'", option, path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-}  // namespace gpusage::report
+}  // namespace gpusage::io

@@ -1,7 +1,7 @@
 // Internal helpers of the estimate module shared by the memory and time models.
 #pragma once
 
-#include "core/estimate/plan.hpp"
+#include "core/estimate/planner.hpp"
 
 namespace gpusage::estimate {
 

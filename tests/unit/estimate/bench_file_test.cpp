@@ -1,12 +1,12 @@
-// Reading gpusage bench results for the report's "measured against predicted" section.
-#include "report/bench_file.hpp"
+// The one reader of gpusage bench results (plan --calibration, bench, report).
+#include "core/estimate/bench_file.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "core/common/error.hpp"
 
-namespace gpusage::report {
+namespace gpusage::estimate {
 namespace {
 
 using ::testing::HasSubstr;
@@ -53,4 +53,4 @@ TEST(BenchFile, NamesTheFileAndTheMissingKey) {
 }
 
 }  // namespace
-}  // namespace gpusage::report
+}  // namespace gpusage::estimate
