@@ -8,7 +8,7 @@ BUILD_DIR := build/$(PRESET)
 GPUSAGE := $(BUILD_DIR)/src/cli/gpusage
 ALL_TARGETS := -DGPUSAGE_BUILD_TESTS=ON -DGPUSAGE_BUILD_BENCH=ON -DGPUSAGE_BUILD_BENCHMARKS=ON
 
-.PHONY: deps deps-run configure configure-run build build-run test bench run report docs-report package clean
+.PHONY: deps deps-run configure configure-run build build-run test golden bench run report docs-report package clean
 
 deps:
 	scripts/install-deps --test
@@ -33,6 +33,12 @@ build-run: configure-run
 
 test: build
 	ctest --preset $(PRESET) -j $(JOBS)
+
+# Rewrites tests/golden/expected/ from the current binary (after a deliberate change of output or of a model
+# figure); review the result with `git diff tests/golden` before committing it.
+golden: build
+	GPUSAGE_GOLDEN_UPDATE=1 ctest --preset $(PRESET) -L golden
+	@git --no-pager diff --stat -- tests/golden/expected || true
 
 bench: configure
 	cmake --build --preset $(PRESET) -j $(JOBS) --target gpusage gpusage-bench

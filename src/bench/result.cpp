@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "bench/model_catalog.hpp"
-#include "core/common/stats.hpp"
 #include "core/common/json.hpp"
+#include "core/common/stats.hpp"
 
 namespace gpusage::bench {
 namespace {

@@ -16,18 +16,18 @@
 #include <sstream>
 
 #include "bench/batch_search.hpp"
+#include "bench/bench_options.hpp"
 #include "bench/cuda_support.hpp"
-#include "bench/host.hpp"
 #include "bench/model_catalog.hpp"
-#include "bench/options.hpp"
 #include "bench/power.hpp"
 #include "bench/result.hpp"
 #include "bench/train.hpp"
 #include "core/common/error.hpp"
+#include "core/common/io.hpp"
+#include "core/device/host.hpp"
 #include "core/device/types.hpp"
 #include "gpusage/build_info.hpp"
 #include "pipeline/image_folder.hpp"
-#include "core/common/io.hpp"
 
 extern char** environ;
 
@@ -216,7 +216,7 @@ void run_batch_search(const BenchOptions& o, bool channels_last, BenchReport& re
                       const std::shared_ptr<const pipeline::ImageFolder>& folder) {
   std::optional<std::int64_t> limit = o.memory_limit_bytes;
   if (o.device == DeviceKind::cpu && !limit) {
-    if (const auto available = available_memory_bytes()) limit = *available / 2;
+    if (const auto available = device::available_memory_bytes()) limit = *available / 2;
     report.warnings.push_back(fmt::format(
         "--batch auto on CPU: a trial counts as out of memory when its peak RSS growth exceeds {} bytes "
         "(--memory-limit; default half of the available memory)",
@@ -286,7 +286,7 @@ int run(BenchOptions& o, const RankOptions& rank, const std::string& out, bool s
                                  to_string(device), device == DeviceKind::cpu ? "Gloo" : "NCCL"));
   const ModelInfo& info = model_info(o.model);
   const bool channels_last = device == DeviceKind::cuda && info.convolutional();
-  const int threads = o.threads.value_or(o.distributed > 1 ? std::max(1, logical_cpus() / o.distributed) : 0);
+  const int threads = o.threads.value_or(o.distributed > 1 ? std::max(1, device::logical_cpus() / o.distributed) : 0);
   if (threads > 0) set_torch_threads(threads);
   const auto folder = scan_data(o);
 
@@ -312,8 +312,8 @@ int run(BenchOptions& o, const RankOptions& rank, const std::string& out, bool s
   e.cuda_version = torch_env.cuda_version;
   e.cudnn_version = torch_env.cudnn_version;
   e.libtorch_version = torch_env.libtorch_version;
-  e.cpu_model = cpu_model_name();
-  e.cpu_threads = logical_cpus();
+  e.cpu_model = device::cpu_model_name();
+  e.cpu_threads = device::logical_cpus();
   e.torch_threads = torch_env.torch_threads;
   e.gpusage_version = build_info::version;
   e.gpusage_commit = build_info::commit;

@@ -11,14 +11,14 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "bench/options.hpp"
+#include "bench/bench_options.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "core/catalog/catalog.hpp"
 #include "core/common/error.hpp"
 #include "core/common/io.hpp"
-#include "core/common/subprocess.hpp"
 #include "core/common/json.hpp"
+#include "core/common/subprocess.hpp"
 #include "core/estimate/compare.hpp"
 #include "report/table.hpp"
 

@@ -10,10 +10,10 @@
 #include "core/catalog/catalog.hpp"
 #include "core/common/error.hpp"
 #include "core/common/text.hpp"
+#include "core/common/units.hpp"
 #include "core/diagnose/doctor.hpp"
 #include "core/estimate/planner.hpp"
 #include "core/workload/workload.hpp"
-#include "core/common/units.hpp"
 
 namespace gpusage::cli {
 

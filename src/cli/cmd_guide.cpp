@@ -10,10 +10,10 @@
 #include "cli/gpus_view.hpp"
 #include "cli/options.hpp"
 #include "cli/plan_view.hpp"
-#include "core/common/error.hpp"
-#include "core/common/text.hpp"
-#include "core/common/io.hpp"
 #include "core/common/batch_list.hpp"
+#include "core/common/error.hpp"
+#include "core/common/io.hpp"
+#include "core/common/text.hpp"
 
 namespace gpusage::cli {
 

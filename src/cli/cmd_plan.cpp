@@ -6,10 +6,10 @@
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "cli/plan_view.hpp"
-#include "cli/report_view.hpp"
+#include "cli/report_pages.hpp"
 #include "core/catalog/catalog.hpp"
-#include "core/common/error.hpp"
 #include "core/common/batch_list.hpp"
+#include "core/common/error.hpp"
 
 namespace gpusage::cli {
 

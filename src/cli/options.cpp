@@ -18,6 +18,7 @@ const char* to_string(Format format) {
     case Format::markdown: return "markdown";
     case Format::csv: return "csv";
     case Format::json: return "json";
+    case Format::prometheus: return "prometheus";
   }
   return "?";
 }

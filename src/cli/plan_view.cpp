@@ -3,13 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
 
 #include "core/common/error.hpp"
+#include "core/common/json.hpp"
 #include "core/common/text.hpp"
 #include "core/common/units.hpp"
 #include "report/table.hpp"
-#include "core/common/json.hpp"
 
 namespace gpusage::cli {
 
@@ -170,16 +169,19 @@ std::string plan_table(const estimate::Sweep& results, int width) {
   out += report::render_text(table, width);
 
   // Ranking of the cards at their best fitting configuration in this plan.
-  std::map<const catalog::Gpu*, const estimate::Prediction*> best;
+  // In the sweep's GPU order, so that cards with equal throughput keep it (a map keyed by address did not).
+  std::vector<const estimate::Prediction*> ranked;
   for (const auto& p : predictions) {
     if (!p.fits) continue;
-    auto& b = best[p.gpu];
-    if (!b || p.throughput > b->throughput) b = &p;
+    auto it = std::find_if(ranked.begin(), ranked.end(), [&](auto* r) { return r->gpu == p.gpu; });
+    if (it == ranked.end()) {
+      ranked.push_back(&p);
+    } else if (p.throughput > (*it)->throughput) {
+      *it = &p;
+    }
   }
-  if (best.size() > 1) {
-    std::vector<const estimate::Prediction*> ranked;
-    for (auto& [gpu, p] : best) ranked.push_back(p);
-    std::sort(ranked.begin(), ranked.end(), [](auto* a, auto* b) { return a->throughput > b->throughput; });
+  if (ranked.size() > 1) {
+    std::stable_sort(ranked.begin(), ranked.end(), [](auto* a, auto* b) { return a->throughput > b->throughput; });
     report::Table rank;
     rank.columns = {{"#", ""}, {"GPU", "", report::Align::left}, {"batch", ""}, {"throughput", unit},
                     {"per $1000", unit}, {"per 100 W", unit}};

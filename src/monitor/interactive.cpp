@@ -9,9 +9,9 @@
 #include <map>
 #include <string>
 
+#include "core/common/time.hpp"
 #include "monitor/views.hpp"
 #include "report/table.hpp"
-#include "core/common/time.hpp"
 
 namespace gpusage::monitor {
 

@@ -5,9 +5,9 @@
 
 #include <memory>
 
+#include "core/common/time.hpp"
 #include "core/device/backend.hpp"
 #include "core/device/host.hpp"
-#include "core/common/time.hpp"
 
 namespace gpusage::monitor {
 

@@ -6,10 +6,10 @@
 #include <ctime>
 
 #include "core/common/text.hpp"
-#include "core/device/fields.hpp"
+#include "core/common/time.hpp"
+#include "core/device/metric_fields.hpp"
 #include "core/device/sample_json.hpp"
 #include "report/table.hpp"
-#include "core/common/time.hpp"
 
 namespace gpusage::monitor {
 

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <ctime>
 
+#include "core/common/time.hpp"
+#include "gpusage/build_info.hpp"
 #include "report/svg_chart.hpp"
 
 namespace gpusage::report {
@@ -242,6 +244,17 @@ std::string render_html(const Page& page) {
   out += "</footer>\n<script>" + std::string(kSortScript) + "</script>\n<script>" + kRenderScript +
          "</script>\n</body>\n</html>\n";
   return out;
+}
+
+Page new_page(std::string title, std::string subtitle, std::string command_line) {
+  Page page;
+  page.title = std::move(title);
+  page.subtitle = std::move(subtitle);
+  page.command_line = std::move(command_line);
+  page.generator = fmt::format("gpusage {} (commit {}, {} build)", build_info::version, build_info::commit,
+                               build_info::build_type);
+  page.generated_utc = wallclock::iso_utc(wallclock::unix_now_s(), false);
+  return page;
 }
 
 }  // namespace gpusage::report

@@ -69,4 +69,7 @@ std::string script_json(const nlohmann::json& value);
 std::string script_text(std::string_view code);
 
 
+// A page under construction: title and provenance filled in (gpusage version and commit, time now).
+Page new_page(std::string title, std::string subtitle, std::string command_line);
+
 }  // namespace gpusage::report

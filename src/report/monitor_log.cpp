@@ -11,10 +11,10 @@
 #include <tuple>
 
 #include "core/common/error.hpp"
-#include "core/common/text.hpp"
-#include "core/device/fields.hpp"
-#include "core/device/sample_json.hpp"
 #include "core/common/io.hpp"
+#include "core/common/text.hpp"
+#include "core/device/metric_fields.hpp"
+#include "core/device/sample_json.hpp"
 
 namespace gpusage::report {
 

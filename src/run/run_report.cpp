@@ -5,14 +5,14 @@
 #include <map>
 
 #include "core/common/error.hpp"
+#include "core/common/io.hpp"
+#include "core/common/time.hpp"
 #include "core/diagnose/log_scan.hpp"
 #include "monitor/views.hpp"
 #include "report/monitor_log.hpp"
-#include "core/common/io.hpp"
-#include "report/report_charts.hpp"
+#include "report/sections.hpp"
 #include "report/table.hpp"
 #include "run/output_lines.hpp"
-#include "core/common/time.hpp"
 
 namespace gpusage::run {
 

@@ -5,13 +5,13 @@
 #include <algorithm>
 #include <map>
 
+#include "core/common/json.hpp"
 #include "core/common/stats.hpp"
 #include "core/common/text.hpp"
+#include "core/common/time.hpp"
 #include "core/diagnose/doctor.hpp"
 #include "monitor/views.hpp"
 #include "report/table.hpp"
-#include "core/common/json.hpp"
-#include "core/common/time.hpp"
 
 namespace gpusage::run {
 

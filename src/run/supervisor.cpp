@@ -27,6 +27,8 @@
 #include <thread>
 
 #include "core/common/error.hpp"
+#include "core/common/io.hpp"
+#include "core/common/time.hpp"
 #include "core/diagnose/doctor.hpp"
 #include "core/diagnose/log_scan.hpp"
 #include "monitor/append_file.hpp"
@@ -34,13 +36,11 @@
 #include "monitor/prometheus_server.hpp"
 #include "monitor/sampler.hpp"
 #include "monitor/views.hpp"
-#include "core/common/io.hpp"
 #include "run/log_watch.hpp"
 #include "run/output_lines.hpp"
 #include "run/process_tree.hpp"
 #include "run/run_report.hpp"
 #include "run/summary.hpp"
-#include "core/common/time.hpp"
 
 namespace gpusage::run {
 

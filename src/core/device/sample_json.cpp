@@ -9,7 +9,7 @@
 #include <type_traits>
 
 #include "core/common/json.hpp"
-#include "core/device/fields.hpp"
+#include "core/device/metric_fields.hpp"
 
 namespace gpusage::device {
 

@@ -6,8 +6,8 @@
 #include <cmath>
 
 #include "core/common/text.hpp"
-#include "core/diagnose/environment_rules.hpp"
 #include "core/common/units.hpp"
+#include "core/diagnose/environment_rules.hpp"
 
 namespace gpusage::diagnose {
 

@@ -2,8 +2,8 @@
 #include <algorithm>
 #include <map>
 
-#include "core/estimate/planner.hpp"
 #include "core/estimate/adapters.hpp"
+#include "core/estimate/planner.hpp"
 
 namespace gpusage::estimate {
 

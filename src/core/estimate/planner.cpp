@@ -6,10 +6,10 @@
 #include <cmath>
 
 #include "core/common/error.hpp"
+#include "core/common/units.hpp"
+#include "core/estimate/adapters.hpp"
 #include "core/estimate/planner.hpp"
 #include "core/estimate/uncertainty.hpp"
-#include "core/estimate/adapters.hpp"
-#include "core/common/units.hpp"
 
 namespace gpusage::estimate {
 

@@ -1,8 +1,8 @@
 #include <gtest/gtest.h>
 
 #include "bench/batch_search.hpp"
+#include "bench/bench_options.hpp"
 #include "bench/model_catalog.hpp"
-#include "bench/options.hpp"
 #include "bench/result.hpp"
 #include "core/common/error.hpp"
 

@@ -1,6 +1,7 @@
 // The sections of a `gpusage report` page, as Vega-Lite specs with their data inline and sortable tables:
 // GPU comparison (catalog), training estimate (planner predictions), measured against predicted (bench
-// results), and a monitor log over time. Every number comes from those inputs; nothing is modelled here.
+// results), and a monitor log over time, one file per section (section_*.cpp). Every number comes from those
+// inputs; nothing is modelled here.
 // Every chart has a title, axis titles with units, a legend and tooltips; a GPU keeps one colour across
 // the page (the order of `gpu_names`).
 #pragma once
@@ -18,17 +19,15 @@
 
 namespace gpusage::report {
 
-// A page under construction: title and provenance filled in (gpusage version and commit, time now).
-Page new_page(std::string title, std::string subtitle, std::string command_line);
-
 // The sources behind the selected GPUs' figures, each once, with the GPUs it backs.
 std::vector<PageSource> catalog_sources(const std::vector<const catalog::Gpu*>& gpus);
 
 // Specs side by side (CUDA cores, VRAM, bandwidth, TDP, price), dense tensor TFLOPS by precision, the
 // buyer's table (`table`, as `gpusage gpus` prints it) and price-performance (TFLOPS per $ against VRAM).
-// `catalog` is the one the GPUs come from (its origin is named; siblings model unpublished tensor rates).
-Section gpu_comparison_section(const std::vector<const catalog::Gpu*>& gpus, const std::string& selection,
-                               const catalog::Catalog& catalog, Table table);
+// `with_rates` holds the same GPUs with unpublished tensor rates completed by the caller (estimate/gpu_rates.hpp:
+// nothing is modelled here); `catalog_origin` names the catalog they come from.
+Section gpu_comparison_section(const std::vector<const catalog::Gpu*>& gpus, const std::vector<catalog::Gpu>& with_rates,
+                               const std::string& selection, const std::string& catalog_origin, Table table);
 
 // Predicted throughput and memory against batch size (one line per GPU, each card's VRAM as a rule),
 // epoch time and energy per card at its fastest batch that fits, and the same as a table.

@@ -1,6 +1,6 @@
 // The report's sections: each chart's data are the catalog's, the planner's, the bench file's or the
 // monitor log's values; every chart has a title, titled axes and tooltips.
-#include "report/report_charts.hpp"
+#include "report/sections.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -26,6 +26,13 @@ const catalog::Catalog& mini() {
 }
 
 std::vector<const catalog::Gpu*> two_gpus() { return {mini().find("rtx5090"), mini().find("rtx5070ti")}; }
+
+// The section as the CLI builds it: unpublished tensor rates completed by the planner's rule first.
+Section gpu_section(const std::vector<const catalog::Gpu*>& gpus, const catalog::Catalog& catalog, Table table) {
+  std::vector<catalog::Gpu> with_rates;
+  for (const catalog::Gpu* gpu : gpus) with_rates.push_back(estimate::complete_tensor_rates(*gpu, catalog).gpu);
+  return gpu_comparison_section(gpus, with_rates, "test", catalog.origin(), std::move(table));
+}
 
 const Chart& chart(const Section& section, const std::string& id) {
   for (const auto& item : section.items) {
@@ -98,7 +105,7 @@ void expect_readable(const Chart& c) {
 }
 
 TEST(GpuComparisonSection, SpecsChartHoldsTheCatalogFigures) {
-  const Section s = gpu_comparison_section(two_gpus(), "test", mini(), Table{});
+  const Section s = gpu_section(two_gpus(), mini(), Table{});
   const auto rows = rows_with(chart(s, "gpu-specs").spec, "metric");
   auto value = [&](const std::string& gpu, const std::string& metric) {
     for (const auto& r : rows) {
@@ -114,7 +121,7 @@ TEST(GpuComparisonSection, SpecsChartHoldsTheCatalogFigures) {
 }
 
 TEST(GpuComparisonSection, TensorChartHasOneBarPerPublishedPrecision) {
-  const Section s = gpu_comparison_section(two_gpus(), "test", mini(), Table{});
+  const Section s = gpu_section(two_gpus(), mini(), Table{});
   const auto rows = rows_with(chart(s, "gpu-tensor").spec, "precision");
   // RTX 5090: TF32, FP16, BF16, FP8 in mini.toml; RTX 5070 Ti: TF32, FP16, BF16 (no FP8, no FP4 there).
   EXPECT_EQ(rows.size(), 7u);
@@ -126,7 +133,7 @@ TEST(GpuComparisonSection, TensorChartHasOneBarPerPublishedPrecision) {
 }
 
 TEST(GpuComparisonSection, PricePerformanceIsFp16TflopsPerThousandDollars) {
-  const Section s = gpu_comparison_section(two_gpus(), "test", mini(), Table{});
+  const Section s = gpu_section(two_gpus(), mini(), Table{});
   const auto rows = rows_with(chart(s, "gpu-value").spec, "tflops_per_kusd");
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_DOUBLE_EQ(rows[0]["tflops_per_kusd"].get<double>(), 209.5 / 1999 * 1000);
@@ -147,7 +154,7 @@ TEST(GpuComparisonSection, AnUnpublishedFp16RateIsDerivedOrModelledAndSaysWhich)
   const catalog::Catalog& builtin = catalog::Catalog::builtin();
   const catalog::Gpu* rtx5060 = builtin.find("rtx5060");
   ASSERT_NE(rtx5060, nullptr);
-  const Section s = gpu_comparison_section({builtin.find("rtx5090"), rtx5060}, "test", builtin, Table{});
+  const Section s = gpu_section({builtin.find("rtx5090"), rtx5060}, builtin, Table{});
   const auto rows = rows_with(chart(s, "gpu-value").spec, "figure");
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0]["figure"], "published");
@@ -157,7 +164,7 @@ TEST(GpuComparisonSection, AnUnpublishedFp16RateIsDerivedOrModelledAndSaysWhich)
   const catalog::Catalog two = catalog::Catalog::parse(
       "schema_version = 1\n" + ampere_card("sibling", "fp16_tflops = 71.2\n") + ampere_card("bare", ""), "two.toml");
   const catalog::Gpu* bare = two.find("bare");
-  const Section m = gpu_comparison_section({two.find("sibling"), bare}, "test", two, Table{});
+  const Section m = gpu_section({two.find("sibling"), bare}, two, Table{});
   const auto modelled_rows = rows_with(chart(m, "gpu-value").spec, "figure");
   ASSERT_EQ(modelled_rows.size(), 2u);
   EXPECT_EQ(modelled_rows[1]["figure"], "modelled (sibling's rate per SM per MHz)");
@@ -169,7 +176,7 @@ TEST(GpuComparisonSection, AnUnpublishedFp16RateIsDerivedOrModelledAndSaysWhich)
 
 TEST(GpuComparisonSection, TheTensorChartMarksDerivedBars) {
   const catalog::Catalog& builtin = catalog::Catalog::builtin();
-  const Section s = gpu_comparison_section({builtin.find("rtx5090"), builtin.find("rtx5060")}, "test", builtin, Table{});
+  const Section s = gpu_section({builtin.find("rtx5090"), builtin.find("rtx5060")}, builtin, Table{});
   int derived = 0, published = 0;
   for (const auto& row : rows_with(chart(s, "gpu-tensor").spec, "figure")) {
     if (row["gpu"] == "GeForce RTX 5090") {
@@ -186,7 +193,7 @@ TEST(GpuComparisonSection, KeepsTheGivenTableAndOneColourPerGpu) {
   Table t;
   t.columns = {{"GPU", "", Align::left}};
   t.add_row({"rtx5090"});
-  const Section s = gpu_comparison_section(two_gpus(), "test", mini(), t);
+  const Section s = gpu_section(two_gpus(), mini(), t);
   EXPECT_EQ(table(s, "gpu-table").table.rows, t.rows);
   const Json domain = Json::array({"GeForce RTX 5090", "GeForce RTX 5070 Ti"});
   walk(chart(s, "gpu-value").spec, [&](const Json& j) {
@@ -304,7 +311,7 @@ TEST(MonitorSection, LinesCarryTheLoggedValuesAndAlertsSitAtTheirTime) {
 TEST(Sections, EveryChartHasATitleTitledAxesAndTooltips) {
   const auto predictions = sweep(two_gpus(), {32, 64});
   std::vector<Section> sections{
-      gpu_comparison_section(two_gpus(), "test", mini(), Table{}),
+      gpu_section(two_gpus(), mini(), Table{}),
       training_section(workload::build("resnet50"), predictions, {}),
       bench_section({{"x", "f.json", "img/s", {{64, 1.0, 2.0, "ok"}}, ""}}),
       monitor_section(two_samples(), {{1764690601.0, 0, "ecc_errors", "critical", "m"}}, "n")};

@@ -1,5 +1,5 @@
 // The HTML pages of `gpusage report`, for the commands that also write one with `--chart FILE.html`
-// (`gpus`, `plan`). Defined in cmd_report.cpp.
+// (`gpus`, `plan`), and what every page needs (report_pages.cpp).
 #pragma once
 
 #include <string>
@@ -7,8 +7,14 @@
 
 #include "cli/plan_view.hpp"
 #include "core/catalog/catalog.hpp"
+#include "report/html_page.hpp"
 
 namespace gpusage::cli {
+
+// Renders and writes the page atomically; returns its size in bytes.
+std::size_t write_page(const report::Page& page, const std::string& path);
+// "Wrote FILE (3 charts in 2 sections, 912 KB): open it in a browser; it works offline."
+std::string wrote_message(const report::Page& page, const std::string& path, std::size_t bytes);
 
 // True for FILE.html / FILE.htm (any case): the path asks for a report page rather than an SVG.
 bool is_html_path(const std::string& path);

@@ -1,4 +1,4 @@
-#include "bench/options.hpp"
+#include "bench/bench_options.hpp"
 
 #include <fmt/format.h>
 
