@@ -7,6 +7,7 @@
 
 #include "core/common/text.hpp"
 #include "core/common/time.hpp"
+#include "core/common/units.hpp"
 #include "core/device/metric_fields.hpp"
 #include "core/device/sample_json.hpp"
 #include "report/table.hpp"
@@ -204,9 +205,8 @@ std::string prometheus_text(const Sample& sample, const std::vector<Alert>& aler
     else
       family(name, help).lines += fmt::format("{}{{{}}} {}\n", name, labels, *value);
   };
-  constexpr double kMiB = 1024.0 * 1024.0;
   auto mib = [&](std::optional<std::uint64_t> bytes) {
-    return bytes ? std::optional<double>(static_cast<double>(*bytes) / kMiB) : std::nullopt;
+    return bytes ? std::optional<double>(static_cast<double>(*bytes) / units::kMiB) : std::nullopt;
   };
   for (const GpuSample& g : sample.gpus) {
     std::string labels = fmt::format("gpu=\"{}\",uuid=\"{}\",name=\"{}\"", g.index, label_value(g.uuid), label_value(g.name));

@@ -7,6 +7,7 @@
 #include "core/common/error.hpp"
 #include "core/common/io.hpp"
 #include "core/common/time.hpp"
+#include "core/common/units.hpp"
 #include "core/diagnose/log_scan.hpp"
 #include "monitor/views.hpp"
 #include "report/monitor_log.hpp"
@@ -68,7 +69,7 @@ report::Section run_section(const RunSummary& s) {
                {"input-bound", "% of time"}};
   for (const auto& g : s.gpus) {
     auto gib = [](const std::optional<std::uint64_t>& b) {
-      return b ? std::optional<double>(static_cast<double>(*b) / (1024.0 * 1024 * 1024)) : std::nullopt;
+      return b ? std::optional<double>(units::to_gib(static_cast<double>(*b))) : std::nullopt;
     };
     t.add_row(
         {fmt::format("{} {}", g.index, g.name), std::to_string(g.samples),
