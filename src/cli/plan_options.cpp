@@ -13,7 +13,6 @@
 
 namespace gpusage::cli {
 
-
 void RunOptions::add_to(CLI::App& command, bool with_model) {
   if (with_model) {
     command.add_option("model", model, "Zoo model: resnet18/26/34/50/101/152/200, wide_resnet50_2/101_2, "

@@ -19,10 +19,6 @@ estimate::Sweep run_plan(const RunOptions& options, const estimate::SweepRequest
   return estimate::run_sweep(std::move(w), base, calibration, request, catalog::Catalog::active());
 }
 
-namespace {
-
-}  // namespace
-
 nlohmann::json plan_json(const estimate::Sweep& results) {
   const workload::Workload& w = results.workload;
   nlohmann::json model = {

@@ -11,6 +11,7 @@
 #include "cli/gpus_view.hpp"
 #include "cli/options.hpp"
 #include "cli/plan_options.hpp"
+#include "cli/plan_view.hpp"
 #include "core/catalog/catalog.hpp"
 #include "core/common/error.hpp"
 
@@ -60,6 +61,25 @@ TEST(RunOptions, AModelAndAnHfConfigTogetherAreRefused) {
   EXPECT_THROW(o.build_workload(), InputError);
 }
 
+TEST(RunOptions, APrecisionPlanDoesNotModelIsRefusedByTheParser) {
+  EXPECT_THROW(parse_run({"resnet50", "--precision", "int8"}), CLI::ValidationError);
+  EXPECT_THROW(parse_run({"resnet50", "--resolution", "0"}), CLI::ValidationError);
+}
+
+TEST(RunPlan, ListedBatchesArePredictedInOrderOnEachGpu) {
+  const RunOptions o = parse_run({"resnet50"});
+  const catalog::Catalog& catalog = catalog::Catalog::active();
+  estimate::SweepRequest request;
+  request.gpus = {&catalog.resolve("RTX 5090"), &catalog.resolve("RTX 4090")};
+  request.batches = {16, 64};
+  const estimate::Sweep sweep = run_plan(o, request);
+  ASSERT_EQ(sweep.predictions.size(), 4u);
+  EXPECT_EQ(sweep.predictions[0].config.batch_per_gpu, 16);
+  EXPECT_EQ(sweep.predictions[1].config.batch_per_gpu, 64);
+  EXPECT_EQ(sweep.predictions[2].gpu->id, catalog.resolve("RTX 4090").id);
+  EXPECT_EQ(plan_json(sweep).at("results").size(), 4u);
+}
+
 TEST(SelectGpus, AnUnknownFamilyIsNamedWithTheAcceptedOnes) {
   try {
     select_gpus(catalog::Catalog::active(), "rtx 5090", "");
@@ -101,6 +121,15 @@ TEST(App, AUserMistakeExitsWith2) {
   EXPECT_EQ(run_gpusage({"plan", "resnet50", "--batch", "32,x"}), 2);
   EXPECT_EQ(run_gpusage({"plan", "no_such_model"}), 2);
   EXPECT_EQ(run_gpusage({"gpus", "--format", "yaml"}), 2);
+}
+
+TEST(App, ABadBatchIsOneLineNamingTheEntryAndTheAcceptedForm) {
+  ::testing::internal::CaptureStderr();
+  const int code = run_gpusage({"plan", "resnet50", "--batch", "32,0"});
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(code, 2);
+  EXPECT_EQ(err, "gpusage: --batch '32,0': '0' is not a batch size; give auto, or whole numbers from 1 to 1048576 "
+                 "separated by commas\n");
 }
 
 TEST(App, AGoodCommandExitsWith0) {
