@@ -35,10 +35,14 @@ test: build
 	ctest --preset $(PRESET) -j $(JOBS)
 
 # Rewrites tests/golden/expected/ from the current binary (after a deliberate change of output or of a model
-# figure); review the result with `git diff tests/golden` before committing it.
-golden: build
+# figure), then checks that a second run matches what it wrote (nothing that varies is left unscrubbed).
+# Review the result with `git diff tests/golden` before committing it. Another build tree:
+# GPUSAGE_GOLDEN_UPDATE=1 ctest --test-dir DIR -L golden.
+golden: configure
+	cmake --build --preset $(PRESET) -j $(JOBS) --target gpusage test_golden
 	GPUSAGE_GOLDEN_UPDATE=1 ctest --preset $(PRESET) -L golden
-	@git --no-pager diff --stat -- tests/golden/expected || true
+	ctest --preset $(PRESET) -L golden
+	@git status --short -- tests/golden/expected
 
 bench: configure
 	cmake --build --preset $(PRESET) -j $(JOBS) --target gpusage gpusage-bench
