@@ -19,6 +19,7 @@
 #include "core/common/io.hpp"
 #include "core/common/json.hpp"
 #include "core/common/subprocess.hpp"
+#include "core/common/units.hpp"
 #include "core/estimate/compare.hpp"
 #include "report/table.hpp"
 
@@ -168,7 +169,7 @@ std::string render_table(const estimate::BenchFile& file, const estimate::BenchC
                    ms(&estimate::StepTimeSummary::p90_s), ms(&estimate::StepTimeSummary::p99_s),
                    run.step_time ? report::format_number(run.step_time->cv * 100, 1) : "n/a",
                    percent(run.data_wait_fraction),
-                   run.peak_memory_bytes ? report::format_bytes(*run.peak_memory_bytes) : "n/a"});
+                   run.peak_memory_bytes ? units::format_bytes(*run.peak_memory_bytes) : "n/a"});
     if (loader) {
       table.rows.back().push_back(run.loader ? number_or(run.loader->images_per_s, 1) : "n/a");
       table.rows.back().push_back(run.loader ? number_or(run.loader->workers_needed, 0) : "n/a");

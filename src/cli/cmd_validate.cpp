@@ -14,6 +14,7 @@
 #include "core/catalog/catalog.hpp"
 #include "core/common/error.hpp"
 #include "core/common/io.hpp"
+#include "core/common/units.hpp"
 #include "core/estimate/uncertainty.hpp"
 #include "core/estimate/validate.hpp"
 #include "report/table.hpp"
@@ -188,7 +189,7 @@ void add_validate_command(CLI::App& app) {
       if (state->summary_only && state->format == Format::table) continue;
       const bool memory = m.metric == Metric::peak_memory;
       auto value = [&](double v) {
-        if (memory) return report::format_bytes(v);
+        if (memory) return units::format_bytes(v);
         if (m.metric == Metric::max_batch) return fmt::format("{:.0f}", v);
         return report::format_number(v, 1);
       };

@@ -27,7 +27,7 @@ std::string or_na(const std::optional<T>& value, const char* suffix = "") {
 }
 
 std::string gib(const std::optional<std::uint64_t>& bytes) {
-  return bytes ? report::format_bytes(static_cast<double>(*bytes)) : kNa;
+  return bytes ? units::format_bytes(static_cast<double>(*bytes)) : kNa;
 }
 
 std::string pair_text(const std::string& a, const std::string& b, const char* unit) {
@@ -38,7 +38,7 @@ std::string pair_text(const std::string& a, const std::string& b, const char* un
 std::string watts(const std::optional<double>& w) { return w ? fmt::format("{:.0f}", *w) : kNa; }
 
 std::string rate(const std::optional<std::uint64_t>& bytes_per_s) {
-  return bytes_per_s ? report::format_bytes(static_cast<double>(*bytes_per_s)) + "/s" : kNa;
+  return bytes_per_s ? units::format_bytes(static_cast<double>(*bytes_per_s)) + "/s" : kNa;
 }
 
 }  // namespace

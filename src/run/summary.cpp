@@ -9,6 +9,7 @@
 #include "core/common/stats.hpp"
 #include "core/common/text.hpp"
 #include "core/common/time.hpp"
+#include "core/common/units.hpp"
 #include "core/diagnose/doctor.hpp"
 #include "monitor/views.hpp"
 #include "report/table.hpp"
@@ -200,7 +201,7 @@ nlohmann::json to_json(const RunSummary& s) {
 }
 
 std::string render_text(const RunSummary& s) {
-  using report::format_bytes;
+  using units::format_bytes;
   std::string out =
       fmt::format("gpusage: run ended after {}: {}\n", report::format_duration(s.wall_s), exit_text(s));
   if (!s.gpu_available) out += fmt::format("gpusage: no GPU data: {}; host side only\n", s.gpu_message);

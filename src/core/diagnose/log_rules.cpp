@@ -226,9 +226,10 @@ std::string scale_text(double v) { return fmt::format("{:g}", v); }
 
 std::string format_size(double bytes) {
   // PyTorch's format_size thresholds (c10/cuda/CUDACachingAllocator.cpp), so figures read as in the log.
-  if (bytes <= 1024) return fmt::format("{:.0f} bytes", bytes);
-  if (bytes <= 1024.0 * 1024) return fmt::format("{:.2f} KiB", bytes / 1024);
-  if (bytes <= kGiB) return fmt::format("{:.2f} MiB", bytes / (1024.0 * 1024));
+  // Not units::format_bytes: PyTorch moves up a unit only past it (<=) and prints two decimals.
+  if (bytes <= units::kKiB) return fmt::format("{:.0f} bytes", bytes);
+  if (bytes <= units::kMiB) return fmt::format("{:.2f} KiB", bytes / units::kKiB);
+  if (bytes <= kGiB) return fmt::format("{:.2f} MiB", bytes / units::kMiB);
   return fmt::format("{:.2f} GiB", bytes / kGiB);
 }
 

@@ -151,6 +151,14 @@ TEST(Subprocess, StopsAChildAtTheDeadline) {
   EXPECT_EQ(r.output, "started\n");
 }
 
+TEST(Units, FormatsBytesInTheLargestUnitReached) {
+  EXPECT_EQ(units::format_bytes(32.0 * units::kGiB), "32.0 GiB");
+  EXPECT_EQ(units::format_bytes(512.0 * units::kMiB), "512 MiB");
+  EXPECT_EQ(units::format_bytes(units::kGiB - units::kMiB), "1023 MiB");
+  EXPECT_EQ(units::format_bytes(4096), "4 KiB");
+  EXPECT_EQ(units::format_bytes(17), "17 B");
+}
+
 TEST(Units, FormatsGibAndNamesTheSample) {
   EXPECT_EQ(units::format_gib(12.5 * units::kGiB), "12.5 GiB");
   EXPECT_STREQ(units::per_second(units::SampleKind::image), "img/s");
