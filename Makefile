@@ -8,7 +8,7 @@ BUILD_DIR := build/$(PRESET)
 GPUSAGE := $(BUILD_DIR)/src/cli/gpusage
 ALL_TARGETS := -DGPUSAGE_BUILD_TESTS=ON -DGPUSAGE_BUILD_BENCH=ON -DGPUSAGE_BUILD_BENCHMARKS=ON
 
-.PHONY: deps deps-run configure configure-run build build-run test bench run report docs-report package clean
+.PHONY: deps deps-run configure configure-run build build-run test golden bench run report docs-report package clean
 
 deps:
 	scripts/install-deps --test
@@ -33,6 +33,16 @@ build-run: configure-run
 
 test: build
 	ctest --preset $(PRESET) -j $(JOBS)
+
+# Rewrites tests/golden/expected/ from the current binary (after a deliberate change of output or of a model
+# figure), then checks that a second run matches what it wrote (nothing that varies is left unscrubbed).
+# Review the result with `git diff tests/golden` before committing it. Another build tree:
+# GPUSAGE_GOLDEN_UPDATE=1 ctest --test-dir DIR -L golden.
+golden: configure
+	cmake --build --preset $(PRESET) -j $(JOBS) --target gpusage test_golden
+	GPUSAGE_GOLDEN_UPDATE=1 ctest --preset $(PRESET) -L golden
+	ctest --preset $(PRESET) -L golden
+	@git status --short -- tests/golden/expected
 
 bench: configure
 	cmake --build --preset $(PRESET) -j $(JOBS) --target gpusage gpusage-bench

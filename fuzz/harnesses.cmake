@@ -12,11 +12,7 @@ set(GPUSAGE_FUZZ_bench_json_LIBS gpusage::core)
 set(GPUSAGE_FUZZ_monitor_log_LIBS gpusage::report)
 set(GPUSAGE_FUZZ_validate_csv_LIBS gpusage::core)
 set(GPUSAGE_FUZZ_gpu_list_LIBS gpusage::core)
-# plan's parser lives beside the plan view (src/cli), gpusage-bench's in its option set (src/bench).
-set(GPUSAGE_FUZZ_batch_list_LIBS gpusage::report CLI11::CLI11)
-set(GPUSAGE_FUZZ_batch_list_EXTRA
-  ${CMAKE_SOURCE_DIR}/src/cli/plan_view.cpp ${CMAKE_SOURCE_DIR}/src/cli/plan_options.cpp
-  ${CMAKE_SOURCE_DIR}/src/bench/options.cpp ${CMAKE_SOURCE_DIR}/src/bench/model_catalog.cpp)
+set(GPUSAGE_FUZZ_batch_list_LIBS gpusage::core)
 set(GPUSAGE_FUZZ_jpeg_decode_LIBS gpusage::pipeline)
 set(GPUSAGE_FUZZ_png_decode_LIBS gpusage::pipeline)
 set(GPUSAGE_FUZZ_png_decode_DEFINES GPUSAGE_FUZZ_PNG)

@@ -4,7 +4,7 @@
 
 #include <array>
 
-#include "bench/models.hpp"
+#include "bench/torch_models.hpp"
 
 namespace gpusage::bench {
 namespace {

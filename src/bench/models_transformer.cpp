@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "bench/model_catalog.hpp"
-#include "bench/models.hpp"
+#include "bench/torch_models.hpp"
 #include "core/common/error.hpp"
 
 namespace gpusage::bench {

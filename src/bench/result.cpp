@@ -4,21 +4,17 @@
 #include <cmath>
 
 #include "bench/model_catalog.hpp"
-#include "bench/stats.hpp"
+#include "core/common/json.hpp"
+#include "core/common/stats.hpp"
 
 namespace gpusage::bench {
 namespace {
 
 using nlohmann::json;
 
-template <typename T>
-json optional_json(const std::optional<T>& value) {
-  return value ? json(*value) : json(nullptr);
-}
-
 json distribution_json(const std::vector<double>& values) {
   if (values.empty()) return nullptr;
-  const Distribution d = summarize(values);
+  const stats::Distribution d = stats::summarize(values);
   return {{"count", d.count}, {"mean", d.mean}, {"min", d.min}, {"max", d.max},
           {"p50", d.p50},     {"p90", d.p90},   {"p99", d.p99}, {"cv", d.cv}};
 }
@@ -103,31 +99,31 @@ json to_json(const TrialResult& r) {
   j["timed_steps"] = r.step_time_s.size();
   j["samples"] = r.samples;
   j["timed_wall_s"] = r.timed_wall_s;
-  j["throughput"] = optional_json(r.throughput());
+  j["throughput"] = json_util::optional(r.throughput());
   j["tokens_per_s"] = (r.tokens_per_sample > 0 && r.throughput()) ? json(*r.throughput() * r.tokens_per_sample)
                                                                  : json(nullptr);
   j["tokens_per_sample"] = r.tokens_per_sample;
   j["step_time_s"] = distribution_json(r.step_time_s);
   j["data_wait_fraction"] = r.step_time_s.empty() ? json(nullptr) : json(r.data_wait_fraction());
-  j["peak_memory_bytes"] = optional_json(r.peak_memory_bytes());
-  j["peak_memory"] = {{"allocated_bytes", optional_json(r.peak_allocated_bytes)},
-                      {"reserved_bytes", optional_json(r.peak_reserved_bytes)},
-                      {"rss_growth_bytes", optional_json(r.peak_rss_growth_bytes)}};
-  j["average_power_w"] = optional_json(r.average_power_w);
-  j["energy_j_per_sample"] = optional_json(r.energy_j_per_sample);
+  j["peak_memory_bytes"] = json_util::optional(r.peak_memory_bytes());
+  j["peak_memory"] = {{"allocated_bytes", json_util::optional(r.peak_allocated_bytes)},
+                      {"reserved_bytes", json_util::optional(r.peak_reserved_bytes)},
+                      {"rss_growth_bytes", json_util::optional(r.peak_rss_growth_bytes)}};
+  j["average_power_w"] = json_util::optional(r.average_power_w);
+  j["energy_j_per_sample"] = json_util::optional(r.energy_j_per_sample);
   j["power_note"] = r.power_note.empty() ? json(nullptr) : json(r.power_note);
   j["grad_norm"] = distribution_json(r.grad_norm);
   j["nonfinite_steps"] = r.nonfinite_steps;
-  j["first_nonfinite_step"] = optional_json(r.first_nonfinite_step);
-  j["final_loss_scale"] = optional_json(r.final_loss_scale);
+  j["first_nonfinite_step"] = json_util::optional(r.first_nonfinite_step);
+  j["final_loss_scale"] = json_util::optional(r.final_loss_scale);
   if (r.loader) {
     const LoaderResult& l = *r.loader;
     j["loader"] = {{"workers", l.workers},
                    {"probe_images", l.probe_images},
                    {"images_per_s", l.images_per_s},
                    {"per_worker_images_per_s", l.per_worker_images_per_s},
-                   {"model_images_per_s", optional_json(r.model_images_per_s())},
-                   {"workers_needed", optional_json(r.workers_needed())},
+                   {"model_images_per_s", json_util::optional(r.model_images_per_s())},
+                   {"workers_needed", json_util::optional(r.workers_needed())},
                    {"failed_files", l.failed_files},
                    {"failed", l.failed}};
   } else {
@@ -193,9 +189,9 @@ json to_json(const BenchReport& report) {
   j["environment"] = {{"device", e.device},
                       {"device_type", e.device},
                       {"device_name", e.device_name},
-                      {"driver_version", optional_json(e.driver_version)},
-                      {"cuda_version", optional_json(e.cuda_version)},
-                      {"cudnn_version", optional_json(e.cudnn_version)},
+                      {"driver_version", json_util::optional(e.driver_version)},
+                      {"cuda_version", json_util::optional(e.cuda_version)},
+                      {"cudnn_version", json_util::optional(e.cudnn_version)},
                       {"libtorch_version", e.libtorch_version},
                       {"cpu_model", e.cpu_model},
                       {"cpu_threads", e.cpu_threads},
@@ -207,22 +203,22 @@ json to_json(const BenchReport& report) {
   j["model"] = o.model;
   j["precision"] = to_string(o.precision);
   j["optimizer"] = to_string(o.optimizer);
-  j["resolution"] = language ? json(nullptr) : optional_json(o.resolution);
-  j["seq_len"] = language ? optional_json(o.seq_len) : json(nullptr);
+  j["resolution"] = language ? json(nullptr) : json_util::optional(o.resolution);
+  j["seq_len"] = language ? json_util::optional(o.seq_len) : json(nullptr);
   j["config"] = {{"model_params", report.model_params},
-                 {"steps", optional_json(o.steps)},
-                 {"warmup", optional_json(o.warmup)},
+                 {"steps", json_util::optional(o.steps)},
+                 {"warmup", json_util::optional(o.warmup)},
                  {"accumulate", o.accumulate},
-                 {"clip_norm", optional_json(o.clip_norm)},
+                 {"clip_norm", json_util::optional(o.clip_norm)},
                  {"data", o.data},
                  {"data_mode", report.data_mode},
-                 {"data_images", optional_json(report.data_images)},
-                 {"data_classes", optional_json(report.data_classes)},
+                 {"data_images", json_util::optional(report.data_images)},
+                 {"data_classes", json_util::optional(report.data_classes)},
                  {"workers", o.workers},
                  {"channels_last", report.channels_last},
-                 {"cudnn_benchmark", optional_json(report.cudnn_benchmark)},
+                 {"cudnn_benchmark", json_util::optional(report.cudnn_benchmark)},
                  {"distributed", o.distributed},
-                 {"memory_limit_bytes", optional_json(o.memory_limit_bytes)},
+                 {"memory_limit_bytes", json_util::optional(o.memory_limit_bytes)},
                  {"seed", o.seed},
                  {"sync_per_step", true}};
   j["command_line"] = report.command_line;
@@ -250,8 +246,8 @@ json to_json(const BenchReport& report) {
                         {"backend", d.backend},
                         {"ranks", ranks},
                         {"baseline", d.baseline ? to_json(*d.baseline) : json(nullptr)},
-                        {"total_throughput", optional_json(d.total_throughput())},
-                        {"scaling_efficiency", optional_json(d.scaling_efficiency())}};
+                        {"total_throughput", json_util::optional(d.total_throughput())},
+                        {"scaling_efficiency", json_util::optional(d.scaling_efficiency())}};
   } else {
     j["distributed"] = nullptr;
   }

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "bench/batch_search.hpp"
-#include "bench/options.hpp"
+#include "bench/bench_options.hpp"
 
 namespace gpusage::bench {
 

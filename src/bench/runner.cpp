@@ -16,18 +16,18 @@
 #include <sstream>
 
 #include "bench/batch_search.hpp"
+#include "bench/bench_options.hpp"
 #include "bench/cuda_support.hpp"
-#include "bench/host.hpp"
 #include "bench/model_catalog.hpp"
-#include "bench/options.hpp"
 #include "bench/power.hpp"
 #include "bench/result.hpp"
 #include "bench/train.hpp"
 #include "core/common/error.hpp"
+#include "core/common/io.hpp"
+#include "core/device/host.hpp"
 #include "core/device/types.hpp"
 #include "gpusage/build_info.hpp"
 #include "pipeline/image_folder.hpp"
-#include "report/output_file.hpp"
 
 extern char** environ;
 
@@ -98,12 +98,6 @@ int free_loopback_port() {
   return port;
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // --data DIR, scanned once per run (torchvision's ImageFolder order); null for synthetic data.
 std::shared_ptr<const pipeline::ImageFolder> scan_data(const BenchOptions& o) {
@@ -204,7 +198,7 @@ DistributedResult run_distributed(const BenchOptions& o, bool channels_last, int
     ::waitpid(children[rank], &status, 0);
     TrialResult r;
     r.batch = batch;
-    const std::string text = read_file(outputs[rank]);
+    const std::string text = io::try_read_file(outputs[rank]).value_or("");
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && !text.empty()) {
       r = trial_from_json(nlohmann::json::parse(text));
     } else {
@@ -222,7 +216,7 @@ void run_batch_search(const BenchOptions& o, bool channels_last, BenchReport& re
                       const std::shared_ptr<const pipeline::ImageFolder>& folder) {
   std::optional<std::int64_t> limit = o.memory_limit_bytes;
   if (o.device == DeviceKind::cpu && !limit) {
-    if (const auto available = available_memory_bytes()) limit = *available / 2;
+    if (const auto available = device::available_memory_bytes()) limit = *available / 2;
     report.warnings.push_back(fmt::format(
         "--batch auto on CPU: a trial counts as out of memory when its peak RSS growth exceeds {} bytes "
         "(--memory-limit; default half of the available memory)",
@@ -292,7 +286,7 @@ int run(BenchOptions& o, const RankOptions& rank, const std::string& out, bool s
                                  to_string(device), device == DeviceKind::cpu ? "Gloo" : "NCCL"));
   const ModelInfo& info = model_info(o.model);
   const bool channels_last = device == DeviceKind::cuda && info.convolutional();
-  const int threads = o.threads.value_or(o.distributed > 1 ? std::max(1, logical_cpus() / o.distributed) : 0);
+  const int threads = o.threads.value_or(o.distributed > 1 ? std::max(1, device::logical_cpus() / o.distributed) : 0);
   if (threads > 0) set_torch_threads(threads);
   const auto folder = scan_data(o);
 
@@ -304,7 +298,7 @@ int run(BenchOptions& o, const RankOptions& rank, const std::string& out, bool s
     trial.device_index = device == DeviceKind::cuda ? rank.rank : 0;
     trial.communicator = communicator.get();
     const TrialResult r = run_trial(trial);
-    report::write_file_atomically(rank.output, to_json(r).dump());
+    io::write_file_atomically(rank.output, to_json(r).dump());
     return 0;
   }
 
@@ -318,8 +312,8 @@ int run(BenchOptions& o, const RankOptions& rank, const std::string& out, bool s
   e.cuda_version = torch_env.cuda_version;
   e.cudnn_version = torch_env.cudnn_version;
   e.libtorch_version = torch_env.libtorch_version;
-  e.cpu_model = cpu_model_name();
-  e.cpu_threads = logical_cpus();
+  e.cpu_model = device::cpu_model_name();
+  e.cpu_threads = device::logical_cpus();
   e.torch_threads = torch_env.torch_threads;
   e.gpusage_version = build_info::version;
   e.gpusage_commit = build_info::commit;
@@ -385,7 +379,7 @@ int run(BenchOptions& o, const RankOptions& rank, const std::string& out, bool s
   if (out.empty()) {
     std::cout << json << std::flush;
   } else {
-    report::write_file_atomically(out, json);
+    io::write_file_atomically(out, json);
   }
   return 0;
 }

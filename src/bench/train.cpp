@@ -12,11 +12,11 @@
 #include <memory>
 
 #include "bench/cuda_support.hpp"
-#include "bench/host.hpp"
 #include "bench/model_catalog.hpp"
 #include "bench/train.hpp"
 #include "bench/trainer.hpp"
 #include "core/common/error.hpp"
+#include "core/device/host.hpp"
 
 namespace gpusage::bench {
 namespace {
@@ -202,8 +202,8 @@ void run_trial_inner(const TrialConfig& c, TrialResult& result) {
     at::globalContext().setAllowTF32CuDNN(o.precision == Precision::tf32);
     at::globalContext().setBenchmarkCuDNN(true);
     cuda::reset_peak_memory(c.device_index);
-  } else if (reset_peak_rss()) {
-    rss_start = current_rss_bytes();
+  } else if (device::reset_peak_rss()) {
+    rss_start = device::current_rss_bytes();
   }
 
   ModelShape shape;
@@ -298,7 +298,7 @@ void run_trial_inner(const TrialConfig& c, TrialResult& result) {
       if (outcome.grad_norm) result.grad_norm.push_back(*outcome.grad_norm);
     }
     if (rss_start && c.memory_limit_bytes) {
-      const auto peak = peak_rss_bytes();
+      const auto peak = device::peak_rss_bytes();
       if (peak && *peak - *rss_start > *c.memory_limit_bytes) {
         result.failure = FailureKind::out_of_memory;
         result.reason = "peak RSS growth " + std::to_string(*peak - *rss_start) + " bytes exceeded --memory-limit " +
@@ -319,7 +319,7 @@ void run_trial_inner(const TrialConfig& c, TrialResult& result) {
     result.peak_reserved_bytes = static_cast<double>(peak.reserved_bytes);
   } else {
     if (rss_start) {
-      if (const auto peak = peak_rss_bytes()) result.peak_rss_growth_bytes = static_cast<double>(*peak - *rss_start);
+      if (const auto peak = device::peak_rss_bytes()) result.peak_rss_growth_bytes = static_cast<double>(*peak - *rss_start);
     }
     result.power_note = "no power counter on CPU";
   }
@@ -390,7 +390,7 @@ TorchEnvironment torch_environment(DeviceKind device, int device_index) {
     env.cuda_version = info.runtime_cuda_version;
     env.cudnn_version = info.cudnn_version;
   } else {
-    env.device_name = cpu_model_name();
+    env.device_name = device::cpu_model_name();
   }
   return env;
 }

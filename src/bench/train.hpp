@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "bench/options.hpp"
+#include "bench/bench_options.hpp"
 #include "bench/result.hpp"
 #include "pipeline/image_folder.hpp"
 

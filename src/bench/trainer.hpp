@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_options.hpp"
 #include "bench/data_source.hpp"
-#include "bench/models.hpp"
-#include "bench/options.hpp"
+#include "bench/torch_models.hpp"
 
 namespace gpusage::bench {
 

@@ -1,28 +1,26 @@
 // `gpusage bench`: runs gpusage-bench (the LibTorch benchmark, a separate binary so that the gpusage
 // binary never links LibTorch) as a child process, then prints measured and predicted side by side.
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
-#include "bench/options.hpp"
+#include "bench/bench_options.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "core/catalog/catalog.hpp"
 #include "core/common/error.hpp"
-#include "core/estimate/plan.hpp"
-#include "core/workload/workload.hpp"
+#include "core/common/io.hpp"
+#include "core/common/json.hpp"
+#include "core/common/subprocess.hpp"
+#include "core/common/units.hpp"
+#include "core/estimate/compare.hpp"
 #include "report/table.hpp"
 
 extern char** environ;
@@ -58,40 +56,20 @@ std::string find_bench_binary() {
 // Runs the benchmark, forwarding its progress lines to stderr. Returns its exit code and, when it was 2,
 // its one-line error (without the "gpusage-bench: " prefix) in `error_line` instead of forwarding it.
 int run_child(const std::string& binary, const std::vector<std::string>& args, std::string& error_line) {
-  int pipe_fds[2];
-  if (::pipe(pipe_fds) != 0) throw std::runtime_error("pipe() failed");
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDERR_FILENO);
-  posix_spawn_file_actions_addclose(&actions, pipe_fds[0]);
-  std::vector<std::string> storage{binary};
-  storage.insert(storage.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : storage) argv.push_back(a.data());
-  argv.push_back(nullptr);
+  process::Options options;
+  options.argv = {binary};
+  options.argv.insert(options.argv.end(), args.begin(), args.end());
+  options.capture = process::Stream::standard_error;
   std::vector<std::string> environment;
   for (char** e = environ; *e; ++e)
     if (std::string_view(*e).rfind("GPUSAGE_BENCH_PROGRESS=", 0) != 0) environment.emplace_back(*e);
   if (::isatty(STDERR_FILENO)) environment.emplace_back("GPUSAGE_BENCH_PROGRESS=tty");
-  std::vector<char*> envp;
-  for (auto& e : environment) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  pid_t pid = 0;
-  const int spawned = ::posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(pipe_fds[1]);
-  if (spawned != 0) {
-    ::close(pipe_fds[0]);
-    throw std::runtime_error(fmt::format("could not start {}", binary));
-  }
+  options.environment = std::move(environment);
   // Live "\r" progress updates go straight through; complete lines are held back by one, because when
   // the child fails with exit 2 its last line is the error message, which is reported once, by us.
   std::string pending, held;
-  char buffer[4096];
-  ssize_t n;
-  while ((n = ::read(pipe_fds[0], buffer, sizeof buffer)) > 0 || (n < 0 && errno == EINTR)) {
-    if (n < 0) continue;
-    pending.append(buffer, static_cast<std::size_t>(n));
+  options.on_output = [&](std::string_view chunk) {
+    pending.append(chunk);
     std::size_t end;
     while ((end = pending.find_first_of("\r\n")) != std::string::npos) {
       if (!held.empty()) std::cerr << held << "\n";
@@ -104,15 +82,14 @@ int run_child(const std::string& binary, const std::vector<std::string>& args, s
       pending.erase(0, end + 1);
       std::cerr << std::flush;
     }
-  }
-  ::close(pipe_fds[0]);
+  };
+  const process::Result result = process::run(options);
+  if (!result.started) throw std::runtime_error(fmt::format("could not start {}", binary));
   if (!pending.empty()) {
     if (!held.empty()) std::cerr << held << "\n";
     held = pending;
   }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+  const int code = result.exit_code < 0 ? 1 : result.exit_code;
   const std::string prefix = "gpusage-bench: ";
   if (code == 2 && held.rfind(prefix, 0) == 0) {
     error_line = held.substr(prefix.size());
@@ -127,71 +104,36 @@ json null_prediction(const std::string& reason) {
           {"gpu", nullptr}, {"reason", reason}};
 }
 
-// What plan predicts for one measured run on `gpu` (the same model, shape, batch, precision, optimizer).
-json predict_run(const json& report, const json& run, const catalog::Gpu& gpu) {
-  workload::WorkloadOptions shape;
-  if (report["resolution"].is_number_integer()) shape.resolution = report["resolution"].get<int>();
-  if (report["seq_len"].is_number_integer()) shape.seq_len = report["seq_len"].get<int>();
-  const workload::Workload w = workload::build(report["model"].get<std::string>(), shape);
-  estimate::TrainingConfig config;
-  config.batch_per_gpu = run["batch"].get<int>();
-  config.precision = *catalog::parse_precision(report["precision"].get<std::string>());
-  config.optimizer = estimate::parse_optimizer(report["optimizer"].get<std::string>()).value_or(config.optimizer);
-  const estimate::Prediction p = estimate::predict(w, config, gpu);
-  return {{"throughput", p.throughput},
-          {"step_time_s", p.time.step_s},
-          {"max_batch", p.max_batch},
-          {"memory_bytes", p.memory.total_bytes()},
-          {"gpu", gpu.id},
-          {"reason", nullptr}};
-}
-
-// The plan's prediction beside each measured run: on CUDA for the catalog GPU the device's name
-// resolves to; on CPU there is no catalog GPU, so it is null with the reason.
-void add_predictions(json& report) {
-  const json& env = report["environment"];
-  const catalog::Gpu* gpu = nullptr;
-  std::string reason;
-  if (env.value("device", "cpu") != "cuda") {
-    reason = "no prediction for a CPU run: plan models NVIDIA GPUs from the catalog";
-  } else {
-    // CUDA names the device "NVIDIA GeForce RTX 4090" or "NVIDIA H100 80GB HBM3": try it as is, then
-    // without the vendor and brand words the catalog's names leave out.
-    std::string name = env["device_name"].get<std::string>();
-    for (const std::string prefix : {"", "NVIDIA ", "GeForce "}) {
-      if (!prefix.empty() && name.rfind(prefix, 0) == 0) name.erase(0, prefix.size());
-      try {
-        gpu = &catalog::Catalog::active().resolve(name);
-        break;
-      } catch (const InputError& e) {
-        reason = fmt::format("'{}' is not in the GPU catalog ({})", env["device_name"].get<std::string>(), e.what());
-      }
+// The comparison written into the JSON document gpusage-bench produced: beside each run, plan's prediction
+// (or null with the reason) and the throughput error; plan's max_batch beside --batch auto's search.
+void add_predictions(json& report, const estimate::BenchComparison& compared) {
+  json& runs = report["runs"];
+  for (std::size_t i = 0; i < runs.size() && i < compared.runs.size(); ++i) {
+    const estimate::RunComparison& r = compared.runs[i];
+    if (r.prediction) {
+      const estimate::Prediction& p = *r.prediction;
+      runs[i]["prediction"] = {{"throughput", p.throughput},
+                               {"step_time_s", p.time.step_s},
+                               {"max_batch", p.max_batch},
+                               {"memory_bytes", p.memory.total_bytes()},
+                               {"gpu", p.gpu->id},
+                               {"reason", nullptr}};
+    } else {
+      runs[i]["prediction"] = null_prediction(compared.reason);
     }
-    if (gpu) reason.clear();
-  }
-  for (auto& run : report["runs"]) {
-    try {
-      run["prediction"] = gpu ? predict_run(report, run, *gpu) : null_prediction(reason);
-    } catch (const InputError& e) {  // e.g. a model or shape the plan zoo does not cover
-      run["prediction"] = null_prediction(std::string("plan cannot predict this run: ") + e.what());
-    }
-    const json& predicted = run["prediction"]["throughput"];
-    run["throughput_error"] = run["throughput"].is_number() && predicted.is_number() && predicted.get<double>() > 0
-                                  ? json((run["throughput"].get<double>() - predicted.get<double>()) /
-                                         predicted.get<double>())
-                                  : json(nullptr);
+    runs[i]["throughput_error"] = json_util::optional(r.throughput_error);
   }
   if (report["batch_search"].is_object()) {
-    report["batch_search"]["plan_max_batch"] = nullptr;
-    if (gpu && !report["runs"].empty()) report["batch_search"]["plan_max_batch"] = report["runs"][0]["prediction"]["max_batch"];
+    const bool predicted = !compared.runs.empty() && compared.runs.front().prediction;
+    report["batch_search"]["plan_max_batch"] = predicted ? json(compared.runs.front().prediction->max_batch) : json(nullptr);
   }
 }
 
-std::string number_or(const json& value, int decimals, const char* missing = "n/a") {
-  return value.is_number() ? report::format_number(value.get<double>(), decimals) : missing;
+std::string number_or(const std::optional<double>& value, int decimals) {
+  return value ? report::format_number(*value, decimals) : "n/a";
 }
 
-std::string render_table(const json& report) {
+std::string render_table(const estimate::BenchFile& file, const estimate::BenchComparison& compared) {
   report::Table table;
   table.columns = {{"batch", "", report::Align::right},
                    {"status", "", report::Align::left},
@@ -205,83 +147,70 @@ std::string render_table(const json& report) {
                    {"data wait", "%", report::Align::right, 3},
                    {"peak memory", "", report::Align::right, 2}};
   // --data DIR: the loader alone (images/s) and the workers that keep the model fed.
-  bool loader = false;
-  for (const auto& run : report["runs"]) loader = loader || run.value("loader", json(nullptr)).is_object();
+  const bool loader = std::any_of(file.runs.begin(), file.runs.end(), [](const auto& run) { return run.loader; });
   if (loader) {
     table.columns.push_back({"loader", "images/s", report::Align::right, 1});
     table.columns.push_back({"workers needed", "", report::Align::right, 1});
   }
-  for (const auto& run : report["runs"]) {
-    const bool ok = run["status"] == "ok";
-    const json& steps = run["step_time_s"];
-    auto ms = [&](const char* key) {
-      return steps.is_object() ? report::format_number(steps[key].get<double>() * 1e3, 1) : std::string("n/a");
+  for (std::size_t i = 0; i < file.runs.size(); ++i) {
+    const estimate::BenchRun& run = file.runs[i];
+    const estimate::RunComparison& compared_run = compared.runs[i];
+    auto ms = [&](double estimate::StepTimeSummary::*field) {
+      return run.step_time ? report::format_number((*run.step_time).*field * 1e3, 1) : std::string("n/a");
     };
-    std::string batch = std::to_string(run["batch"].get<int>());
-    if (run.value("accumulate", 1) > 1) batch += fmt::format(" x{}", run["accumulate"].get<int>());
-    table.add_row({batch, ok ? "ok" : fmt::format("failed: {}", run["failure"].get<std::string>()),
-                   number_or(run["throughput"], 1), number_or(run["prediction"]["throughput"], 1),
-                   run["throughput_error"].is_number()
-                       ? report::format_number(run["throughput_error"].get<double>() * 100, 1)
-                       : "n/a",
-                   ms("p50"), ms("p90"), ms("p99"),
-                   steps.is_object() ? report::format_number(steps["cv"].get<double>() * 100, 1) : "n/a",
-                   run["data_wait_fraction"].is_number()
-                       ? report::format_number(run["data_wait_fraction"].get<double>() * 100, 1)
-                       : "n/a",
-                   run["peak_memory_bytes"].is_number() ? report::format_bytes(run["peak_memory_bytes"].get<double>())
-                                                        : "n/a"});
+    std::string batch = std::to_string(run.batch);
+    if (run.accumulate > 1) batch += fmt::format(" x{}", run.accumulate);
+    const auto percent = [](const std::optional<double>& fraction) {
+      return fraction ? report::format_number(*fraction * 100, 1) : std::string("n/a");
+    };
+    table.add_row({batch, run.ok ? "ok" : fmt::format("failed: {}", run.failure), number_or(run.throughput, 1),
+                   compared_run.prediction ? report::format_number(compared_run.prediction->throughput, 1) : "n/a",
+                   percent(compared_run.throughput_error), ms(&estimate::StepTimeSummary::p50_s),
+                   ms(&estimate::StepTimeSummary::p90_s), ms(&estimate::StepTimeSummary::p99_s),
+                   run.step_time ? report::format_number(run.step_time->cv * 100, 1) : "n/a",
+                   percent(run.data_wait_fraction),
+                   run.peak_memory_bytes ? units::format_bytes(*run.peak_memory_bytes) : "n/a"});
     if (loader) {
-      const json& l = run.value("loader", json(nullptr));
-      table.rows.back().push_back(l.is_object() ? number_or(l["images_per_s"], 1) : "n/a");
-      table.rows.back().push_back(l.is_object() ? number_or(l["workers_needed"], 0) : "n/a");
+      table.rows.back().push_back(run.loader ? number_or(run.loader->images_per_s, 1) : "n/a");
+      table.rows.back().push_back(run.loader ? number_or(run.loader->workers_needed, 0) : "n/a");
     }
-    if (!ok) table.notes.push_back(fmt::format("batch {}: {}", run["batch"].get<int>(), run.value("reason", "")));
+    if (!run.ok) table.notes.push_back(fmt::format("batch {}: {}", run.batch, run.reason));
   }
-  const json& env = report["environment"];
-  const json& config = report["config"];
   table.notes.push_back(fmt::format(
-      "{} ({} parameters), {}, {}, {} timed steps after {} warm-up, {}; {} on {} ({} threads), LibTorch {}",
-      report["model"].get<std::string>(), report::format_number(config["model_params"].get<double>()),
-      report["precision"].get<std::string>(), report["optimizer"].get<std::string>(), config["steps"].get<int>(),
-      config["warmup"].get<int>(), config["data_mode"].get<std::string>(), env["device"].get<std::string>(),
-      env["device_name"].get<std::string>(), env["torch_threads"].get<int>(),
-      env["libtorch_version"].get<std::string>()));
-  for (const auto& run : report["runs"]) {
-    if (!run.value("loader", json(nullptr)).is_object()) continue;
-    const json& l = run["loader"];
+      "{} ({} parameters), {}, {}, {} timed steps after {} warm-up, {}; {} on {} ({} threads), LibTorch {}", file.model,
+      number_or(file.model_params, 0), file.precision, file.optimizer, file.steps ? std::to_string(*file.steps) : "n/a",
+      file.warmup ? std::to_string(*file.warmup) : "n/a", file.data_mode, file.device, file.device_name,
+      file.torch_threads ? std::to_string(*file.torch_threads) : "n/a", file.libtorch_version));
+  for (const auto& run : file.runs) {
+    if (!run.loader) continue;
+    const estimate::LoaderSummary& l = *run.loader;
     table.notes.push_back(fmt::format(
         "--data: {} images in {} classes; loader alone before training: {} images/s with {} workers, {} per "
         "worker; workers needed = ceil(model images/s without data wait ({}) / per-worker rate)",
-        number_or(config["data_images"], 0), number_or(config["data_classes"], 0), number_or(l["images_per_s"], 1),
-        l["workers"].get<int>(), number_or(l["per_worker_images_per_s"], 1), number_or(l["model_images_per_s"], 1)));
+        number_or(file.data_images, 0), number_or(file.data_classes, 0), number_or(l.images_per_s, 1), l.workers,
+        number_or(l.per_worker_images_per_s, 1), number_or(l.model_images_per_s, 1)));
     break;
   }
-  if (!report["runs"].empty()) {
-    const json& prediction = report["runs"][0]["prediction"];
-    table.notes.push_back(prediction["reason"].is_string()
-                              ? "predicted: " + prediction["reason"].get<std::string>()
-                              : "predicted: gpusage plan for " + prediction["gpu"].get<std::string>() +
-                                    "; error = (measured - predicted) / predicted");
-  }
-  if (report["batch_search"].is_object())
+  table.notes.push_back(compared.gpu ? "predicted: gpusage plan for " + compared.gpu->id +
+                                           "; error = (measured - predicted) / predicted"
+                                     : "predicted: " + compared.reason);
+  if (file.batch_search) {
+    const bool predicted = !compared.runs.empty() && compared.runs.front().prediction;
     table.notes.push_back(fmt::format("--batch auto: largest batch that trains: {} ({} trials); plan's max_batch: {}",
-                                      report["batch_search"]["max_batch"].get<int>(),
-                                      report["batch_search"]["trials"].size(),
-                                      number_or(report["batch_search"]["plan_max_batch"], 0)));
-  if (report["distributed"].is_object()) {
-    const json& d = report["distributed"];
+                                      file.batch_search->max_batch, file.batch_search->trials,
+                                      predicted ? report::format_number(compared.runs.front().prediction->max_batch)
+                                                : "n/a"));
+  }
+  if (file.distributed) {
+    const estimate::DistributedSummary& d = *file.distributed;
     std::string per_rank;
-    for (const auto& r : d["ranks"]) per_rank += (per_rank.empty() ? "" : ", ") + number_or(r["throughput"], 1);
+    for (const auto& t : d.rank_throughputs) per_rank += (per_rank.empty() ? "" : ", ") + number_or(t, 1);
     table.notes.push_back(fmt::format(
         "--distributed {} ({}): per-process {} samples/s, total {}; one process alone {}; scaling efficiency {}",
-        d["processes"].get<int>(), d["backend"].get<std::string>(), per_rank, number_or(d["total_throughput"], 1),
-        d["baseline"].is_object() ? number_or(d["baseline"]["throughput"], 1) : "n/a",
-        d["scaling_efficiency"].is_number()
-            ? report::format_number(d["scaling_efficiency"].get<double>() * 100, 1) + " %"
-            : "n/a"));
+        d.processes, d.backend, per_rank, number_or(d.total_throughput, 1), number_or(d.baseline_throughput, 1),
+        d.scaling_efficiency ? report::format_number(*d.scaling_efficiency * 100, 1) + " %" : "n/a"));
   }
-  for (const auto& w : report["warnings"]) table.notes.push_back("warning: " + w.get<std::string>());
+  for (const auto& w : file.warnings) table.notes.push_back("warning: " + w);
   table.dropped_hint = "use --format json for every field";
   return report::render_text(table, terminal_width());
 }
@@ -305,15 +234,17 @@ void run_bench(BenchCommand& command) {
   if (code == 2) throw InputError(error_line.empty() ? "gpusage-bench rejected the options" : error_line);
   if (code != 0) throw std::runtime_error(fmt::format("gpusage-bench failed with exit code {}", code));
 
-  std::ifstream in(temp);
-  std::stringstream text;
-  text << in.rdbuf();
-  json report = json::parse(text.str());
-  add_predictions(report);
+  const std::string text = io::read_file(temp, "gpusage-bench result");
+  const estimate::BenchFile file = estimate::parse_bench_file(text, binary, "gpusage-bench result");
+  // bench has no --calibration: the prediction is plan's with the default constants.
+  const estimate::BenchComparison compared =
+      estimate::compare_bench(file, estimate::Calibration{}, catalog::Catalog::active());
   if (command.format == Format::json) {
+    json report = json::parse(text);
+    add_predictions(report, compared);
     emit(report.dump(2) + "\n", command.out);
   } else {
-    emit(render_table(report), command.out);
+    emit(render_table(file, compared), command.out);
   }
 }
 

@@ -10,8 +10,9 @@
 #include "core/catalog/catalog.hpp"
 #include "core/common/error.hpp"
 #include "core/common/text.hpp"
+#include "core/common/units.hpp"
 #include "core/diagnose/doctor.hpp"
-#include "core/estimate/plan.hpp"
+#include "core/estimate/planner.hpp"
 #include "core/workload/workload.hpp"
 
 namespace gpusage::cli {
@@ -27,8 +28,6 @@ std::string or_missing(const std::optional<diagnose::Installed>& value) {
   if (!value) return "not found";
   return fmt::format("{} ({})", value->version, value->where);
 }
-
-std::string gib(std::uint64_t bytes) { return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / (1 << 30)); }
 
 // "sm_50 sm_60 … sm_90": the ends of a long list are what a reader compares against.
 std::string short_arch_list(const std::vector<std::string>& list) {
@@ -50,7 +49,7 @@ std::string environment_text(const EnvironmentFacts& f) {
   for (const auto& g : f.system.gpus) {
     std::string line = g.name;
     if (g.compute_capability) line += fmt::format(", sm_{}{}", g.compute_capability->major, g.compute_capability->minor);
-    if (g.memory_total_bytes) line += ", " + gib(*g.memory_total_bytes);
+    if (g.memory_total_bytes) line += ", " + units::format_gib(static_cast<double>(*g.memory_total_bytes));
     rows.emplace_back(fmt::format("GPU {}", g.index), line);
   }
   rows.emplace_back("CUDA toolkit", or_missing(f.nvcc));

@@ -10,9 +10,10 @@
 #include "cli/gpus_view.hpp"
 #include "cli/options.hpp"
 #include "cli/plan_view.hpp"
+#include "core/common/batch_list.hpp"
 #include "core/common/error.hpp"
+#include "core/common/io.hpp"
 #include "core/common/text.hpp"
-#include "report/output_file.hpp"
 
 namespace gpusage::cli {
 
@@ -38,10 +39,10 @@ void add_guide_command(CLI::App& app) {
       throw InputError(fmt::format("--chart: '{}' has an unsupported extension; accepted: .svg", state->chart));
     }
     const catalog::Catalog& catalog = catalog::Catalog::active();
-    PlanRequest request;
+    estimate::SweepRequest request;
     request.gpus = catalog.select(state->gpus);
-    request.batches = parse_batches(state->batch);
-    const PlanResults results = run_plan(state->run, request);
+    request.batches = parse_batch_list(state->batch).sizes;
+    const estimate::Sweep results = run_plan(state->run, request);
     const int width = terminal_width();
 
     std::string out = fmt::format("== Which GPU? {} side by side ==\n\n", state->gpus);
@@ -62,14 +63,14 @@ void add_guide_command(CLI::App& app) {
       }
       report::BarSeries speed{fmt::format("{} {} (predicted, best batch)", results.workload.display_name,
                                           catalog::to_string(results.predictions.front().config.precision)),
-                              results.workload.domain == workload::Domain::vision ? "img/s" : "seq/s",
+                              results.workload.throughput_unit(),
                               0,
                               {}};
       for (const catalog::Gpu* gpu : request.gpus) {
         speed.values.push_back(best.count(gpu) ? std::optional<double>(best[gpu]) : std::nullopt);
       }
       chart.series.push_back(std::move(speed));
-      report::write_file_atomically(state->chart, report::render_svg(chart));
+      io::write_file_atomically(state->chart, report::render_svg(chart));
       out += fmt::format("Chart written to {}\n", state->chart);
     }
     emit(out);

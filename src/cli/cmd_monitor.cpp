@@ -29,7 +29,8 @@ void add_monitor_command(CLI::App& app) {
   command->add_option("--interval", settings->run.interval_s, "Seconds between samples, 0.1 to 3600")
       ->default_str("1");
   command->add_flag("--once", settings->run.once, "Print one summary and exit");
-  add_format_option(*command, settings->format, {Format::table, Format::csv, Format::json});
+  // prometheus: the text /metrics serves, on stdout (for node_exporter's textfile collector, or to check it).
+  add_format_option(*command, settings->format, {Format::table, Format::csv, Format::json, Format::prometheus});
   command->add_option("--log", settings->run.log_path,
                       "Append every sample to FILE: .csv for CSV, .jsonl for JSON Lines (written per sample)");
   command->add_option("--prometheus", settings->run.prometheus,
@@ -46,6 +47,7 @@ void add_monitor_command(CLI::App& app) {
     switch (settings->format) {
       case Format::csv: run.view = monitor::View::csv; break;
       case Format::json: run.view = monitor::View::json; break;
+      case Format::prometheus: run.view = monitor::View::prometheus; break;
       default:
         // The interactive view needs a terminal; piped or redirected, the summary streams as text.
         run.view = !run.once && ::isatty(STDOUT_FILENO) && ::isatty(STDIN_FILENO) ? monitor::View::interactive

@@ -6,8 +6,9 @@
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "cli/plan_view.hpp"
-#include "cli/report_view.hpp"
+#include "cli/report_pages.hpp"
 #include "core/catalog/catalog.hpp"
+#include "core/common/batch_list.hpp"
 #include "core/common/error.hpp"
 
 namespace gpusage::cli {
@@ -49,11 +50,11 @@ void add_plan_command(CLI::App& app) {
     if (!state->chart.empty() && !is_html_path(state->chart)) {
       throw InputError(fmt::format("--chart: '{}' has an unsupported extension; accepted: .html", state->chart));
     }
-    PlanRequest request;
+    estimate::SweepRequest request;
     request.gpus = catalog::Catalog::active().select(state->gpus);
-    request.batches = parse_batches(state->batch);
+    request.batches = parse_batch_list(state->batch).sizes;
     request.target_batch = state->target_batch;
-    const PlanResults results = run_plan(state->run, request);
+    const estimate::Sweep results = run_plan(state->run, request);
     std::string chart_message;
     if (!state->chart.empty()) {
       chart_message = write_plan_page(results, state->chart,

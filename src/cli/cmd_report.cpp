@@ -11,15 +11,16 @@
 #include "cli/gpus_view.hpp"
 #include "cli/options.hpp"
 #include "cli/plan_view.hpp"
-#include "cli/report_view.hpp"
+#include "cli/report_pages.hpp"
+#include "core/common/batch_list.hpp"
 #include "core/common/error.hpp"
+#include "core/common/io.hpp"
 #include "core/common/text.hpp"
+#include "core/estimate/compare.hpp"
 #include "monitor/alerts.hpp"
-#include "report/bench_file.hpp"
 #include "report/html_page.hpp"
 #include "report/monitor_log.hpp"
-#include "report/output_file.hpp"
-#include "report/report_charts.hpp"
+#include "report/sections.hpp"
 
 namespace gpusage::cli {
 
@@ -62,52 +63,25 @@ std::string command_line(const ReportOptions& o) {
   return line + " --out " + o.out;
 }
 
-// The bench file's runs beside what plan predicts for the same GPU, model, shape, precision and batches.
-report::BenchComparison compare_bench(const report::BenchFile& file, const RunOptions& base) {
+// The bench file's runs beside what plan predicts for them (core/estimate/compare.hpp), as the page charts them.
+report::BenchComparison chart_bench(const estimate::BenchFile& file, const estimate::Calibration& calibration) {
+  const estimate::BenchComparison compared = estimate::compare_bench(file, calibration, catalog::Catalog::active());
   report::BenchComparison c;
   c.origin = file.origin;
-  RunOptions options = base;  // keeps --calibration: the same model as the training section
-  options.model = file.model;
-  options.hf_config.clear();
-  options.resolution = file.resolution;
-  options.seq_len = file.seq_len;
-  options.precision = file.precision;
-  options.optimizer = file.optimizer;
-  options.gpus = 1;
-  options.nodes = 1;
-
-  std::string model_name = file.model;
-  std::vector<estimate::Prediction> predictions;
-  std::string device = file.device_name;
-  c.unit = "samples/s";
-  try {
-    const workload::Workload w = options.build_workload();
-    model_name = w.display_name;
-    c.unit = w.domain == workload::Domain::vision ? "img/s" : "seq/s";
-    if (file.device != "cuda") {
-      c.note = "measured on the CPU; plan predicts NVIDIA GPUs from the catalog, so there is no prediction";
-    } else {
-      const catalog::Gpu& gpu = catalog::Catalog::active().resolve(file.device_name);
-      device = gpu.name;
-      PlanRequest request;
-      request.gpus = {&gpu};
-      for (const auto& run : file.runs) request.batches.push_back(run.batch);
-      predictions = run_plan(options, request).predictions;
-    }
-  } catch (const InputError& e) {  // a model the plan zoo lacks, a GPU the catalog lacks
-    c.note = std::string("no prediction: ") + e.what();
-  }
-  c.label = fmt::format("{} · {} {}", device, model_name, file.precision);
+  c.unit = compared.unit;
+  c.note = compared.reason;
+  c.label = fmt::format("{} · {} {}", compared.gpu ? compared.gpu->name : file.device_name, compared.model_name,
+                        file.precision);
   for (std::size_t i = 0; i < file.runs.size(); ++i) {
-    const report::BenchRun& run = file.runs[i];
+    const estimate::BenchRun& run = file.runs[i];
     report::BenchComparison::Point point;
     point.batch = run.batch;
     point.measured = run.ok ? run.throughput : std::nullopt;
     point.status = run.ok ? "ok" : (run.failure.empty() ? "failed" : run.failure);
-    if (i < predictions.size()) {
+    if (const estimate::Prediction* predicted = compared.runs[i].prediction) {
       // No speed where plan says the batch does not fit: a bar there would contradict its own prediction.
-      if (predictions[i].fits) {
-        point.predicted = predictions[i].throughput;
+      if (predicted->fits) {
+        point.predicted = predicted->throughput;
       } else {
         point.status += "; plan predicts out of memory";
       }
@@ -137,19 +111,6 @@ std::pair<std::vector<report::AlertMark>, std::string> log_alerts(const report::
                              config.memory_full_fraction * 100)};
 }
 
-// Renders and writes the page; returns its size in bytes.
-std::size_t write_page(const report::Page& page, const std::string& path) {
-  const std::string html = report::render_html(page);
-  report::write_file_atomically(path, html);
-  return html.size();
-}
-
-std::string wrote_message(const report::Page& page, const std::string& path, std::size_t bytes) {
-  return fmt::format("Wrote {} ({} charts in {} section{}, {} KB): open it in a browser; it works offline.", path,
-                     report::chart_count(page), page.sections.size(), page.sections.size() == 1 ? "" : "s",
-                     (bytes + 512) / 1024);
-}
-
 nlohmann::json summary_json(const report::Page& page, const std::string& path, std::size_t bytes) {
   nlohmann::json sections = nlohmann::json::array();
   for (const auto& section : page.sections) {
@@ -176,17 +137,17 @@ nlohmann::json summary_json(const report::Page& page, const std::string& path, s
 void run_report(const ReportOptions& options) {
   check_html_path("--out", options.out);
   const catalog::Catalog& catalog = catalog::Catalog::active();
-  PlanRequest request;
+  estimate::SweepRequest request;
   request.gpus = select_gpus(catalog, options.family, options.gpus);
   if (request.gpus.empty()) throw InputError("report: no GPUs selected");
-  request.batches = parse_batches(options.batch);
+  request.batches = parse_batch_list(options.batch).sizes;
   // Inputs are read before anything is written: a bad file leaves no page behind.
-  std::vector<report::BenchFile> bench;
-  for (const auto& path : options.bench_files) bench.push_back(report::read_bench_file(path));
+  std::vector<estimate::BenchFile> bench;
+  for (const auto& path : options.bench_files) bench.push_back(estimate::read_bench_file(path));
   std::optional<report::MonitorLog> log;
   if (!options.monitor_log.empty()) log = report::read_monitor_log(options.monitor_log);
 
-  const PlanResults plan = run_plan(options.run, request);
+  const estimate::Sweep plan = run_plan(options.run, request);
   const std::string selection = selection_label(options, request.gpus.size());
   report::Page page = report::new_page(
       fmt::format("gpusage report: {} and {} training", selection, plan.workload.display_name),
@@ -196,12 +157,13 @@ void run_report(const ReportOptions& options) {
                                         options.run.calibration_file.empty()
                                             ? "default calibration"
                                             : "calibrated with " + options.run.calibration_file));
-  page.sections.push_back(report::gpu_comparison_section(request.gpus, selection, catalog,
-                                                         gpus_comparison_table(catalog, request.gpus)));
+  page.sections.push_back(report::gpu_comparison_section(request.gpus, with_tensor_rates(catalog, request.gpus), selection,
+                                                         catalog.origin(), gpus_comparison_table(catalog, request.gpus)));
   page.sections.push_back(report::training_section(plan.workload, plan.predictions, plan.notes));
   if (!bench.empty()) {
+    const estimate::Calibration calibration = options.run.calibration();  // the training section's
     std::vector<report::BenchComparison> comparisons;
-    for (const auto& file : bench) comparisons.push_back(compare_bench(file, options.run));
+    for (const auto& file : bench) comparisons.push_back(chart_bench(file, calibration));
     page.sections.push_back(report::bench_section(comparisons));
   }
   if (log) {
@@ -216,54 +178,6 @@ void run_report(const ReportOptions& options) {
 }
 
 }  // namespace
-
-std::string run_option_flags(const RunOptions& o) {
-  const RunOptions defaults;
-  std::string flags;
-  if (!o.hf_config.empty()) flags += " --hf-config " + o.hf_config;
-  if (o.resolution) flags += fmt::format(" --resolution {}", *o.resolution);
-  if (o.seq_len) flags += fmt::format(" --seq-len {}", *o.seq_len);
-  flags += " --precision " + o.precision;  // always: it decides every number on the page
-  if (!o.optimizer.empty()) flags += " --optimizer " + o.optimizer;
-  if (o.checkpointing) flags += " --checkpointing";
-  if (o.lora) flags += fmt::format(" --lora {}", *o.lora);
-  if (o.qlora) flags += " --qlora";
-  if (o.gpus != defaults.gpus) flags += fmt::format(" --gpus {}", o.gpus);
-  if (o.nodes != defaults.nodes) flags += fmt::format(" --nodes {}", o.nodes);
-  if (o.parallel != defaults.parallel) flags += " --parallel " + o.parallel;
-  if (o.dataset_size > 0) flags += fmt::format(" --dataset-size {}", o.dataset_size);
-  if (o.network_gbps > 0) flags += fmt::format(" --network-gbps {}", o.network_gbps);
-  if (!o.calibration_file.empty()) flags += " --calibration " + o.calibration_file;
-  if (o.no_flash_attention) flags += " --no-flash-attention";
-  return flags;
-}
-
-bool is_html_path(const std::string& path) {
-  const std::string lower = text::to_lower(path);
-  return lower.ends_with(".html") || lower.ends_with(".htm");
-}
-
-std::string write_gpus_page(const catalog::Catalog& catalog, const std::vector<const catalog::Gpu*>& gpus,
-                            const std::string& selection, const std::string& path, const std::string& command_line) {
-  report::Page page = report::new_page(fmt::format("GPU comparison: {}", selection),
-                                       "The catalog's figures as charts, with the source behind each.", command_line);
-  page.provenance.push_back(fmt::format("GPU catalog: {}.", catalog.origin()));
-  page.sections.push_back(
-      report::gpu_comparison_section(gpus, selection, catalog, gpus_comparison_table(catalog, gpus)));
-  page.sources = report::catalog_sources(gpus);
-  return "gpusage: " + wrote_message(page, path, write_page(page, path));
-}
-
-std::string write_plan_page(const PlanResults& results, const std::string& path, const std::string& command_line) {
-  std::vector<const catalog::Gpu*> gpus;
-  for (const auto& gpu : results.gpus) gpus.push_back(gpu.get());
-  report::Page page = report::new_page(fmt::format("gpusage plan: {} training", results.workload.display_name),
-                                       "Predicted memory and speed on each GPU, as charts.", command_line);
-  page.provenance.push_back(fmt::format("GPU catalog: {}.", catalog::Catalog::active().origin()));
-  page.sections.push_back(report::training_section(results.workload, results.predictions, results.notes));
-  page.sources = report::catalog_sources(gpus);
-  return "gpusage: " + wrote_message(page, path, write_page(page, path));
-}
 
 void add_report_command(CLI::App& app) {
   auto options = std::make_shared<ReportOptions>();

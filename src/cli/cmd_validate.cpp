@@ -13,6 +13,8 @@
 #include "cli/options.hpp"
 #include "core/catalog/catalog.hpp"
 #include "core/common/error.hpp"
+#include "core/common/io.hpp"
+#include "core/common/units.hpp"
 #include "core/estimate/uncertainty.hpp"
 #include "core/estimate/validate.hpp"
 #include "report/table.hpp"
@@ -98,11 +100,7 @@ void add_validate_command(CLI::App& app) {
     if (!state->intervals_out.empty() && state->cv.empty()) {
       throw InputError("--intervals-out needs --cv: intervals come from out-of-sample errors only");
     }
-    std::ifstream in(state->file, std::ios::binary);
-    if (!in) throw InputError(fmt::format("cannot read '{}'", state->file));
-    std::stringstream text;
-    text << in.rdbuf();
-    const auto measurements = estimate::parse_measurements(text.str(), state->file);
+    const auto measurements = estimate::parse_measurements(io::read_file(state->file, ""), state->file);
     const catalog::Catalog& catalog = catalog::Catalog::active();
     estimate::Calibration calibration;
     std::vector<std::string> changes;
@@ -196,7 +194,7 @@ void add_validate_command(CLI::App& app) {
       if (state->summary_only && state->format == Format::table) continue;
       const bool memory = m.metric == Metric::peak_memory;
       auto value = [&](double v) {
-        if (memory) return report::format_bytes(v);
+        if (memory) return units::format_bytes(v);
         if (m.metric == Metric::max_batch) return fmt::format("{:.0f}", v);
         return report::format_number(v, 1);
       };

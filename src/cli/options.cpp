@@ -8,7 +8,7 @@
 #include <iostream>
 #include <map>
 
-#include "report/output_file.hpp"
+#include "core/common/io.hpp"
 
 namespace gpusage::cli {
 
@@ -18,6 +18,7 @@ const char* to_string(Format format) {
     case Format::markdown: return "markdown";
     case Format::csv: return "csv";
     case Format::json: return "json";
+    case Format::prometheus: return "prometheus";
   }
   return "?";
 }
@@ -40,7 +41,7 @@ void emit(std::string_view content, const std::string& path) {
     std::cout << content;
     std::cout.flush();
   } else {
-    report::write_file_atomically(path, content);
+    io::write_file_atomically(path, content);
   }
 }
 

@@ -8,7 +8,7 @@
 
 namespace gpusage::cli {
 
-enum class Format { table, markdown, csv, json };
+enum class Format { table, markdown, csv, json, prometheus };
 
 // Adds `--format` accepting `allowed` (the first is the default).
 void add_format_option(CLI::App& command, Format& format, std::vector<Format> allowed);

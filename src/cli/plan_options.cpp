@@ -8,31 +8,10 @@
 
 #include "core/catalog/catalog.hpp"
 #include "core/common/error.hpp"
+#include "core/common/io.hpp"
 #include "core/estimate/calibration_file.hpp"
 
 namespace gpusage::cli {
-
-namespace {
-
-// config.json and bench results are read whole; real ones are a few KiB, so 16 MiB bounds the memory a
-// mistaken path (a checkpoint, a log) can take.
-constexpr std::uintmax_t kMaxInputFileBytes = 16u << 20;
-
-std::string read_text_file(const std::string& path, const char* what) {
-  std::error_code ec;
-  const std::uintmax_t size = std::filesystem::file_size(path, ec);
-  if (!ec && size > kMaxInputFileBytes) {
-    throw InputError(fmt::format("{} '{}' is {} bytes; accepted: up to {} bytes (16 MiB)", what, path, size,
-                                 kMaxInputFileBytes));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("cannot read {} '{}'", what, path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-}  // namespace
 
 void RunOptions::add_to(CLI::App& command, bool with_model) {
   if (with_model) {
@@ -84,7 +63,7 @@ workload::Workload RunOptions::build_workload() const {
   options.flash_attention = !no_flash_attention;
   if (!hf_config.empty()) {
     if (!model.empty()) throw InputError("give either a MODEL or --hf-config, not both");
-    return workload::from_hf_config(read_text_file(hf_config, "Hugging Face config"), options);
+    return workload::from_hf_config(io::read_file(hf_config, "Hugging Face config"), options);
   }
   if (model.empty()) throw InputError("which model? give a zoo id (e.g. resnet50) or --hf-config FILE");
   return workload::build(model, options);
@@ -112,7 +91,7 @@ estimate::TrainingConfig RunOptions::training_config(const workload::Workload& w
 estimate::Calibration RunOptions::calibration() const {
   estimate::Calibration calibration;
   if (!calibration_file.empty()) {
-    estimate::apply_bench_results(calibration, read_text_file(calibration_file, "calibration file"),
+    estimate::apply_bench_results(calibration, io::read_file(calibration_file, "calibration file"),
                                   calibration_file, catalog::Catalog::active());
   }
   return calibration;

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "core/estimate/calibration.hpp"
-#include "core/estimate/plan.hpp"
+#include "core/estimate/planner.hpp"
 #include "core/workload/workload.hpp"
 
 namespace gpusage::cli {

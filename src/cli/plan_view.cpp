@@ -3,78 +3,23 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
 
 #include "core/common/error.hpp"
+#include "core/common/json.hpp"
 #include "core/common/text.hpp"
-#include "core/estimate/gpu_rates.hpp"
+#include "core/common/units.hpp"
 #include "report/table.hpp"
 
 namespace gpusage::cli {
 
-std::vector<int> parse_batches(const std::string& spec) {
-  if (text::to_lower(spec) == "auto") return {};
-  std::vector<int> out;
-  for (const std::string& part : text::split(spec, ',')) {
-    char* end = nullptr;
-    long value = std::strtol(part.c_str(), &end, 10);
-    if (part.empty() || *end != '\0' || value < 1 || value > (1 << 20)) {
-      throw InputError(fmt::format("--batch: '{}' is not a batch size (accepted: auto, or whole numbers from 1 to "
-                                   "1048576 separated by commas)",
-                                   part));
-    }
-    out.push_back(static_cast<int>(value));
-  }
-  return out;
-}
-
-PlanResults run_plan(const RunOptions& options, const PlanRequest& request) {
-  PlanResults results{options.build_workload(), {}, {}, {}};
-  const workload::Workload& w = results.workload;
+estimate::Sweep run_plan(const RunOptions& options, const estimate::SweepRequest& request) {
+  workload::Workload w = options.build_workload();
   const estimate::Calibration calibration = options.calibration();
-  results.notes = calibration.notes;
   const estimate::TrainingConfig base = options.training_config(w);
-  for (const catalog::Gpu* listed : request.gpus) {
-    estimate::CompletedGpu completed = estimate::complete_tensor_rates(*listed, catalog::Catalog::active());
-    for (auto& note : completed.notes) results.notes.push_back(std::move(note));
-    results.gpus.push_back(std::make_unique<catalog::Gpu>(completed.gpu));
-    const catalog::Gpu& gpu = *results.gpus.back();
-    std::vector<estimate::TrainingConfig> configs;
-    if (request.target_batch) {
-      estimate::TrainingConfig c = base;
-      if (estimate::max_batch(w, c, gpu, &calibration) < 1) {
-        c.batch_per_gpu = 1;  // reported as not fitting, with advice
-      } else {
-        c = estimate::plan_target_batch(w, c, gpu, *request.target_batch, &calibration);
-      }
-      configs.push_back(c);
-    } else if (request.batches.empty()) {
-      estimate::TrainingConfig c = base;
-      c.batch_per_gpu = std::max(1, estimate::max_batch(w, c, gpu, &calibration));
-      configs.push_back(c);
-    } else {
-      for (int batch : request.batches) {
-        estimate::TrainingConfig c = base;
-        c.batch_per_gpu = batch;
-        configs.push_back(c);
-      }
-    }
-    for (const auto& c : configs) results.predictions.push_back(estimate::predict(w, c, gpu, &calibration));
-  }
-  return results;
+  return estimate::run_sweep(std::move(w), base, calibration, request, catalog::Catalog::active());
 }
 
-namespace {
-
-nlohmann::json optional_json(const std::optional<double>& value) {
-  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
-}
-
-const char* sample_unit(const workload::Workload& w) { return w.domain == workload::Domain::vision ? "img/s" : "seq/s"; }
-
-}  // namespace
-
-nlohmann::json plan_json(const PlanResults& results) {
+nlohmann::json plan_json(const estimate::Sweep& results) {
   const workload::Workload& w = results.workload;
   nlohmann::json model = {
       {"id", w.id},
@@ -119,12 +64,12 @@ nlohmann::json plan_json(const PlanResults& results) {
         {"throughput_high", p.throughput_high},
         {"interval", {{"coverage", 0.8}, {"basis", p.interval_basis}}},
         {"validation_warnings", p.validation_warnings},
-        {"tokens_per_s", optional_json(p.tokens_per_s)},
+        {"tokens_per_s", json_util::optional(p.tokens_per_s)},
         {"accumulation_steps", p.config.accumulation_steps},
         {"effective_batch", p.effective_batch},
         {"gpus", p.config.world_size()},
-        {"epoch_time_s", optional_json(p.epoch_time_s)},
-        {"energy_wh_per_epoch", optional_json(p.energy_wh_per_epoch)},
+        {"epoch_time_s", json_util::optional(p.epoch_time_s)},
+        {"energy_wh_per_epoch", json_util::optional(p.energy_wh_per_epoch)},
         {"bound", estimate::to_string(p.time.bound)},
         {"advice", p.advice},
     });
@@ -132,7 +77,7 @@ nlohmann::json plan_json(const PlanResults& results) {
   return {{"model", model}, {"results", rows}, {"notes", results.notes}};
 }
 
-std::string plan_table(const PlanResults& results, int width) {
+std::string plan_table(const estimate::Sweep& results, int width) {
   const workload::Workload& w = results.workload;
   const auto& predictions = results.predictions;
   if (predictions.empty()) return "";
@@ -154,18 +99,18 @@ std::string plan_table(const PlanResults& results, int width) {
     uniform = predictions[i].config.batch_per_gpu == batches[i % batches.size()] &&
               predictions[i].config.accumulation_steps == 1;
   }
-  const char* unit = sample_unit(w);
+  const char* unit = w.throughput_unit();
   report::Table table;
   if (uniform && batches.size() > 1) {
     table.columns = {{"GPU", "", report::Align::left}, {"VRAM", "GiB"}, {"max batch", ""}};
     for (int b : batches) table.columns.push_back({fmt::format("batch {}", b), ""});
     for (std::size_t i = 0; i < predictions.size(); i += batches.size()) {
       const auto& first = predictions[i];
-      std::vector<std::string> row{first.gpu->name, report::format_number(first.capacity_bytes / (1 << 30), 0),
+      std::vector<std::string> row{first.gpu->name, report::format_number(units::to_gib(first.capacity_bytes), 0),
                                    report::format_number(first.max_batch)};
       for (std::size_t j = 0; j < batches.size(); ++j) {
         const auto& p = predictions[i + j];
-        const std::string memory = report::format_number(p.memory.total_bytes() / (1 << 30), 1);
+        const std::string memory = report::format_number(units::to_gib(p.memory.total_bytes()), 1);
         row.push_back(p.fits ? fmt::format("{} / {}", report::format_number(p.throughput), memory)
                              : fmt::format("OOM / {}", memory));
       }
@@ -195,8 +140,8 @@ std::string plan_table(const PlanResults& results, int width) {
                                    report::format_number(p.config.batch_per_gpu),
                                    report::format_number(p.config.accumulation_steps),
                                    p.fits ? "yes" : "NO",
-                                   fmt::format("{} of {}", report::format_number(p.memory.total_bytes() / (1 << 30), 1),
-                                               report::format_number(p.capacity_bytes / (1 << 30), 0)),
+                                   fmt::format("{} of {}", report::format_number(units::to_gib(p.memory.total_bytes()), 1),
+                                               report::format_number(units::to_gib(p.capacity_bytes), 0)),
                                    report::format_number(p.max_batch),
                                    p.fits ? report::format_number(p.throughput, p.throughput < 100 ? 1 : 0) : "OOM",
                                    p.fits ? fmt::format("{}-{}",
@@ -220,16 +165,19 @@ std::string plan_table(const PlanResults& results, int width) {
   out += report::render_text(table, width);
 
   // Ranking of the cards at their best fitting configuration in this plan.
-  std::map<const catalog::Gpu*, const estimate::Prediction*> best;
+  // In the sweep's GPU order, so that cards with equal throughput keep it (a map keyed by address did not).
+  std::vector<const estimate::Prediction*> ranked;
   for (const auto& p : predictions) {
     if (!p.fits) continue;
-    auto& b = best[p.gpu];
-    if (!b || p.throughput > b->throughput) b = &p;
+    auto it = std::find_if(ranked.begin(), ranked.end(), [&](auto* r) { return r->gpu == p.gpu; });
+    if (it == ranked.end()) {
+      ranked.push_back(&p);
+    } else if (p.throughput > (*it)->throughput) {
+      *it = &p;
+    }
   }
-  if (best.size() > 1) {
-    std::vector<const estimate::Prediction*> ranked;
-    for (auto& [gpu, p] : best) ranked.push_back(p);
-    std::sort(ranked.begin(), ranked.end(), [](auto* a, auto* b) { return a->throughput > b->throughput; });
+  if (ranked.size() > 1) {
+    std::stable_sort(ranked.begin(), ranked.end(), [](auto* a, auto* b) { return a->throughput > b->throughput; });
     report::Table rank;
     rank.columns = {{"#", ""}, {"GPU", "", report::Align::left}, {"batch", ""}, {"throughput", unit},
                     {"per $1000", unit}, {"per 100 W", unit}};

@@ -1,5 +1,5 @@
-// Runs predictions over GPUs x batches and renders them (table or the DESIGN.md JSON contract).
-// Shared by `plan` and `guide`.
+// Renders a plan sweep (core/estimate/sweep.hpp) as the plan table or the DESIGN.md JSON contract.
+// Shared by `plan`, `guide` and `report`.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -8,30 +8,14 @@
 
 #include "cli/plan_options.hpp"
 #include "core/catalog/catalog.hpp"
-#include "core/estimate/plan.hpp"
+#include "core/estimate/sweep.hpp"
 
 namespace gpusage::cli {
 
-struct PlanRequest {
-  std::vector<const catalog::Gpu*> gpus;
-  std::vector<int> batches;  // empty: auto (each GPU's largest batch)
-  std::optional<int> target_batch;
-};
+// The sweep (core/estimate/sweep.hpp) of the model and training setup the options describe.
+estimate::Sweep run_plan(const RunOptions& options, const estimate::SweepRequest& request);
 
-struct PlanResults {
-  workload::Workload workload;
-  std::vector<estimate::Prediction> predictions;  // GPU-major, then batch
-  std::vector<std::string> notes;                 // modelled catalog figures, calibration
-  // Keeps the completed GPU records alive: predictions point into it.
-  std::vector<std::unique_ptr<catalog::Gpu>> gpus;
-};
-
-PlanResults run_plan(const RunOptions& options, const PlanRequest& request);
-
-// "auto" or "32,64,128": empty vector for auto. Throws InputError naming the bad entry.
-std::vector<int> parse_batches(const std::string& spec);
-
-nlohmann::json plan_json(const PlanResults& results);
-std::string plan_table(const PlanResults& results, int width);
+nlohmann::json plan_json(const estimate::Sweep& results);
+std::string plan_table(const estimate::Sweep& results, int width);
 
 }  // namespace gpusage::cli

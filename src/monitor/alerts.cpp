@@ -4,7 +4,7 @@
 
 #include <optional>
 
-#include "report/table.hpp"
+#include "core/common/units.hpp"
 
 namespace gpusage::monitor {
 
@@ -75,7 +75,7 @@ AlertEngine::Update AlertEngine::evaluate(const device::Sample& sample) {
           "GPU {}: utilization {}% for at least {:g} s while {} holds {}{}: likely an input bottleneck. Try more "
           "DataLoader workers (num_workers), pin_memory=True, persistent_workers=True, and caching decoded data.",
           gpu.index, *gpu.utilization_gpu_percent, config_.low_utilization_window_s, process_label(*job),
-          report::format_bytes(static_cast<double>(*job->used_memory_bytes)), cpu);
+          units::format_bytes(static_cast<double>(*job->used_memory_bytes)), cpu);
     }
     report(gpu, AlertKind::input_bottleneck, starving, "warning", config_.low_utilization_window_s);
 
@@ -106,8 +106,8 @@ AlertEngine::Update AlertEngine::evaluate(const device::Sample& sample) {
     if (auto fraction = gpu.memory_used_fraction(); fraction && *fraction > config_.memory_full_fraction)
       memory = fmt::format("GPU {}: memory {:.0f}% full ({} of {}): an out-of-memory error is near. Reduce the "
                            "batch size (use gradient accumulation), enable activation checkpointing or mixed precision.",
-                           gpu.index, *fraction * 100, report::format_bytes(static_cast<double>(*gpu.memory_used_bytes)),
-                           report::format_bytes(static_cast<double>(*gpu.memory_total_bytes)));
+                           gpu.index, *fraction * 100, units::format_bytes(static_cast<double>(*gpu.memory_used_bytes)),
+                           units::format_bytes(static_cast<double>(*gpu.memory_total_bytes)));
     report(gpu, AlertKind::memory_nearly_full, memory, "critical");
 
     // ECC: any uncorrected error since the driver loaded, or corrected errors rising while we watch.

@@ -9,8 +9,9 @@
 #include <map>
 #include <string>
 
+#include "core/common/time.hpp"
+#include "core/common/units.hpp"
 #include "monitor/views.hpp"
-#include "report/table.hpp"
 
 namespace gpusage::monitor {
 
@@ -119,7 +120,7 @@ void draw(const Tick& tick, std::map<unsigned, History>& histories, double inter
   std::string title = fmt::format(" gpusage monitor   driver {}   CUDA {}   {}   every {:g} s   q quits ",
                                   s.driver_version.value_or("n/a"),
                                   s.cuda_driver_version ? s.cuda_driver_version->to_string() : "n/a",
-                                  iso_utc(s.unix_time_s).substr(11, 8), interval_s);
+                                  wallclock::iso_utc(s.unix_time_s).substr(11, 8), interval_s);
   put(y++, 0, title + std::string(static_cast<std::size_t>(std::max(0, COLS - static_cast<int>(title.size()))), ' '),
       A_REVERSE);
   int bar_width = std::clamp((COLS - 40) / 3, 10, 40);
@@ -135,8 +136,8 @@ void draw(const Tick& tick, std::map<unsigned, History>& histories, double inter
   bar(y, x + 7, bar_width, host_memory);
   if (host.memory_used_bytes && host.memory_total_bytes)
     put(y, x + 8 + bar_width,
-        report::format_bytes(static_cast<double>(*host.memory_used_bytes)) + " / " +
-            report::format_bytes(static_cast<double>(*host.memory_total_bytes)));
+        units::format_bytes(static_cast<double>(*host.memory_used_bytes)) + " / " +
+            units::format_bytes(static_cast<double>(*host.memory_total_bytes)));
   y += 2;
   if (!s.gpu_available) put(y++, 0, "GPU: " + s.gpu_message, A_BOLD);
   int history_width = std::max(10, COLS - 16);
@@ -154,8 +155,8 @@ void draw(const Tick& tick, std::map<unsigned, History>& histories, double inter
     put(y, x, "mem");
     bar(y, x + 4, bar_width, g.memory_used_fraction());
     put(y, x + 5 + bar_width, g.memory_used_bytes && g.memory_total_bytes
-                                  ? report::format_bytes(static_cast<double>(*g.memory_used_bytes)) + " / " +
-                                        report::format_bytes(static_cast<double>(*g.memory_total_bytes))
+                                  ? units::format_bytes(static_cast<double>(*g.memory_used_bytes)) + " / " +
+                                        units::format_bytes(static_cast<double>(*g.memory_total_bytes))
                                   : "n/a");
     y++;
     put(y, 2, "power");
@@ -179,7 +180,7 @@ void draw(const Tick& tick, std::map<unsigned, History>& histories, double inter
       any = true;
       put(y++, 0,
           fmt::format("{:<5}{:>8}  {:<24}{:>12}{:>8}", g.index, p.pid, p.name.substr(0, 23),
-                      p.used_memory_bytes ? report::format_bytes(static_cast<double>(*p.used_memory_bytes)) : "n/a",
+                      p.used_memory_bytes ? units::format_bytes(static_cast<double>(*p.used_memory_bytes)) : "n/a",
                       p.cpu_percent ? fmt::format("{:.0f}", *p.cpu_percent) : "n/a"));
     }
   if (!any) put(y++, 0, "  no GPU processes");

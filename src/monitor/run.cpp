@@ -102,7 +102,7 @@ int run_monitor(const RunOptions& options, std::ostream& out, std::ostream& err)
   bool replay = !options.simulate_path.empty();
   Sampler sampler(replay ? device::open_replay_backend(options.simulate_path) : device::open_nvml_backend());
   // The summary and the interactive view say it themselves; machine-readable streams keep stdout clean.
-  if (!sampler.system().available && (options.view == View::csv || options.view == View::json))
+  if (!sampler.system().available && (options.view == View::csv || options.view == View::json || options.view == View::prometheus))
     err << "gpusage: " << sampler.system().message << "; showing host CPU and memory only\n";
   AlertEngine alerts(options.alerts);
   StopOnSignals signals;
@@ -135,6 +135,7 @@ int run_monitor(const RunOptions& options, std::ostream& out, std::ostream& err)
     switch (options.view) {
       case View::csv: out << csv_header() << csv_rows(tick.sample); break;
       case View::json: out << sample_json(tick.sample, tick.alerts).dump(2) << "\n"; break;
+      case View::prometheus: out << prometheus_text(tick.sample, tick.alerts); break;
       default: out << render_summary(tick.sample, tick.alerts, options.width); break;
     }
     out.flush();
@@ -167,6 +168,7 @@ int run_monitor(const RunOptions& options, std::ostream& out, std::ostream& err)
     switch (options.view) {
       case View::csv: out << csv_rows(tick.sample); break;
       case View::json: out << sample_json(tick.sample, tick.alerts).dump() << "\n"; break;
+      case View::prometheus: out << prometheus_text(tick.sample, tick.alerts) << "\n"; break;
       default: out << render_summary(tick.sample, tick.alerts, options.width) << "\n"; break;
     }
     out.flush();

@@ -10,7 +10,7 @@
 
 namespace gpusage::monitor {
 
-enum class View { table, csv, json, interactive };
+enum class View { table, csv, json, prometheus, interactive };
 
 struct RunOptions {
   double interval_s = 1.0;

@@ -4,10 +4,6 @@
 
 namespace gpusage::monitor {
 
-double unix_now_s() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 Sampler::Sampler(std::unique_ptr<device::GpuBackend> backend, device::HostReader host)
     : backend_(std::move(backend)), host_(std::move(host)) {}
 

@@ -5,6 +5,7 @@
 
 #include <memory>
 
+#include "core/common/time.hpp"
 #include "core/device/backend.hpp"
 #include "core/device/host.hpp"
 
@@ -26,7 +27,7 @@ class Sampler {
   device::HostReader host_;
 };
 
-// The wall clock as seconds since the Unix epoch.
-double unix_now_s();
+// The wall clock as seconds since the Unix epoch (the log writer and the run supervisor stamp samples with it).
+using wallclock::unix_now_s;
 
 }  // namespace gpusage::monitor

@@ -6,7 +6,9 @@
 #include <ctime>
 
 #include "core/common/text.hpp"
-#include "core/device/fields.hpp"
+#include "core/common/time.hpp"
+#include "core/common/units.hpp"
+#include "core/device/metric_fields.hpp"
 #include "core/device/sample_json.hpp"
 #include "report/table.hpp"
 
@@ -14,16 +16,6 @@ namespace gpusage::monitor {
 
 using device::GpuSample;
 using device::Sample;
-
-std::string iso_utc(double unix_time_s) {
-  auto seconds = static_cast<std::time_t>(std::floor(unix_time_s));
-  int millis = static_cast<int>((unix_time_s - static_cast<double>(seconds)) * 1000);
-  std::tm tm{};
-  ::gmtime_r(&seconds, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &tm);
-  return fmt::format("{}.{:03d}Z", text, millis);
-}
 
 namespace {
 
@@ -35,7 +27,7 @@ std::string or_na(const std::optional<T>& value, const char* suffix = "") {
 }
 
 std::string gib(const std::optional<std::uint64_t>& bytes) {
-  return bytes ? report::format_bytes(static_cast<double>(*bytes)) : kNa;
+  return bytes ? units::format_bytes(static_cast<double>(*bytes)) : kNa;
 }
 
 std::string pair_text(const std::string& a, const std::string& b, const char* unit) {
@@ -46,13 +38,13 @@ std::string pair_text(const std::string& a, const std::string& b, const char* un
 std::string watts(const std::optional<double>& w) { return w ? fmt::format("{:.0f}", *w) : kNa; }
 
 std::string rate(const std::optional<std::uint64_t>& bytes_per_s) {
-  return bytes_per_s ? report::format_bytes(static_cast<double>(*bytes_per_s)) + "/s" : kNa;
+  return bytes_per_s ? units::format_bytes(static_cast<double>(*bytes_per_s)) + "/s" : kNa;
 }
 
 }  // namespace
 
 std::string render_summary(const Sample& sample, const std::vector<Alert>& alerts, int width) {
-  std::string out = fmt::format("gpusage monitor  {}  driver {}  CUDA {}\n", iso_utc(sample.unix_time_s),
+  std::string out = fmt::format("gpusage monitor  {}  driver {}  CUDA {}\n", wallclock::iso_utc(sample.unix_time_s),
                                 sample.driver_version.value_or(kNa),
                                 sample.cuda_driver_version ? sample.cuda_driver_version->to_string() : kNa);
   const auto& host = sample.host;
@@ -142,7 +134,7 @@ std::string csv_header() {
 std::string csv_rows(const Sample& sample) {
   std::string host;
   device::for_each_metric(sample.host, [&](const char*, const auto& v) { host += "," + csv_value(v); });
-  std::string time = fmt::format("{},{:.3f}", iso_utc(sample.unix_time_s), sample.unix_time_s);
+  std::string time = fmt::format("{},{:.3f}", wallclock::iso_utc(sample.unix_time_s), sample.unix_time_s);
   if (sample.gpus.empty()) {
     std::string empty;
     const GpuSample none;
@@ -167,7 +159,7 @@ std::string csv_rows(const Sample& sample) {
 
 nlohmann::json sample_json(const Sample& sample, const std::vector<Alert>& alerts) {
   nlohmann::json j = device::to_json(sample);
-  j["time_utc"] = iso_utc(sample.unix_time_s);
+  j["time_utc"] = wallclock::iso_utc(sample.unix_time_s);
   nlohmann::json events = nlohmann::json::array();
   for (const Alert& a : alerts) events.push_back(to_json(a));
   j["alerts"] = std::move(events);
@@ -213,9 +205,8 @@ std::string prometheus_text(const Sample& sample, const std::vector<Alert>& aler
     else
       family(name, help).lines += fmt::format("{}{{{}}} {}\n", name, labels, *value);
   };
-  constexpr double kMiB = 1024.0 * 1024.0;
   auto mib = [&](std::optional<std::uint64_t> bytes) {
-    return bytes ? std::optional<double>(static_cast<double>(*bytes) / kMiB) : std::nullopt;
+    return bytes ? std::optional<double>(static_cast<double>(*bytes) / units::kMiB) : std::nullopt;
   };
   for (const GpuSample& g : sample.gpus) {
     std::string labels = fmt::format("gpu=\"{}\",uuid=\"{}\",name=\"{}\"", g.index, label_value(g.uuid), label_value(g.name));

@@ -28,7 +28,5 @@ nlohmann::json sample_json(const device::Sample& sample, const std::vector<Alert
 // (Prometheus has no null).
 std::string prometheus_text(const device::Sample& sample, const std::vector<Alert>& alerts);
 
-// "2026-12-02T13:04:05.123Z"
-std::string iso_utc(double unix_time_s);
 
 }  // namespace gpusage::monitor

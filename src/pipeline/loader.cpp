@@ -64,7 +64,9 @@ namespace {
 
 constexpr std::uint64_t kOrderKey = 0x6f72646572ull;  // "order": keeps the shuffle apart from the crops
 
-std::size_t read_file(const std::string& path, std::vector<std::uint8_t>& bytes) {
+// Not io::read_file: an image is read into the worker's reused buffer on the hot path, and a bad one is a
+// DecodeError that skips that image, not an InputError that ends the run.
+std::size_t read_image_bytes(const std::string& path, std::vector<std::uint8_t>& bytes) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) throw DecodeError(fmt::format("cannot open: {}", std::strerror(errno)));
   std::fseek(f, 0, SEEK_END);
@@ -99,7 +101,7 @@ struct Worker {
 
   void make(const LoaderState& s, const std::string& path, Rng& rng, float* out) {
     const LoaderConfig& c = s.config;
-    read_file(path, bytes);
+    read_image_bytes(path, bytes);
     const ImageFormat format = sniff_format(bytes);
     const ImageSize full = decoder.size(bytes, format);
     const CropBox box = random_resized_crop(full.height, full.width, c.crop, rng);

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <ctime>
 
+#include "core/common/time.hpp"
+#include "gpusage/build_info.hpp"
 #include "report/svg_chart.hpp"
 
 namespace gpusage::report {
@@ -183,20 +185,6 @@ std::string script_text(std::string_view code) {
   return out;
 }
 
-double unix_now_s() {
-  using namespace std::chrono;
-  return duration<double>(system_clock::now().time_since_epoch()).count();
-}
-
-std::string utc_timestamp(double unix_time_s) {
-  const std::time_t t = static_cast<std::time_t>(unix_time_s);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buffer[32];
-  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buffer;
-}
-
 std::size_t chart_count(const Page& page) {
   std::size_t n = 0;
   for (const auto& section : page.sections) {
@@ -256,6 +244,17 @@ std::string render_html(const Page& page) {
   out += "</footer>\n<script>" + std::string(kSortScript) + "</script>\n<script>" + kRenderScript +
          "</script>\n</body>\n</html>\n";
   return out;
+}
+
+Page new_page(std::string title, std::string subtitle, std::string command_line) {
+  Page page;
+  page.title = std::move(title);
+  page.subtitle = std::move(subtitle);
+  page.command_line = std::move(command_line);
+  page.generator = fmt::format("gpusage {} (commit {}, {} build)", build_info::version, build_info::commit,
+                               build_info::build_type);
+  page.generated_utc = wallclock::iso_utc(wallclock::unix_now_s(), false);
+  return page;
 }
 
 }  // namespace gpusage::report

@@ -68,8 +68,8 @@ std::string script_json(const nlohmann::json& value);
 // Library text inside <script>: a literal "</script" (any case) becomes "<\/script", the same in JavaScript.
 std::string script_text(std::string_view code);
 
-// "2026-12-02T15:50:00Z"
-std::string utc_timestamp(double unix_time_s);
-double unix_now_s();
+
+// A page under construction: title and provenance filled in (gpusage version and commit, time now).
+Page new_page(std::string title, std::string subtitle, std::string command_line);
 
 }  // namespace gpusage::report

@@ -11,10 +11,10 @@
 #include <tuple>
 
 #include "core/common/error.hpp"
+#include "core/common/io.hpp"
 #include "core/common/text.hpp"
-#include "core/device/fields.hpp"
+#include "core/device/metric_fields.hpp"
 #include "core/device/sample_json.hpp"
-#include "report/output_file.hpp"
 
 namespace gpusage::report {
 
@@ -140,7 +140,7 @@ MonitorLog parse_monitor_log(const std::string& text, const std::string& origin)
 }
 
 MonitorLog read_monitor_log(const std::string& path) {
-  return parse_monitor_log(read_input_file(path, "--monitor-log"), path);
+  return parse_monitor_log(io::read_file(path, "--monitor-log file"), path);
 }
 
 }  // namespace gpusage::report

@@ -155,14 +155,6 @@ std::string format_optional(const std::optional<double>& value, int decimals, do
   return value ? format_number(*value, decimals, group_from) : "n/a";
 }
 
-std::string format_bytes(double bytes) {
-  const double kib = 1024, mib = kib * 1024, gib = mib * 1024;
-  if (bytes >= gib) return fmt::format("{:.1f} GiB", bytes / gib);
-  if (bytes >= mib) return fmt::format("{:.0f} MiB", bytes / mib);
-  if (bytes >= kib) return fmt::format("{:.0f} KiB", bytes / kib);
-  return fmt::format("{:.0f} B", bytes);
-}
-
 std::string format_duration(double seconds) {
   if (!std::isfinite(seconds)) return "n/a";
   if (seconds < 1e-3) return fmt::format("{:.0f} µs", seconds * 1e6);

@@ -41,7 +41,6 @@ std::string render_csv(const Table& table);
 std::string format_number(double value, int decimals = 0, double group_from = 10000);
 // "n/a" when empty
 std::string format_optional(const std::optional<double>& value, int decimals = 0, double group_from = 10000);
-std::string format_bytes(double bytes);   // "12.3 GiB", "512 MiB"
 std::string format_duration(double seconds);  // "1.2 ms", "3.4 s", "2 h 05 min"
 
 }  // namespace gpusage::report

@@ -5,11 +5,13 @@
 #include <map>
 
 #include "core/common/error.hpp"
+#include "core/common/io.hpp"
+#include "core/common/time.hpp"
+#include "core/common/units.hpp"
 #include "core/diagnose/log_scan.hpp"
 #include "monitor/views.hpp"
 #include "report/monitor_log.hpp"
-#include "report/output_file.hpp"
-#include "report/report_charts.hpp"
+#include "report/sections.hpp"
 #include "report/table.hpp"
 #include "run/output_lines.hpp"
 
@@ -51,7 +53,7 @@ report::Section run_section(const RunSummary& s) {
   for (const auto& a : s.command) command += (command.empty() ? "" : " ") + a;
   section.paragraphs.push_back(fmt::format("{} ran for {} from {} and ended with exit status {}{}.", command,
                                            report::format_duration(s.wall_s),
-                                           monitor::iso_utc(s.started_unix_s), s.exit_code,
+                                           wallclock::iso_utc(s.started_unix_s), s.exit_code,
                                            s.signal ? fmt::format(" (killed by signal {})", *s.signal) : ""));
   if (!s.gpu_available)
     section.paragraphs.push_back("No GPU data: " + s.gpu_message + ". Host figures only.");
@@ -67,7 +69,7 @@ report::Section run_section(const RunSummary& s) {
                {"input-bound", "% of time"}};
   for (const auto& g : s.gpus) {
     auto gib = [](const std::optional<std::uint64_t>& b) {
-      return b ? std::optional<double>(static_cast<double>(*b) / (1024.0 * 1024 * 1024)) : std::nullopt;
+      return b ? std::optional<double>(units::to_gib(static_cast<double>(*b))) : std::nullopt;
     };
     t.add_row(
         {fmt::format("{} {}", g.index, g.name), std::to_string(g.samples),
@@ -98,7 +100,7 @@ report::Section throughput_section(const RunSummary& s, const std::string& gpu_l
   Json values = Json::array();
   for (const auto& r : readings)
     if (r.reading.unit == unit && r.reading.source == source)
-      values.push_back({{"time", monitor::iso_utc(r.unix_time_s)},
+      values.push_back({{"time", wallclock::iso_utc(r.unix_time_s)},
                         {"series", unit + "/s (" + source + ")"},
                         {"kind", "throughput"},
                         {"value", r.reading.per_second}});
@@ -106,7 +108,7 @@ report::Section throughput_section(const RunSummary& s, const std::string& gpu_l
     for (const auto& sample : log->samples)
       for (const auto& gpu : sample.gpus)
         if (gpu.utilization_gpu_percent)
-          values.push_back({{"time", monitor::iso_utc(sample.unix_time_s)},
+          values.push_back({{"time", wallclock::iso_utc(sample.unix_time_s)},
                             {"series", fmt::format("GPU {} utilization (%)", gpu.index)},
                             {"kind", "utilization"},
                             {"value", *gpu.utilization_gpu_percent}});
@@ -181,7 +183,7 @@ report::Page run_page(const RunSummary& s, const std::string& gpu_log,
 void write_report(const RunSummary& summary, const std::string& gpu_log,
                   const std::vector<TimedThroughput>& throughput, const std::string& command_line,
                   const std::string& out_path) {
-  report::write_file_atomically(out_path,
+  io::write_file_atomically(out_path,
                                 report::render_html(run_page(summary, gpu_log, throughput, command_line)));
 }
 

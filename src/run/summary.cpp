@@ -5,8 +5,11 @@
 #include <algorithm>
 #include <map>
 
+#include "core/common/json.hpp"
 #include "core/common/stats.hpp"
 #include "core/common/text.hpp"
+#include "core/common/time.hpp"
+#include "core/common/units.hpp"
 #include "core/diagnose/doctor.hpp"
 #include "monitor/views.hpp"
 #include "report/table.hpp"
@@ -134,11 +137,6 @@ std::vector<ThroughputSummary> summarize_throughput(const std::vector<TimedThrou
 
 namespace {
 
-template <class T>
-nlohmann::json optional_json(const std::optional<T>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
-
 std::optional<double> fraction(const GpuUsage& u) {
   if (!u.memory_peak_bytes || !u.memory_total_bytes || *u.memory_total_bytes == 0) return std::nullopt;
   return static_cast<double>(*u.memory_peak_bytes) / static_cast<double>(*u.memory_total_bytes);
@@ -163,16 +161,16 @@ nlohmann::json to_json(const RunSummary& s) {
                     {"name", u.name},
                     {"uuid", u.uuid},
                     {"samples", u.samples},
-                    {"utilization_median_percent", optional_json(u.utilization_median_percent)},
-                    {"utilization_p10_percent", optional_json(u.utilization_p10_percent)},
-                    {"memory_peak_bytes", optional_json(u.memory_peak_bytes)},
-                    {"memory_total_bytes", optional_json(u.memory_total_bytes)},
-                    {"memory_peak_fraction", optional_json(fraction(u))},
-                    {"power_mean_w", optional_json(u.power_mean_w)},
-                    {"energy_j", optional_json(u.energy_j)},
+                    {"utilization_median_percent", json_util::optional(u.utilization_median_percent)},
+                    {"utilization_p10_percent", json_util::optional(u.utilization_p10_percent)},
+                    {"memory_peak_bytes", json_util::optional(u.memory_peak_bytes)},
+                    {"memory_total_bytes", json_util::optional(u.memory_total_bytes)},
+                    {"memory_peak_fraction", json_util::optional(fraction(u))},
+                    {"power_mean_w", json_util::optional(u.power_mean_w)},
+                    {"energy_j", json_util::optional(u.energy_j)},
                     {"energy_method", u.energy_j ? nlohmann::json(u.energy_method) : nlohmann::json(nullptr)},
                     {"input_bound_s", u.input_bound_s},
-                    {"input_bound_fraction", optional_json(input_bound_fraction(u))}});
+                    {"input_bound_fraction", json_util::optional(input_bound_fraction(u))}});
   nlohmann::json throughput = nlohmann::json::array();
   for (const auto& t : s.throughput)
     throughput.push_back({{"unit", t.label_unit()},
@@ -186,24 +184,24 @@ nlohmann::json to_json(const RunSummary& s) {
   for (const auto& f : s.findings) findings.push_back(diagnose::to_json(f));
   return {{"command", s.command},
           {"log_dir", s.log_dir},
-          {"started_utc", monitor::iso_utc(s.started_unix_s)},
+          {"started_utc", wallclock::iso_utc(s.started_unix_s)},
           {"wall_s", s.wall_s},
-          {"exit", {{"code", s.exit_code}, {"signal", optional_json(s.signal)}}},
+          {"exit", {{"code", s.exit_code}, {"signal", json_util::optional(s.signal)}}},
           {"gpu_available", s.gpu_available},
           {"gpu_message", s.gpu_message},
           {"gpus_of_run", s.gpus_matched ? "process" : "all"},
           {"gpus", gpus},
           {"host",
-           {{"cpu_median_percent", optional_json(s.host.cpu_median_percent)},
-            {"memory_peak_bytes", optional_json(s.host.memory_peak_bytes)},
-            {"memory_total_bytes", optional_json(s.host.memory_total_bytes)}}},
+           {{"cpu_median_percent", json_util::optional(s.host.cpu_median_percent)},
+            {"memory_peak_bytes", json_util::optional(s.host.memory_peak_bytes)},
+            {"memory_total_bytes", json_util::optional(s.host.memory_total_bytes)}}},
           {"throughput", throughput},
           {"alerts", alerts},
           {"findings", findings}};
 }
 
 std::string render_text(const RunSummary& s) {
-  using report::format_bytes;
+  using units::format_bytes;
   std::string out =
       fmt::format("gpusage: run ended after {}: {}\n", report::format_duration(s.wall_s), exit_text(s));
   if (!s.gpu_available) out += fmt::format("gpusage: no GPU data: {}; host side only\n", s.gpu_message);

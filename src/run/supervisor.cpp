@@ -27,6 +27,8 @@
 #include <thread>
 
 #include "core/common/error.hpp"
+#include "core/common/io.hpp"
+#include "core/common/time.hpp"
 #include "core/diagnose/doctor.hpp"
 #include "core/diagnose/log_scan.hpp"
 #include "monitor/append_file.hpp"
@@ -34,7 +36,6 @@
 #include "monitor/prometheus_server.hpp"
 #include "monitor/sampler.hpp"
 #include "monitor/views.hpp"
-#include "report/output_file.hpp"
 #include "run/log_watch.hpp"
 #include "run/output_lines.hpp"
 #include "run/process_tree.hpp"
@@ -46,15 +47,11 @@ namespace gpusage::run {
 namespace fs = std::filesystem;
 
 std::string default_log_dir(const std::vector<std::string>& command, double unix_time_s) {
-  const std::time_t t = static_cast<std::time_t>(unix_time_s);
-  std::tm tm{};
-  ::gmtime_r(&t, &tm);
-  std::array<char, 32> stamp{};
-  std::strftime(stamp.data(), stamp.size(), "%Y%m%dT%H%M%SZ", &tm);
+  const std::string stamp = wallclock::compact_utc(unix_time_s);
   std::string name = command.empty() ? "run" : fs::path(command.front()).filename().string();
   for (char& c : name)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
-  return (fs::path("gpusage-runs") / (std::string(stamp.data()) + "-" + name)).string();
+  return (fs::path("gpusage-runs") / (stamp + "-" + name)).string();
 }
 
 std::string resolve_executable(const std::string& name, const std::string& path) {
@@ -682,7 +679,7 @@ int supervise(const RunRequest& request) {
     const std::string line = "gpusage: sampling stopped early: " + sampling.error() + "\n";
     write_all(STDERR_FILENO, line.data(), line.size());
   }
-  report::write_file_atomically((dir / "summary.json").string(), to_json(summary).dump(2) + "\n");
+  io::write_file_atomically((dir / "summary.json").string(), to_json(summary).dump(2) + "\n");
   write_report(summary, (dir / "gpu.jsonl").string(), throughput, request.command_line,
                (dir / "report.html").string());
   const std::string text = render_text(summary);

@@ -296,7 +296,8 @@ TEST_F(ReportDir, ACpuBenchRunIsShownWithoutAPrediction) {
   CliResult r = run_cli("report --gpu rtx5090 --batch 64 --bench " + file + " --out " + path("r.html"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string html = read_text(path("r.html"));
-  EXPECT_THAT(html, HasSubstr("AMD EPYC 7B13 · ResNet-50 fp16 (" + file + "): measured on the CPU"));
+  EXPECT_THAT(html, HasSubstr("AMD EPYC 7B13 · ResNet-50 fp16 (" + file +
+                              "): no prediction for a CPU run: plan models NVIDIA GPUs from the catalog"));
   const Json bars = spec_of(html, "bench-vs-plan");
   ASSERT_FALSE(bars.at("data").at("values").empty());
   for (const auto& row : bars.at("data").at("values")) EXPECT_EQ(row.at("series"), "measured");

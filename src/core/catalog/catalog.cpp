@@ -12,6 +12,7 @@
 
 #include "core/catalog/fields.hpp"
 #include "core/common/error.hpp"
+#include "core/common/io.hpp"
 #include "core/common/text.hpp"
 
 namespace gpusage::catalog {
@@ -452,13 +453,6 @@ Gpu read_gpu(const toml::table& table, const std::string& origin, std::size_t in
   return g;
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("cannot read catalog file '{}'", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 }  // namespace
 
@@ -523,7 +517,7 @@ Catalog Catalog::parse(std::string_view toml_text, const std::string& origin) {
   return catalog;
 }
 
-Catalog Catalog::load(const std::string& path) { return parse(read_file(path), path); }
+Catalog Catalog::load(const std::string& path) { return parse(io::read_file(path, "catalog file"), path); }
 
 const Catalog& Catalog::builtin() {
   static const Catalog catalog = parse(kBuiltinCatalogText, "data/gpus.toml (built in)");

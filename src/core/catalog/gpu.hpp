@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/common/units.hpp"
+
 namespace gpusage::catalog {
 
 enum class Family { rtx50, rtx40, rtx30, datacenter, workstation };
@@ -88,7 +90,7 @@ struct Gpu {
   // (FP32 accumulate, as autocast's GEMMs do), CUDA cores for fp32. Empty when the GPU lacks it.
   std::optional<double> matmul_tflops(Precision precision) const;
   // Memory capacity in bytes. Marketed "GB" of GPU memory are binary (GiB) for every card here.
-  double memory_bytes() const { return memory_gb * 1024.0 * 1024.0 * 1024.0; }
+  double memory_bytes() const { return memory_gb * units::kGiB; }
   double compute_capability_value() const;  // "12.0" -> 12.0
   bool supports(Precision precision) const { return matmul_tflops(precision).has_value(); }
 };

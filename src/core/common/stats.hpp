@@ -1,24 +1,29 @@
-// Order statistics shared by the estimators (validation errors, calibration ratios, fitted factors).
+// Order statistics shared by the estimators (validation errors, calibration ratios, fitted factors) and the
+// benchmark (step-time distributions). One quantile definition for all of them.
 #pragma once
 
-#include <algorithm>
-#include <cmath>
-#include <stdexcept>
 #include <vector>
 
 namespace gpusage::stats {
 
-// The q-quantile (0 <= q <= 1) with linear interpolation between order statistics, so that
-// quantile(v, 0.5) is the usual median (the mean of the middle two for an even count).
-inline double quantile(std::vector<double> values, double q) {
-  if (values.empty()) throw std::invalid_argument("quantile of no values");
-  std::sort(values.begin(), values.end());
-  const double pos = q * static_cast<double>(values.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(pos));
-  const std::size_t hi = std::min(lo + 1, values.size() - 1);
-  return values[lo] + (pos - static_cast<double>(lo)) * (values[hi] - values[lo]);
-}
+// The q-quantile (q is clamped to [0, 1]) with linear interpolation between order statistics (numpy's
+// default "linear"), so that quantile(v, 0.5) is the usual median. Throws std::invalid_argument for no values.
+double quantile(std::vector<double> values, double q);
 
 inline double median(std::vector<double> values) { return quantile(std::move(values), 0.5); }
+
+// Summary of a sample of step times: the distribution, not one number (BENCHMARKING.md).
+struct Distribution {
+  int count = 0;
+  double mean = 0;
+  double min = 0;
+  double max = 0;
+  double p50 = 0;
+  double p90 = 0;
+  double p99 = 0;
+  double cv = 0;  // coefficient of variation: sample standard deviation / mean (0 for one value)
+};
+
+Distribution summarize(const std::vector<double>& values);  // count 0 for an empty sample
 
 }  // namespace gpusage::stats

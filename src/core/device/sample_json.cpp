@@ -8,18 +8,14 @@
 #include <limits>
 #include <type_traits>
 
-#include "core/device/fields.hpp"
+#include "core/common/json.hpp"
+#include "core/device/metric_fields.hpp"
 
 namespace gpusage::device {
 
 namespace {
 
 using nlohmann::json;
-
-template <class T>
-json optional_json(const std::optional<T>& value) {
-  return value ? json(*value) : json(nullptr);
-}
 
 // A number of a recorded trace as T. nlohmann's get<T>() casts a float to an integer type unchecked, which is
 // undefined beyond T's range (found by fuzz/monitor_log: 2.06e20 bytes of host memory); out of range is a
@@ -70,22 +66,22 @@ unsigned unsigned_from_json(const json& value, const char* key) { return number_
 
 json to_json(const GpuSample& gpu) {
   json j = {{"index", gpu.index}, {"name", gpu.name}, {"uuid", gpu.uuid}};
-  for_each_metric(gpu, [&](const char* key, const auto& value) { j[key] = optional_json(value); });
+  for_each_metric(gpu, [&](const char* key, const auto& value) { j[key] = json_util::optional(value); });
   // Readable throttle reasons beside the raw mask (the mask keeps bits gpusage does not know yet).
   j["throttle_reasons"] = gpu.throttle_mask ? json(throttle::decode_ids(*gpu.throttle_mask)) : json(nullptr);
   json processes = json::array();
   for (const GpuProcess& p : gpu.processes)
     processes.push_back({{"pid", p.pid},
                          {"name", p.name},
-                         {"used_memory_bytes", optional_json(p.used_memory_bytes)},
-                         {"cpu_percent", optional_json(p.cpu_percent)}});
+                         {"used_memory_bytes", json_util::optional(p.used_memory_bytes)},
+                         {"cpu_percent", json_util::optional(p.cpu_percent)}});
   j["processes"] = std::move(processes);
   return j;
 }
 
 json to_json(const HostSample& host) {
   json j = json::object();
-  for_each_metric(host, [&](const char* key, const auto& value) { j[key] = optional_json(value); });
+  for_each_metric(host, [&](const char* key, const auto& value) { j[key] = json_util::optional(value); });
   return j;
 }
 
@@ -96,7 +92,7 @@ json to_json(const Sample& sample) {
           {"backend", sample.backend},
           {"gpu_available", sample.gpu_available},
           {"gpu_message", sample.gpu_message.empty() ? json(nullptr) : json(sample.gpu_message)},
-          {"driver_version", optional_json(sample.driver_version)},
+          {"driver_version", json_util::optional(sample.driver_version)},
           {"cuda_driver_version",
            sample.cuda_driver_version ? json(sample.cuda_driver_version->to_string()) : json(nullptr)},
           {"host", to_json(sample.host)},

@@ -7,16 +7,13 @@
 #include <sstream>
 
 #include "core/common/error.hpp"
+#include "core/common/io.hpp"
+#include "core/common/json.hpp"
 #include "core/diagnose/environment_rules.hpp"
 
 namespace gpusage::diagnose {
 
 namespace {
-
-template <typename T>
-nlohmann::json optional_json(const std::optional<T>& value) {
-  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
-}
 
 nlohmann::json installed_json(const std::optional<Installed>& value) {
   if (!value) return nullptr;
@@ -27,12 +24,7 @@ nlohmann::json installed_json(const std::optional<Installed>& value) {
 
 std::string read_log_file(const std::string& path) {
   check_log_file(path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("cannot read log file '{}'", path));
-  std::ostringstream s;
-  s << in.rdbuf();
-  if (in.bad()) throw InputError(fmt::format("cannot read log file '{}'", path));
-  return s.str();
+  return io::read_file(path, "log file", io::kNoSizeLimit);  // logs are long; this is for text given whole
 }
 
 void check_log_file(const std::string& path) {
@@ -91,14 +83,14 @@ nlohmann::json to_json(const EnvironmentFacts& facts) {
                     {"uuid", g.uuid},
                     {"compute_capability", g.compute_capability ? nlohmann::json(g.compute_capability->to_string())
                                                                 : nlohmann::json(nullptr)},
-                    {"memory_total_bytes", optional_json(g.memory_total_bytes)},
-                    {"persistence_mode", optional_json(g.persistence_mode)},
-                    {"power_limit_w", optional_json(g.power_limit_w)},
-                    {"power_limit_default_w", optional_json(g.power_limit_default_w)},
-                    {"pcie_gen_current", optional_json(g.pcie_gen_current)},
-                    {"pcie_gen_max", optional_json(g.pcie_gen_max)},
-                    {"pcie_width_current", optional_json(g.pcie_width_current)},
-                    {"pcie_width_max", optional_json(g.pcie_width_max)}});
+                    {"memory_total_bytes", json_util::optional(g.memory_total_bytes)},
+                    {"persistence_mode", json_util::optional(g.persistence_mode)},
+                    {"power_limit_w", json_util::optional(g.power_limit_w)},
+                    {"power_limit_default_w", json_util::optional(g.power_limit_default_w)},
+                    {"pcie_gen_current", json_util::optional(g.pcie_gen_current)},
+                    {"pcie_gen_max", json_util::optional(g.pcie_gen_max)},
+                    {"pcie_width_current", json_util::optional(g.pcie_width_current)},
+                    {"pcie_width_max", json_util::optional(g.pcie_width_max)}});
   }
   const PythonInfo& py = facts.python;
   nlohmann::json python = nullptr;
@@ -106,20 +98,20 @@ nlohmann::json to_json(const EnvironmentFacts& facts) {
     nlohmann::json torch = nullptr;
     if (py.torch_version) {
       torch = {{"version", *py.torch_version},
-               {"cuda", optional_json(py.torch_cuda)},
+               {"cuda", json_util::optional(py.torch_cuda)},
                {"arch_list", py.torch_arch_list},
-               {"cuda_available", optional_json(py.torch_cuda_available)}};
+               {"cuda_available", json_util::optional(py.torch_cuda_available)}};
     }
     python = {{"interpreter", py.path},
-              {"version", optional_json(py.version)},
+              {"version", json_util::optional(py.version)},
               {"timed_out", py.timed_out},
               {"torch", torch},
-              {"tensorflow", optional_json(py.tensorflow)},
-              {"tensorflow_gpu", optional_json(py.tensorflow_gpu)}};
+              {"tensorflow", json_util::optional(py.tensorflow)},
+              {"tensorflow_gpu", json_util::optional(py.tensorflow_gpu)}};
   }
   return {{"gpu_available", facts.system.available},
           {"gpu_message", facts.system.message},
-          {"driver_version", optional_json(facts.driver_version)},
+          {"driver_version", json_util::optional(facts.driver_version)},
           {"driver_from", facts.driver_from.empty() ? nlohmann::json(nullptr) : nlohmann::json(facts.driver_from)},
           {"cuda_driver_version",
            facts.cuda_driver_version ? nlohmann::json(facts.cuda_driver_version->to_string()) : nlohmann::json(nullptr)},
@@ -129,14 +121,14 @@ nlohmann::json to_json(const EnvironmentFacts& facts) {
           {"nccl", installed_json(facts.nccl)},
           {"libtorch", installed_json(facts.libtorch)},
           {"python", python},
-          {"cpu_count", optional_json(facts.cpu_count)}};
+          {"cpu_count", json_util::optional(facts.cpu_count)}};
 }
 
 nlohmann::json to_json(const DoctorReport& report) {
   nlohmann::json findings = nlohmann::json::array();
   for (const auto& f : report.findings) findings.push_back(to_json(f));
   nlohmann::json log = nullptr;
-  if (report.log_lines) log = {{"path", optional_json(report.log_path)}, {"lines", *report.log_lines}};
+  if (report.log_lines) log = {{"path", json_util::optional(report.log_path)}, {"lines", *report.log_lines}};
   return {{"findings", findings}, {"environment", to_json(report.facts)}, {"log", log}};
 }
 

@@ -13,6 +13,8 @@
 #include <mutex>
 #include <sstream>
 
+#include "core/common/io.hpp"
+#include "core/common/subprocess.hpp"
 #include "core/common/text.hpp"
 #include "core/device/query.hpp"
 
@@ -22,85 +24,14 @@ namespace {
 
 bool is_executable(const std::string& path) { return !path.empty() && ::access(path.c_str(), X_OK) == 0; }
 
-// Runs argv with stdout captured and stdin/stderr on /dev/null, in its own process group so that a
-// deadline kills whatever it started too (a python that spawned helpers). Never waits past the deadline.
+// Probes run with stdout captured and stdin/stderr on /dev/null, in their own process group (core/common/subprocess).
 CommandResult run_with_deadline(const std::vector<std::string>& argv, double timeout_s) {
-  CommandResult result;
-  if (argv.empty()) return result;
-  int out_pipe[2];
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0) return result;
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(out_pipe[0]);
-    ::close(out_pipe[1]);
-    return result;
-  }
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    const int null_fd = ::open("/dev/null", O_RDWR);
-    ::dup2(out_pipe[1], STDOUT_FILENO);
-    if (null_fd >= 0) {
-      ::dup2(null_fd, STDIN_FILENO);
-      ::dup2(null_fd, STDERR_FILENO);
-    }
-    ::execv(args[0], args.data());
-    ::_exit(127);
-  }
-  ::setpgid(pid, pid);  // also from the parent, so the kill below cannot race the child's own call
-  ::close(out_pipe[1]);
-  result.started = true;
-  using clock = std::chrono::steady_clock;
-  const auto deadline = clock::now() + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(timeout_s));
-  auto remaining_ms = [&] {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
-    return static_cast<int>(left < 0 ? 0 : left);
-  };
-  char buffer[4096];
-  bool eof = false;
-  while (!eof) {
-    const int wait_ms = remaining_ms();
-    if (wait_ms == 0) break;
-    pollfd fd{out_pipe[0], POLLIN, 0};
-    const int ready = ::poll(&fd, 1, wait_ms);
-    if (ready < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    if (ready == 0) break;  // deadline
-    const ssize_t n = ::read(out_pipe[0], buffer, sizeof buffer);
-    if (n > 0) {
-      result.out.append(buffer, static_cast<std::size_t>(n));
-    } else if (n == 0 || errno != EINTR) {
-      eof = true;
-    }
-  }
-  ::close(out_pipe[0]);
-  // Output closed: give the process what is left of the deadline to exit, then stop it.
-  int status = 0;
-  bool reaped = false;
-  while (!reaped) {
-    const pid_t done = ::waitpid(pid, &status, WNOHANG);
-    if (done == pid) {
-      reaped = true;
-      break;
-    }
-    if (done < 0) break;
-    if (remaining_ms() == 0) break;
-    ::usleep(2000);
-  }
-  if (!reaped) {
-    result.timed_out = true;
-    ::kill(-pid, SIGKILL);
-    ::waitpid(pid, &status, 0);
-  } else if (WIFEXITED(status)) {
-    result.exit_code = WEXITSTATUS(status);
-  }
-  if (!eof && !reaped) result.timed_out = true;
-  if (reaped && WIFEXITED(status) && WEXITSTATUS(status) == 127 && result.out.empty()) result.started = false;
-  return result;
+  process::Options options;
+  options.argv = argv;
+  options.detached = true;
+  options.timeout_s = timeout_s;
+  const process::Result r = process::run(options);
+  return {r.started, r.timed_out, r.exit_code, r.output};
 }
 
 class HostEnvironment : public Environment {
@@ -114,11 +45,7 @@ class HostEnvironment : public Environment {
   device::SystemInfo gpus() override { return device::query_system(options_.nvml); }
 
   std::optional<std::string> read_file(const std::string& path) override {
-    std::ifstream in(options_.root + path, std::ios::binary);
-    if (!in) return std::nullopt;
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
+    return io::try_read_file(options_.root + path);
   }
 
   std::optional<std::string> find_program(const std::string& name, const std::vector<std::string>& extra_dirs) override {

@@ -6,13 +6,14 @@
 #include <cmath>
 
 #include "core/common/text.hpp"
+#include "core/common/units.hpp"
 #include "core/diagnose/environment_rules.hpp"
 
 namespace gpusage::diagnose {
 
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024 * 1024;
+using units::kGiB;
 
 // "line 12: <text>; 3 more at lines 40, 52, 77".
 std::string evidence_of(const Matches& matches) {
@@ -26,8 +27,6 @@ std::string evidence_of(const Matches& matches) {
   }
   return s;
 }
-
-std::string gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / kGiB); }
 
 std::string shape_text(const std::vector<long long>& dims) {
   std::vector<std::string> parts;
@@ -112,7 +111,7 @@ std::string oom_fix_text(const OomPlan& p, const RunContext& ctx, const OomRepor
   std::vector<std::string> lines;
   const std::string on = p.capacity_from == "the log"
                              ? fmt::format("the log's {} capacity", format_size(p.capacity_bytes))
-                             : fmt::format("{} ({})", ctx.gpu->name, gib(p.capacity_bytes));
+                             : fmt::format("{} ({})", ctx.gpu->name, units::format_gib(p.capacity_bytes));
   if (p.needed_bytes) {
     lines.push_back(fmt::format(
         "Measured at the failure: at least {} needed ({} in use plus the {} request) on {}.",
@@ -173,7 +172,7 @@ std::string oom_fix_without_model(const OomReport& oom, const LogScan& scan, con
   const auto needed = needed_of(oom, scan, capacity->first);
   const std::string on = capacity->second == "the log"
                              ? fmt::format("the log's {} capacity", format_size(capacity->first))
-                             : fmt::format("{} ({})", ctx.gpu->name, gib(capacity->first));
+                             : fmt::format("{} ({})", ctx.gpu->name, units::format_gib(capacity->first));
   std::string s;
   if (needed && *needed > capacity->first) {
     s = fmt::format(
@@ -227,9 +226,10 @@ std::string scale_text(double v) { return fmt::format("{:g}", v); }
 
 std::string format_size(double bytes) {
   // PyTorch's format_size thresholds (c10/cuda/CUDACachingAllocator.cpp), so figures read as in the log.
-  if (bytes <= 1024) return fmt::format("{:.0f} bytes", bytes);
-  if (bytes <= 1024.0 * 1024) return fmt::format("{:.2f} KiB", bytes / 1024);
-  if (bytes <= kGiB) return fmt::format("{:.2f} MiB", bytes / (1024.0 * 1024));
+  // Not units::format_bytes: PyTorch moves up a unit only past it (<=) and prints two decimals.
+  if (bytes <= units::kKiB) return fmt::format("{:.0f} bytes", bytes);
+  if (bytes <= units::kMiB) return fmt::format("{:.2f} KiB", bytes / units::kKiB);
+  if (bytes <= kGiB) return fmt::format("{:.2f} MiB", bytes / units::kMiB);
   return fmt::format("{:.2f} GiB", bytes / kGiB);
 }
 

@@ -15,7 +15,7 @@
 #include "core/diagnose/finding.hpp"
 #include "core/diagnose/log_scan.hpp"
 #include "core/diagnose/rules.hpp"
-#include "core/estimate/plan.hpp"
+#include "core/estimate/planner.hpp"
 #include "core/workload/workload.hpp"
 
 namespace gpusage::diagnose {

@@ -7,7 +7,7 @@
 #include "core/common/stats.hpp"
 #include "core/estimate/bench_file.hpp"
 #include "core/estimate/gpu_rates.hpp"
-#include "core/estimate/plan.hpp"
+#include "core/estimate/planner.hpp"
 
 namespace gpusage::estimate {
 

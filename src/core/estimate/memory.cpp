@@ -2,8 +2,8 @@
 #include <algorithm>
 #include <map>
 
-#include "core/estimate/plan.hpp"
-#include "core/estimate/precision.hpp"
+#include "core/estimate/adapters.hpp"
+#include "core/estimate/planner.hpp"
 
 namespace gpusage::estimate {
 

@@ -6,9 +6,10 @@
 #include <cmath>
 
 #include "core/common/error.hpp"
-#include "core/estimate/plan.hpp"
+#include "core/common/units.hpp"
+#include "core/estimate/adapters.hpp"
+#include "core/estimate/planner.hpp"
 #include "core/estimate/uncertainty.hpp"
-#include "core/estimate/precision.hpp"
 
 namespace gpusage::estimate {
 
@@ -50,8 +51,12 @@ double default_dataset_size(const workload::Workload& w) {
 
 TrainingConfig plan_target_batch(const workload::Workload& w, TrainingConfig config, const catalog::Gpu& gpu,
                                  int target_batch, const Calibration* calibration) {
+  return plan_target_batch_within(w, config, gpu, target_batch, max_batch(w, config, gpu, calibration));
+}
+
+TrainingConfig plan_target_batch_within(const workload::Workload& w, TrainingConfig config, const catalog::Gpu& gpu,
+                                        int target_batch, int largest) {
   if (target_batch < 1) throw InputError(fmt::format("--target-batch {} must be at least 1", target_batch));
-  const int largest = max_batch(w, config, gpu, calibration);
   if (largest < 1) {
     throw InputError(fmt::format("{} does not fit on {} even at batch 1, so no accumulation plan reaches "
                                  "--target-batch {}",
@@ -75,8 +80,6 @@ TrainingConfig plan_target_batch(const workload::Workload& w, TrainingConfig con
 
 namespace {
 
-std::string gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / (1024.0 * 1024 * 1024)); }
-
 std::optional<catalog::Precision> mixed_precision_for(const catalog::Gpu& gpu) {
   if (gpu.supports(catalog::Precision::bf16)) return catalog::Precision::bf16;
   if (gpu.supports(catalog::Precision::fp16)) return catalog::Precision::fp16;
@@ -97,7 +100,7 @@ void add_advice(Prediction& p, const workload::Workload& w, const catalog::Gpu& 
 
   if (!p.fits) {
     advice.push_back(fmt::format("batch {} needs {} but {} has {}: it does not fit", c.batch_per_gpu,
-                                 gib(p.memory.total_bytes()), gpu.name, gib(p.capacity_bytes)));
+                                 units::format_gib(p.memory.total_bytes()), gpu.name, units::format_gib(p.capacity_bytes)));
     if (p.max_batch > 0) {
       const int steps = (c.batch_per_gpu + p.max_batch - 1) / p.max_batch;
       advice.push_back(fmt::format("keep the effective batch: --batch {} with {} accumulation steps "
@@ -129,7 +132,7 @@ void add_advice(Prediction& p, const workload::Workload& w, const catalog::Gpu& 
       m.qlora = true;
       const double qlora_total = estimate_memory(w, m, gpu, calibration).total_bytes();
       advice.push_back(fmt::format("fine-tune with LoRA rank 16 (--lora 16): {} at this batch; QLoRA (--qlora): {}",
-                                   gib(lora_total), gib(qlora_total)));
+                                   units::format_gib(lora_total), units::format_gib(qlora_total)));
     }
     if (c.parallel != Parallel::fsdp) {
       // The fewest GPUs FSDP needs, first alone, then together with checkpointing (activations are not
@@ -147,7 +150,7 @@ void add_advice(Prediction& p, const workload::Workload& w, const catalog::Gpu& 
             advice.push_back(fmt::format("shard weights, gradients and optimizer state with FSDP over {} GPUs "
                                          "(--parallel fsdp --gpus {}{}{}): {} per GPU",
                                          gpus, m.gpus_per_node, m.nodes > 1 ? fmt::format(" --nodes {}", m.nodes) : "",
-                                         checkpointing && !c.checkpointing ? " --checkpointing" : "", gib(total)));
+                                         checkpointing && !c.checkpointing ? " --checkpointing" : "", units::format_gib(total)));
             found = true;
             break;
           }
@@ -184,6 +187,11 @@ void add_advice(Prediction& p, const workload::Workload& w, const catalog::Gpu& 
 
 Prediction predict(const workload::Workload& w, const TrainingConfig& config, const catalog::Gpu& gpu,
                    const Calibration* calibration) {
+  return predict(w, config, gpu, calibration, max_batch(w, config, gpu, calibration));
+}
+
+Prediction predict(const workload::Workload& w, const TrainingConfig& config, const catalog::Gpu& gpu,
+                   const Calibration* calibration, int known_max_batch) {
   if (config.batch_per_gpu < 1) throw InputError(fmt::format("batch {} must be at least 1", config.batch_per_gpu));
   if (config.gpus_per_node < 1 || config.nodes < 1) throw InputError("--gpus and --nodes must be at least 1");
   Prediction p;
@@ -192,7 +200,7 @@ Prediction predict(const workload::Workload& w, const TrainingConfig& config, co
   p.memory = estimate_memory(w, config, gpu, calibration);
   p.capacity_bytes = gpu.memory_bytes();
   p.fits = p.memory.total_bytes() <= p.capacity_bytes;
-  p.max_batch = max_batch(w, config, gpu, calibration);
+  p.max_batch = known_max_batch;
   p.time = estimate_step_time(w, config, gpu, calibration);
   const int accumulation = std::max(1, config.accumulation_steps);
   p.effective_batch = config.batch_per_gpu * accumulation * config.world_size();

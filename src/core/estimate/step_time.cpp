@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "core/common/stats.hpp"
-#include "core/estimate/plan.hpp"
-#include "core/estimate/precision.hpp"
+#include "core/estimate/adapters.hpp"
+#include "core/estimate/planner.hpp"
 
 namespace gpusage::estimate {
 

@@ -15,7 +15,7 @@
 #include "core/common/stats.hpp"
 #include "core/common/text.hpp"
 #include "core/estimate/gpu_rates.hpp"
-#include "core/estimate/plan.hpp"
+#include "core/estimate/planner.hpp"
 
 namespace gpusage::estimate {
 

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "core/common/units.hpp"
+
 namespace gpusage::workload {
 
 // What kind of kernel a layer runs: each class has its own efficiency in the step-time model.
@@ -102,6 +104,10 @@ struct Workload {
   double saved_fixed_bytes() const;  // per sample, sum over layers
   int segment_count() const;         // number of checkpointing segments (blocks)
   int tokens_per_sample() const { return domain == Domain::language ? seq_len : 0; }
+  // What one sample is when a throughput is printed: "img/s" or "seq/s".
+  const char* throughput_unit() const {
+    return units::per_second(domain == Domain::vision ? units::SampleKind::image : units::SampleKind::sequence);
+  }
 };
 
 // The task head on a language encoder: BERT's pre-training heads (masked LM over the vocabulary + next

@@ -10,7 +10,7 @@
 
 #include "bench/data_source.hpp"
 #include "bench/model_catalog.hpp"
-#include "bench/models.hpp"
+#include "bench/torch_models.hpp"
 #include "bench/train.hpp"
 #include "bench/trainer.hpp"
 #include "core/workload/workload.hpp"

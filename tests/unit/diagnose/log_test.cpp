@@ -9,7 +9,7 @@
 #include "core/diagnose/doctor.hpp"
 #include "core/diagnose/log_rules.hpp"
 #include "core/diagnose/log_scan.hpp"
-#include "core/estimate/plan.hpp"
+#include "core/estimate/planner.hpp"
 #include "core/workload/workload.hpp"
 
 namespace gpusage::diagnose {

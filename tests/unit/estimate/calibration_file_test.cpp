@@ -6,7 +6,7 @@
 #include "core/common/error.hpp"
 #include "core/estimate/calibration_file.hpp"
 #include "core/estimate/gpu_rates.hpp"
-#include "core/estimate/plan.hpp"
+#include "core/estimate/planner.hpp"
 #include "core/workload/workload.hpp"
 
 namespace gpusage::estimate {

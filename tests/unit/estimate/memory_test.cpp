@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "core/estimate/plan.hpp"
+#include "core/estimate/planner.hpp"
 #include "toy.hpp"
 
 namespace gpusage::estimate {

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "core/common/error.hpp"
-#include "core/estimate/plan.hpp"
+#include "core/estimate/planner.hpp"
 #include "toy.hpp"
 
 namespace gpusage::estimate {

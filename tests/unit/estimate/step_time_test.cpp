@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "core/estimate/plan.hpp"
+#include "core/estimate/planner.hpp"
 #include "toy.hpp"
 
 namespace gpusage::estimate {

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "core/catalog/gpu.hpp"
-#include "core/estimate/plan.hpp"
+#include "core/estimate/planner.hpp"
 #include "core/workload/workload.hpp"
 
 namespace gpusage::estimate::toy {

@@ -50,11 +50,6 @@ TEST(ScriptText, BreaksAClosingScriptTagInAnyCaseAndKeepsTheRest) {
             "var a = '<\\/script>'; var b = '<\\/SCRIPT >'; var c = '</b>';");
 }
 
-TEST(UtcTimestamp, IsIso8601InUtc) {
-  EXPECT_EQ(utc_timestamp(0), "1970-01-01T00:00:00Z");
-  EXPECT_EQ(utc_timestamp(1764690600.9), "2025-12-02T15:50:00Z");
-}
-
 TEST(RenderHtml, EscapesEveryPieceOfText) {
   const std::string html = render_html(sample_page());
   EXPECT_THAT(html, HasSubstr("<title>Cards &lt;b&gt;&amp; co&lt;/b&gt;</title>"));

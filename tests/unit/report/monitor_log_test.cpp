@@ -95,7 +95,7 @@ TEST(MonitorLog, RejectsWhatIsNotAMonitorLog) {
         try {
           read_monitor_log("/nonexistent/run.csv");
         } catch (const InputError& e) {
-          EXPECT_THAT(e.what(), HasSubstr("cannot read '/nonexistent/run.csv'"));
+          EXPECT_THAT(e.what(), HasSubstr("cannot read --monitor-log file '/nonexistent/run.csv'"));
           throw;
         }
       },

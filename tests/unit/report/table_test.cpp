@@ -105,11 +105,9 @@ TEST(TableFormat, NumbersGroupThousandsFromTheThreshold) {
   EXPECT_EQ(format_number(0.36434, 2), "0.36");
 }
 
-TEST(TableFormat, OptionalBytesAndDurations) {
+TEST(TableFormat, OptionalsAndDurations) {
   EXPECT_EQ(format_optional(std::nullopt, 1), "n/a");
   EXPECT_EQ(format_optional(1792.0, 0, 1000), "1,792");
-  EXPECT_EQ(format_bytes(32.0 * 1024 * 1024 * 1024), "32.0 GiB");
-  EXPECT_EQ(format_bytes(512.0 * 1024 * 1024), "512 MiB");
   EXPECT_EQ(format_duration(0.0012), "1.2 ms");
   EXPECT_EQ(format_duration(7500), "2 h 05 min");
 }

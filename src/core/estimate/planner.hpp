@@ -1,0 +1,129 @@
+// The training planner: memory and step-time predictions for a workload on a GPU, and the plan built
+// from them (largest batch that fits, gradient accumulation to a target batch, throughput, epoch, energy).
+//
+// The models are documented in docs/MODEL.md, beside the constants they use (estimate/constants.hpp).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/catalog/gpu.hpp"
+#include "core/estimate/calibration.hpp"
+#include "core/workload/workload.hpp"
+
+namespace gpusage::estimate {
+
+enum class Optimizer { sgd, momentum, adam, adamw };
+const char* to_string(Optimizer optimizer);
+std::optional<Optimizer> parse_optimizer(const std::string& name);
+
+enum class Parallel { ddp, fsdp };
+
+struct TrainingConfig {
+  int batch_per_gpu = 32;
+  catalog::Precision precision = catalog::Precision::fp32;  // fp16/bf16 = autocast with fp32 master weights
+  Optimizer optimizer = Optimizer::momentum;
+  bool checkpointing = false;     // activation checkpointing per segment (block)
+  bool channels_last = false;
+  // fp16/bf16 as a pure 16-bit model with fp32 master weights (apex amp O2, model.half()) instead of
+  // autocast: every op, softmax and norms included, runs and saves in 16-bit.
+  bool pure_16bit = false;     // NHWC activations (memory_format=torch.channels_last); vision models
+  std::optional<int> lora_rank;   // LoRA adapters of this rank on the workload's lora_targets
+  bool qlora = false;             // frozen base stored in 4-bit NF4 (implies LoRA, default rank 16)
+  int gpus_per_node = 1;
+  int nodes = 1;
+  Parallel parallel = Parallel::ddp;
+  int accumulation_steps = 1;     // micro-batches of batch_per_gpu per optimizer step
+  double dataset_size = 0;        // samples per epoch; 0: the workload's default (ImageNet-1k for vision)
+  double network_gbs = 0;         // per-node network bandwidth for --nodes > 1, GB/s; 0: the default
+
+  int world_size() const { return gpus_per_node * nodes; }
+};
+
+// Bytes on one GPU at the peak of a training step.
+struct MemoryBreakdown {
+  double weights_bytes = 0;
+  double gradients_bytes = 0;
+  double optimizer_bytes = 0;
+  double activations_bytes = 0;
+  double workspace_bytes = 0;  // cuDNN/cuBLAS workspace, transient autocast copies, largest temporary
+  double context_bytes = 0;    // CUDA context + allocator reserve/fragmentation
+  double total_bytes() const {
+    return weights_bytes + gradients_bytes + optimizer_bytes + activations_bytes + workspace_bytes + context_bytes;
+  }
+};
+
+enum class Bound { compute, memory, overhead };
+const char* to_string(Bound bound);
+
+struct StepTime {
+  double compute_s = 0;        // time of the layers whose roofline is set by FLOPs
+  double memory_s = 0;         // time of the layers whose roofline is set by bytes moved
+  double overhead_s = 0;       // kernel launch / dispatch overhead not hidden behind GPU work
+  double optimizer_s = 0;      // optimizer step (memory-bound sweep over parameters and state)
+  double communication_s = 0;  // gradient all-reduce / FSDP gathers not overlapped with backward
+  double recompute_s = 0;      // extra forward under checkpointing (included in compute_s/memory_s)
+  double step_s = 0;           // one optimizer step of batch_per_gpu samples
+  Bound bound = Bound::compute;
+};
+
+
+struct Prediction {
+  TrainingConfig config;
+  const catalog::Gpu* gpu = nullptr;
+  MemoryBreakdown memory;
+  double capacity_bytes = 0;
+  bool fits = false;
+  int max_batch = 0;  // largest per-GPU batch that fits (0: not even batch 1)
+  StepTime time;
+  double throughput = 0;                   // samples/s per GPU, accumulation and optimizer step included
+  std::optional<double> tokens_per_s;      // language models, per GPU
+  int effective_batch = 0;                 // batch_per_gpu x accumulation_steps x world size
+  std::optional<double> epoch_time_s;      // whole cluster over dataset_size samples (when known)
+  std::optional<double> energy_wh_per_epoch;  // at TDP x GPUs (an upper bound: TDP is a specification)
+  std::vector<std::string> advice;
+  // The range that held 80% of held-out published runs of this cell (model family x precision x GPU
+  // architecture; leave-one-GPU-out, data/validation/intervals.json), and why the request lies outside
+  // the validated region when it does.
+  double throughput_low = 0;
+  double throughput_high = 0;
+  std::string interval_basis;
+  std::vector<std::string> validation_warnings;
+};
+
+// `calibration` null: the default constants. The same pointer is threaded through every function.
+MemoryBreakdown estimate_memory(const workload::Workload& workload, const TrainingConfig& config,
+                                const catalog::Gpu& gpu, const Calibration* calibration = nullptr);
+StepTime estimate_step_time(const workload::Workload& workload, const TrainingConfig& config,
+                            const catalog::Gpu& gpu, const Calibration* calibration = nullptr);
+// Largest per-GPU batch whose memory fits the GPU (0 when batch 1 does not fit).
+int max_batch(const workload::Workload& workload, const TrainingConfig& config, const catalog::Gpu& gpu,
+              const Calibration* calibration = nullptr);
+
+// Everything at once, advice included.
+Prediction predict(const workload::Workload& workload, const TrainingConfig& config, const catalog::Gpu& gpu,
+                   const Calibration* calibration = nullptr);
+// The same with max_batch(workload, config, gpu, calibration) already known (a sweep computes it once per GPU).
+Prediction predict(const workload::Workload& workload, const TrainingConfig& config, const catalog::Gpu& gpu,
+                   const Calibration* calibration, int known_max_batch);
+
+}  // namespace gpusage::estimate
+
+namespace gpusage::estimate {
+
+// The per-GPU micro-batch and accumulation steps that reach `target_batch` samples per optimizer step
+// across the world: the largest micro-batch that fits, with the fewest accumulation steps, preferring
+// an exact split of the target. Throws InputError when even batch 1 does not fit.
+TrainingConfig plan_target_batch(const workload::Workload& workload, TrainingConfig config,
+                                 const catalog::Gpu& gpu, int target_batch,
+                                 const Calibration* calibration = nullptr);
+// The same with the largest fitting micro-batch (max_batch) already known.
+TrainingConfig plan_target_batch_within(const workload::Workload& workload, TrainingConfig config,
+                                        const catalog::Gpu& gpu, int target_batch, int largest);
+
+// Default samples per epoch for a workload: ImageNet-1k's 1,281,167 training images for vision models;
+// none for language models (the user gives --dataset-size).
+double default_dataset_size(const workload::Workload& workload);
+
+}  // namespace gpusage::estimate

@@ -1,0 +1,138 @@
+// The page's monitor section: a monitor log over time with its alerts.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "core/common/time.hpp"
+#include "report/sections.hpp"
+#include "report/vega.hpp"
+
+namespace gpusage::report {
+
+using namespace vega;  // NOLINT: the helpers are this module's vocabulary
+
+namespace {
+
+std::string gpu_label(const device::GpuSample& gpu) {
+  return gpu.name.empty() ? fmt::format("GPU {}", gpu.index) : fmt::format("GPU {}: {}", gpu.index, gpu.name);
+}
+
+}  // namespace
+
+Section monitor_section(const MonitorLog& log, const std::vector<AlertMark>& alerts, const std::string& alerts_note) {
+  // Per GPU, the samples to plot (every k-th when the log is long).
+  std::map<unsigned, std::size_t> count;
+  for (const auto& sample : log.samples) {
+    for (const auto& gpu : sample.gpus) ++count[gpu.index];
+  }
+  std::size_t most = 0;
+  for (const auto& [index, n] : count) most = std::max(most, n);
+  const std::size_t stride = most > kMaxPointsPerGpu ? (most + kMaxPointsPerGpu - 1) / kMaxPointsPerGpu : 1;
+
+  struct Series {
+    const char* key;
+    const char* title;
+    const char* axis;
+  };
+  static const Series kSeries[] = {{"utilization", "GPU utilization", "Utilization (%)"},
+                                   {"memory", "Memory used", "Memory used (GiB)"},
+                                   {"power", "Power draw", "Power (W)"},
+                                   {"temperature", "Temperature", "Temperature (°C)"}};
+  Json values = Json::array();
+  std::vector<std::string> names;
+  std::map<unsigned, std::string> label_of;
+  std::map<unsigned, std::size_t> seen;
+  for (const auto& sample : log.samples) {
+    const std::string time = wallclock::iso_utc(sample.unix_time_s);
+    for (const auto& gpu : sample.gpus) {
+      const std::string label = gpu_label(gpu);
+      if (!label_of.count(gpu.index)) {
+        label_of[gpu.index] = label;
+        names.push_back(label);
+      }
+      if (seen[gpu.index]++ % stride != 0) continue;
+      auto add = [&](const char* metric, std::optional<double> value) {
+        if (value) values.push_back({{"time", time}, {"gpu", label}, {"metric", metric}, {"value", *value}});
+      };
+      add("utilization", gpu.utilization_gpu_percent ? std::optional<double>(*gpu.utilization_gpu_percent) : std::nullopt);
+      add("memory", gpu.memory_used_bytes ? std::optional<double>(*gpu.memory_used_bytes / kGiB) : std::nullopt);
+      add("power", gpu.power_w);
+      add("temperature", gpu.temperature_c ? std::optional<double>(*gpu.temperature_c) : std::nullopt);
+    }
+  }
+  Json marks = Json::array();
+  std::vector<std::string> kinds;
+  Table table;
+  table.columns = {{"raised", "UTC", Align::left}, {"GPU", "", Align::left}, {"alert", "", Align::left},
+                   {"severity", "", Align::left}, {"message", "", Align::left}};
+  for (const auto& a : alerts) {
+    const std::string gpu = label_of.count(a.gpu) ? label_of[a.gpu] : fmt::format("GPU {}", a.gpu);
+    marks.push_back({{"time", wallclock::iso_utc(a.unix_time_s)}, {"gpu", gpu}, {"kind", a.kind}, {"severity", a.severity},
+                     {"message", a.message}});
+    if (std::find(kinds.begin(), kinds.end(), a.kind) == kinds.end()) kinds.push_back(a.kind);
+    table.add_row({wallclock::iso_utc(a.unix_time_s), gpu, a.kind, a.severity, a.message});
+  }
+  const Json time_axis = {{"field", "time"},
+                          {"type", "temporal"},
+                          {"title", "Time (UTC)"},
+                          {"scale", {{"type", "utc"}}},
+                          {"axis", {{"labelAngle", 0}}}};
+  Json panels = Json::array();
+  for (const Series& series : kSeries) {
+    Json line = {{"transform", Json::array({{{"filter", {{"field", "metric"}, {"equal", series.key}}}}})},
+                 {"mark", {{"type", "line"}, {"interpolate", "step-after"}}},
+                 {"encoding",
+                  {{"x", time_axis},
+                   {"y", field("value", "quantitative", series.axis)},
+                   {"color", gpu_color(names)},
+                   {"tooltip", Json::array({{{"field", "time"}, {"type", "temporal"}, {"title", "Time (UTC)"},
+                                             {"format", "%Y-%m-%d %H:%M:%S.%L"}, {"formatType", "utc"}},
+                                            field("gpu", "nominal", "GPU"),
+                                            field("value", "quantitative", series.axis, ",.1f")})}}}};
+    Json layer = Json::array({line});
+    if (!marks.empty()) {
+      layer.push_back({{"data", {{"values", marks}}},
+                       {"mark", {{"type", "rule"}, {"color", "#d62728"}, {"strokeWidth", 2}}},
+                       {"encoding",
+                        {{"x", time_axis},
+                         {"strokeDash", {{"field", "kind"}, {"type", "nominal"}, {"title", "Alert raised"},
+                                         {"sort", kinds}}},
+                         {"tooltip", Json::array({{{"field", "time"}, {"type", "temporal"}, {"title", "Raised (UTC)"},
+                                                   {"format", "%Y-%m-%d %H:%M:%S.%L"}, {"formatType", "utc"}},
+                                                  field("gpu", "nominal", "GPU"), field("kind", "nominal", "Alert"),
+                                                  field("severity", "nominal", "Severity"),
+                                                  field("message", "nominal", "Message")})}}}});
+    }
+    panels.push_back({{"title", series.title}, {"width", 900}, {"height", 140}, {"layer", layer}});
+  }
+  const double span_s = log.samples.back().unix_time_s - log.samples.front().unix_time_s;
+  Json s = spec(fmt::format("GPU activity over time: {}", log.origin),
+                fmt::format("{} samples over {}; red lines: alerts, at the moment each was raised.",
+                            log.samples.size(), format_duration(span_s)));
+  s["data"] = {{"values", values}};  // every panel's lines; the alert rules bring their own
+  s["vconcat"] = panels;
+  s["spacing"] = 18;
+  s["resolve"] = {{"scale", {{"x", "shared"}}}};
+
+  Section section;
+  section.id = "monitor";
+  section.title = "What the GPUs did: the monitor log";
+  section.paragraphs.push_back(
+      fmt::format("{} ({}, {} samples, {} GPUs): utilization, memory, power and temperature as gpusage monitor "
+                  "recorded them.",
+                  log.origin, log.json_lines ? "JSON Lines" : "CSV", log.samples.size(), names.size()));
+  section.items.push_back(Chart{"monitor-timeline", "GPU activity over time", s});
+  if (!alerts.empty()) section.items.push_back(PageTable{"monitor-alerts", "Alerts", std::move(table)});
+  section.notes.push_back(alerts_note);
+  if (alerts.empty()) section.notes.push_back("No alert was raised in this log.");
+  if (stride > 1) {
+    section.notes.push_back(fmt::format("Long log: every {}th sample is plotted ({} per GPU at most).", stride,
+                                        kMaxPointsPerGpu));
+  }
+  return section;
+}
+
+}  // namespace gpusage::report

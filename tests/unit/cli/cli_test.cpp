@@ -1,0 +1,141 @@
+// cli/: what the command line is parsed into, and the exit codes of the edge (2 for a user's mistake).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "cli/app.hpp"
+#include "cli/gpus_view.hpp"
+#include "cli/options.hpp"
+#include "cli/plan_options.hpp"
+#include "cli/plan_view.hpp"
+#include "core/catalog/catalog.hpp"
+#include "core/common/error.hpp"
+
+namespace gpusage::cli {
+namespace {
+
+using ::testing::HasSubstr;
+
+RunOptions parse_run(std::vector<std::string> args) {
+  CLI::App app;
+  RunOptions options;
+  options.add_to(app);
+  std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last to first
+  app.parse(args);
+  return options;
+}
+
+TEST(RunOptions, ParsesTheModelAndTheTrainingSetup) {
+  const RunOptions o = parse_run({"resnet50", "--precision", "bf16", "--gpus", "4", "--checkpointing"});
+  EXPECT_EQ(o.model, "resnet50");
+  const estimate::TrainingConfig c = o.training_config(o.build_workload());
+  EXPECT_EQ(c.precision, catalog::Precision::bf16);
+  EXPECT_EQ(c.gpus_per_node, 4);
+  EXPECT_TRUE(c.checkpointing);
+  EXPECT_EQ(c.batch_per_gpu, 1);
+}
+
+TEST(RunOptions, TheOptimizerDefaultsByDomain) {
+  const RunOptions vision = parse_run({"resnet50"});
+  EXPECT_EQ(vision.training_config(vision.build_workload()).optimizer, estimate::Optimizer::momentum);
+  const RunOptions language = parse_run({"gpt2"});
+  EXPECT_EQ(language.training_config(language.build_workload()).optimizer, estimate::Optimizer::adamw);
+}
+
+TEST(RunOptions, NoModelIsAnInputErrorThatSaysWhatToGive) {
+  const RunOptions o = parse_run({});
+  try {
+    o.build_workload();
+    FAIL() << "no InputError";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "which model? give a zoo id (e.g. resnet50) or --hf-config FILE");
+  }
+}
+
+TEST(RunOptions, AModelAndAnHfConfigTogetherAreRefused) {
+  const RunOptions o = parse_run({"resnet50", "--hf-config", std::string(GPUSAGE_SOURCE_DIR) + "/README.md"});
+  EXPECT_THROW(o.build_workload(), InputError);
+}
+
+TEST(RunOptions, APrecisionPlanDoesNotModelIsRefusedByTheParser) {
+  EXPECT_THROW(parse_run({"resnet50", "--precision", "int8"}), CLI::ValidationError);
+  EXPECT_THROW(parse_run({"resnet50", "--resolution", "0"}), CLI::ValidationError);
+}
+
+TEST(RunPlan, ListedBatchesArePredictedInOrderOnEachGpu) {
+  const RunOptions o = parse_run({"resnet50"});
+  const catalog::Catalog& catalog = catalog::Catalog::active();
+  estimate::SweepRequest request;
+  request.gpus = {&catalog.resolve("RTX 5090"), &catalog.resolve("RTX 4090")};
+  request.batches = {16, 64};
+  const estimate::Sweep sweep = run_plan(o, request);
+  ASSERT_EQ(sweep.predictions.size(), 4u);
+  EXPECT_EQ(sweep.predictions[0].config.batch_per_gpu, 16);
+  EXPECT_EQ(sweep.predictions[1].config.batch_per_gpu, 64);
+  EXPECT_EQ(sweep.predictions[2].gpu->id, catalog.resolve("RTX 4090").id);
+  EXPECT_EQ(plan_json(sweep).at("results").size(), 4u);
+}
+
+TEST(SelectGpus, AnUnknownFamilyIsNamedWithTheAcceptedOnes) {
+  try {
+    select_gpus(catalog::Catalog::active(), "rtx 5090", "");
+    FAIL() << "no InputError";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "--family: 'rtx 5090' is not one of rtx50, rtx40, rtx30, datacenter, workstation, china, all");
+  }
+}
+
+TEST(SelectGpus, GpusWinOverTheFamily) {
+  const auto gpus = select_gpus(catalog::Catalog::active(), "rtx40", "RTX 5090");
+  ASSERT_EQ(gpus.size(), 1u);
+  EXPECT_EQ(gpus[0]->id, catalog::Catalog::active().resolve("RTX 5090").id);
+}
+
+TEST(ParseMetrics, AnEmptyNameIsRefusedQuotingTheList) {
+  EXPECT_THROW(parse_metrics("cuda_cores,,tdp_w"), InputError);
+  EXPECT_EQ(parse_metrics("cuda_cores,tdp_w").size(), 2u);
+}
+
+TEST(FormatOption, AcceptsOnlyTheFormatsACommandOffers) {
+  CLI::App app;
+  Format format = Format::json;
+  add_format_option(app, format, {Format::table, Format::csv});
+  EXPECT_EQ(format, Format::table);  // the first is the default
+  app.parse(std::vector<std::string>{"CSV", "--format"});
+  EXPECT_EQ(format, Format::csv);
+  EXPECT_THROW(app.parse(std::vector<std::string>{"json", "--format"}), CLI::ValidationError);
+}
+
+int run_gpusage(std::vector<std::string> args) {
+  args.insert(args.begin(), "gpusage");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  return run(static_cast<int>(argv.size()), argv.data());
+}
+
+TEST(App, AUserMistakeExitsWith2) {
+  EXPECT_EQ(run_gpusage({"plan", "resnet50", "--batch", "32,x"}), 2);
+  EXPECT_EQ(run_gpusage({"plan", "no_such_model"}), 2);
+  EXPECT_EQ(run_gpusage({"gpus", "--format", "yaml"}), 2);
+}
+
+TEST(App, ABadBatchIsOneLineNamingTheEntryAndTheAcceptedForm) {
+  ::testing::internal::CaptureStderr();
+  const int code = run_gpusage({"plan", "resnet50", "--batch", "32,0"});
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(code, 2);
+  EXPECT_EQ(err, "gpusage: --batch '32,0': '0' is not a batch size; give auto, or whole numbers from 1 to 1048576 "
+                 "separated by commas\n");
+}
+
+TEST(App, AGoodCommandExitsWith0) {
+  ::setenv("COLUMNS", "120", 1);
+  EXPECT_EQ(run_gpusage({"plan", "resnet50", "--batch", "32", "--gpu", "RTX 5090", "--format", "json"}), 0);
+}
+
+}  // namespace
+}  // namespace gpusage::cli

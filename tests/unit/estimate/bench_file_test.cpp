@@ -1,0 +1,56 @@
+// The one reader of gpusage bench results (plan --calibration, bench, report).
+#include "core/estimate/bench_file.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "core/common/error.hpp"
+
+namespace gpusage::estimate {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(BenchFile, ReadsWhereItRanWhatItTrainedAndEachRun) {
+  const BenchFile file = read_bench_file(std::string(GPUSAGE_SOURCE_DIR) + "/tests/fixtures/report/bench-rtx5090.json");
+  EXPECT_EQ(file.device, "cuda");
+  EXPECT_EQ(file.device_name, "NVIDIA GeForce RTX 5090");
+  EXPECT_EQ(file.model, "resnet50");
+  EXPECT_EQ(file.precision, "fp16");
+  EXPECT_EQ(file.optimizer, "momentum");
+  EXPECT_EQ(file.resolution, 224);
+  EXPECT_FALSE(file.seq_len.has_value());
+  ASSERT_EQ(file.runs.size(), 4u);
+  EXPECT_EQ(file.runs[0].batch, 64);
+  EXPECT_TRUE(file.runs[0].ok);
+  EXPECT_EQ(file.runs[0].throughput, 1480.0);
+  EXPECT_FALSE(file.runs[3].ok);
+  EXPECT_EQ(file.runs[3].failure, "out_of_memory");
+  EXPECT_FALSE(file.runs[3].throughput.has_value());
+}
+
+std::string input_error(const std::string& text) {
+  try {
+    parse_bench_file(text, "b.json");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(BenchFile, NamesTheFileAndTheMissingKey) {
+  EXPECT_THAT(input_error("not json"), HasSubstr("--bench 'b.json': not valid JSON"));
+  EXPECT_THAT(input_error("{}"), HasSubstr("--bench 'b.json': missing 'environment'"));
+  EXPECT_THAT(input_error(R"({"environment": {"device_name": "x"}, "model": "resnet50", "precision": "fp16",
+                             "runs": [{"status": "ok"}]})"),
+              HasSubstr("missing 'batch'"));
+  EXPECT_THAT(input_error(R"({"environment": {"device_name": "x"}, "model": "resnet50", "precision": "fp16",
+                             "runs": []})"),
+              HasSubstr("'runs' is empty"));
+  EXPECT_THAT(input_error(R"({"environment": {"device_name": 3}, "model": "resnet50", "precision": "fp16",
+                             "runs": []})"),
+              HasSubstr("unexpected value"));
+}
+
+}  // namespace
+}  // namespace gpusage::estimate
