@@ -16,12 +16,22 @@ deps:
 deps-run:
 	scripts/install-deps --run
 
+# The presets use Ninja (it starts a target's compiles while the libraries it links are still building). A build
+# tree that the Makefile generator made cannot be reconfigured with another generator: it is removed first.
+define drop-makefile-tree
+	@if grep -qs '^CMAKE_GENERATOR:INTERNAL=Unix Makefiles' $(BUILD_DIR)/CMakeCache.txt; then \
+	  echo "make: $(BUILD_DIR) was generated for Unix Makefiles, the presets use Ninja: removing it"; \
+	  rm -rf $(BUILD_DIR); fi
+endef
+
 configure: deps
+	$(drop-makefile-tree)
 	cmake --preset $(PRESET) $(ALL_TARGETS)
 
 # A build tree made by `make run` has only the CLI; one that exists already keeps its options (so `make run`
 # after `make test` reconfigures nothing and rebuilds nothing).
 configure-run: deps-run
+	$(drop-makefile-tree)
 	@test -f $(BUILD_DIR)/CMakeCache.txt || cmake --preset $(PRESET) \
 	  -DGPUSAGE_BUILD_TESTS=OFF -DGPUSAGE_BUILD_BENCH=OFF -DGPUSAGE_BUILD_BENCHMARKS=OFF
 

@@ -23,8 +23,6 @@ namespace gpusage::cli {
 
 namespace {
 
-using estimate::Metric;
-
 std::string percent(double fraction) { return fmt::format("{:+.1f}%", fraction * 100); }
 
 std::string summary_line(const std::string& label, const estimate::ErrorSummary& s) {
@@ -192,20 +190,20 @@ void add_validate_command(CLI::App& app) {
       const auto& m = r.measurement;
       if (!r.predicted) ++skipped;
       if (state->summary_only && state->format == Format::table) continue;
-      const bool memory = m.metric == Metric::peak_memory;
+      const bool memory = m.metric == estimate::Metric::peak_memory;
       auto value = [&](double v) {
         if (memory) return units::format_bytes(v);
-        if (m.metric == Metric::max_batch) return fmt::format("{:.0f}", v);
+        if (m.metric == estimate::Metric::max_batch) return fmt::format("{:.0f}", v);
         return report::format_number(v, 1);
       };
       std::string measured = value(m.value);
-      if (m.metric == Metric::max_batch) measured += m.fails_at ? fmt::format(" (<{})", *m.fails_at) : " (ran)";
+      if (m.metric == estimate::Metric::max_batch) measured += m.fails_at ? fmt::format(" (<{})", *m.fails_at) : " (ran)";
       std::string note = m.legacy() ? "legacy software" : "";
       if (r.predicted_oom) note += std::string(note.empty() ? "" : "; ") + "predicted OOM";
       if (r.bracket_hit) note += std::string(note.empty() ? "" : "; ") + (*r.bracket_hit ? "in bracket" : "outside bracket");
       table.add_row({std::to_string(m.line), m.model, m.gpu, m.precision, std::to_string(m.batch_per_gpu),
                      std::to_string(m.num_gpus),
-                     memory ? "peak memory" : m.metric == Metric::max_batch ? "max batch" : "samples/s", measured,
+                     memory ? "peak memory" : m.metric == estimate::Metric::max_batch ? "max batch" : "samples/s", measured,
                      r.predicted ? value(*r.predicted) : "skipped: " + r.skipped, r.error ? percent(*r.error) : "",
                      note});
     }

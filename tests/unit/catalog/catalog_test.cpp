@@ -9,11 +9,10 @@
 #include <vector>
 
 #include "core/common/error.hpp"
+#include "unit/catalog/fixture.hpp"
 
 namespace gpusage::catalog {
 namespace {
-
-std::string fixture(const std::string& name) { return std::string(GPUSAGE_SOURCE_DIR) + "/tests/fixtures/catalog/" + name; }
 
 const Catalog& mini() {
   static const Catalog catalog = Catalog::load(fixture("mini.toml"));

@@ -7,11 +7,10 @@
 #include <string>
 
 #include "core/common/error.hpp"
+#include "unit/catalog/fixture.hpp"
 
 namespace gpusage::catalog {
 namespace {
-
-std::string fixture(const std::string& name) { return std::string(GPUSAGE_SOURCE_DIR) + "/tests/fixtures/catalog/" + name; }
 
 TEST(CatalogFields, EveryFieldOfTheFullFixtureHasAValue) {
   // full.toml sets every field once: a field the registry lists but the loader ignores reads empty here.

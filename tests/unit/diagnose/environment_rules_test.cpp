@@ -7,6 +7,7 @@
 #include "core/diagnose/doctor.hpp"
 #include "core/diagnose/environment_rules.hpp"
 #include "core/diagnose/log_rules.hpp"
+#include "unit/diagnose/findings.hpp"
 
 namespace gpusage::diagnose {
 namespace {
@@ -40,19 +41,6 @@ EnvironmentFacts healthy() {
   f.python.torch_arch_list = {"sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"};
   f.cpu_count = 16;
   return f;
-}
-
-// A copy: the findings are often a temporary.
-std::optional<Finding> find(const std::vector<Finding>& findings, const std::string& id) {
-  auto it = std::find_if(findings.begin(), findings.end(), [&](const Finding& f) { return f.id == id; });
-  if (it == findings.end()) return std::nullopt;
-  return *it;
-}
-
-std::vector<std::string> ids(const std::vector<Finding>& findings) {
-  std::vector<std::string> out;
-  for (const auto& f : findings) out.push_back(f.id);
-  return out;
 }
 
 TEST(ArchListCovers, CubinsRunOnTheSameMajorWithAnEqualOrHigherMinor) {

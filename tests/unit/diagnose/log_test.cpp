@@ -11,6 +11,7 @@
 #include "core/diagnose/log_scan.hpp"
 #include "core/estimate/planner.hpp"
 #include "core/workload/workload.hpp"
+#include "unit/diagnose/findings.hpp"
 
 namespace gpusage::diagnose {
 namespace {
@@ -20,13 +21,6 @@ constexpr double kGiB = 1024.0 * kMiB;
 
 LogScan scan_fixture(const std::string& name) {
   return scan_log(read_log_file(std::string(GPUSAGE_SOURCE_DIR) + "/tests/fixtures/doctor/logs/" + name));
-}
-
-// A copy: the findings are often a temporary.
-std::optional<Finding> find(const std::vector<Finding>& findings, const std::string& id) {
-  auto it = std::find_if(findings.begin(), findings.end(), [&](const Finding& f) { return f.id == id; });
-  if (it == findings.end()) return std::nullopt;
-  return *it;
 }
 
 TEST(ParseSize, ReadsPytorchFormatSizeUnits) {
@@ -414,12 +408,6 @@ TEST(LogRules, CleanLogSaysSo) {
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].id, "log-clean");
   EXPECT_EQ(findings[0].title, "No known failure pattern in 4 log lines");
-}
-
-std::vector<std::string> ids(const std::vector<Finding>& findings) {
-  std::vector<std::string> out;
-  for (const auto& f : findings) out.push_back(f.id);
-  return out;
 }
 
 std::string real_fixture(const std::string& name) {

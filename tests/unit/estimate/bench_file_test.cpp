@@ -29,7 +29,7 @@ TEST(BenchFile, ReadsWhereItRanWhatItTrainedAndEachRun) {
   EXPECT_FALSE(file.runs[3].throughput.has_value());
 }
 
-std::string input_error(const std::string& text) {
+std::string bench_file_error(const std::string& text) {
   try {
     parse_bench_file(text, "b.json");
   } catch (const InputError& e) {
@@ -39,15 +39,15 @@ std::string input_error(const std::string& text) {
 }
 
 TEST(BenchFile, NamesTheFileAndTheMissingKey) {
-  EXPECT_THAT(input_error("not json"), HasSubstr("--bench 'b.json': not valid JSON"));
-  EXPECT_THAT(input_error("{}"), HasSubstr("--bench 'b.json': missing 'environment'"));
-  EXPECT_THAT(input_error(R"({"environment": {"device_name": "x"}, "model": "resnet50", "precision": "fp16",
+  EXPECT_THAT(bench_file_error("not json"), HasSubstr("--bench 'b.json': not valid JSON"));
+  EXPECT_THAT(bench_file_error("{}"), HasSubstr("--bench 'b.json': missing 'environment'"));
+  EXPECT_THAT(bench_file_error(R"({"environment": {"device_name": "x"}, "model": "resnet50", "precision": "fp16",
                              "runs": [{"status": "ok"}]})"),
               HasSubstr("missing 'batch'"));
-  EXPECT_THAT(input_error(R"({"environment": {"device_name": "x"}, "model": "resnet50", "precision": "fp16",
+  EXPECT_THAT(bench_file_error(R"({"environment": {"device_name": "x"}, "model": "resnet50", "precision": "fp16",
                              "runs": []})"),
               HasSubstr("'runs' is empty"));
-  EXPECT_THAT(input_error(R"({"environment": {"device_name": 3}, "model": "resnet50", "precision": "fp16",
+  EXPECT_THAT(bench_file_error(R"({"environment": {"device_name": 3}, "model": "resnet50", "precision": "fp16",
                              "runs": []})"),
               HasSubstr("unexpected value"));
 }

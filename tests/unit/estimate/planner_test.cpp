@@ -9,12 +9,12 @@ namespace {
 
 using catalog::Precision;
 
-TrainingConfig config(int batch, Precision precision) { return toy::config(batch, precision, Optimizer::adamw); }
+TrainingConfig adamw_config(int batch, Precision precision) { return toy::config(batch, precision, Optimizer::adamw); }
 
 TEST(Planner, TargetBatchUsesTheFewestAccumulationStepsWithAnExactSplit) {
   auto w = toy::two_block_model();
   auto gpu = toy::gpu(1.0);
-  auto c = config(1, Precision::fp32);
+  auto c = adamw_config(1, Precision::fp32);
   const int largest = max_batch(w, c, gpu);
   ASSERT_GT(largest, 100);
   // A target below the largest batch needs no accumulation.
@@ -30,7 +30,7 @@ TEST(Planner, TargetBatchUsesTheFewestAccumulationStepsWithAnExactSplit) {
 TEST(Planner, TargetBatchIsSplitAcrossDataParallelGpus) {
   auto w = toy::two_block_model();
   auto gpu = toy::gpu(1.0);
-  auto c = config(1, Precision::fp32);
+  auto c = adamw_config(1, Precision::fp32);
   c.gpus_per_node = 4;
   auto plan = plan_target_batch(w, c, gpu, 256);
   EXPECT_EQ(plan.batch_per_gpu * plan.accumulation_steps * 4, 256);
@@ -38,13 +38,13 @@ TEST(Planner, TargetBatchIsSplitAcrossDataParallelGpus) {
 
 TEST(Planner, TargetBatchFailsClearlyWhenNothingFits) {
   auto w = toy::two_block_model();
-  EXPECT_THROW(plan_target_batch(w, config(1, Precision::fp32), toy::gpu(0.5), 256), InputError);
+  EXPECT_THROW(plan_target_batch(w, adamw_config(1, Precision::fp32), toy::gpu(0.5), 256), InputError);
 }
 
 TEST(Planner, PredictionReportsThroughputEpochAndEnergy) {
   auto w = toy::two_block_model();
   auto gpu = toy::gpu(1.0);
-  auto c = config(32, Precision::bf16);
+  auto c = adamw_config(32, Precision::bf16);
   c.dataset_size = 1000;
   auto p = predict(w, c, gpu);
   EXPECT_TRUE(p.fits);
@@ -57,14 +57,14 @@ TEST(Planner, PredictionReportsThroughputEpochAndEnergy) {
 }
 
 TEST(Planner, LanguageModelsHaveNoDefaultEpoch) {
-  auto p = predict(toy::two_block_model(), config(1, Precision::bf16), toy::gpu(1.0));
+  auto p = predict(toy::two_block_model(), adamw_config(1, Precision::bf16), toy::gpu(1.0));
   EXPECT_FALSE(p.epoch_time_s.has_value());
 }
 
 TEST(Planner, AdviceWhenItDoesNotFitOffersAccumulationAndMixedPrecision) {
   auto w = toy::two_block_model();
   auto gpu = toy::gpu(1.0);
-  auto c = config(1, Precision::fp32);
+  auto c = adamw_config(1, Precision::fp32);
   const int largest = max_batch(w, c, gpu);
   c.batch_per_gpu = largest * 2;
   auto p = predict(w, c, gpu);
@@ -81,7 +81,7 @@ TEST(Planner, AdviceWhenItDoesNotFitOffersAccumulationAndMixedPrecision) {
 }
 
 TEST(Planner, RejectsBatchBelowOne) {
-  EXPECT_THROW(predict(toy::two_block_model(), config(0, Precision::fp32), toy::gpu()), InputError);
+  EXPECT_THROW(predict(toy::two_block_model(), adamw_config(0, Precision::fp32), toy::gpu()), InputError);
 }
 
 }  // namespace

@@ -10,7 +10,7 @@ namespace {
 
 using catalog::Precision;
 
-TrainingConfig config(int batch, Precision precision) { return toy::config(batch, precision, Optimizer::sgd); }
+TrainingConfig sgd_config(int batch, Precision precision) { return toy::config(batch, precision, Optimizer::sgd); }
 
 // One huge GEMM layer: compute-bound at any precision, so step time follows the peak rate.
 workload::Workload big_gemm() {
@@ -32,7 +32,7 @@ workload::Workload big_gemm() {
 TEST(StepTime, ComputeBoundGemmRunsAtCalibratedTensorRate) {
   auto w = big_gemm();
   auto gpu = toy::gpu(80);
-  auto t = estimate_step_time(w, config(8, Precision::fp16), gpu);
+  auto t = estimate_step_time(w, sgd_config(8, Precision::fp16), gpu);
   EXPECT_EQ(t.bound, Bound::compute);
   const ModelConstants& k = default_constants();
   const double flops = 8 * 3 * w.layers[0].forward_flops;
@@ -44,8 +44,8 @@ TEST(StepTime, ComputeBoundGemmRunsAtCalibratedTensorRate) {
 TEST(StepTime, MixedPrecisionIsFasterThanFp32OnTensorCores) {
   auto w = big_gemm();
   auto gpu = toy::gpu(80);
-  auto fp32 = estimate_step_time(w, config(8, Precision::fp32), gpu);
-  auto fp16 = estimate_step_time(w, config(8, Precision::fp16), gpu);
+  auto fp32 = estimate_step_time(w, sgd_config(8, Precision::fp32), gpu);
+  auto fp16 = estimate_step_time(w, sgd_config(8, Precision::fp16), gpu);
   // 160 TFLOPS at the tensor efficiency against 40 TFLOPS at the FP32 efficiency.
   const ModelConstants& k = default_constants();
   const double expected = 160 * k.matmul_tensor_efficiency / (40 * k.matmul_fp32_efficiency);
@@ -64,21 +64,21 @@ TEST(StepTime, ArchitecturesWithoutMeasurementsGetTheMedianFactor) {
   std::sort(values.begin(), values.end());
   const double median = values.size() % 2 ? values[values.size() / 2]
                                           : (values[values.size() / 2 - 1] + values[values.size() / 2]) / 2;
-  const double ratio = estimate_step_time(w, config(8, Precision::fp16), known).compute_s /
-                       estimate_step_time(w, config(8, Precision::fp16), unknown).compute_s;
+  const double ratio = estimate_step_time(w, sgd_config(8, Precision::fp16), known).compute_s /
+                       estimate_step_time(w, sgd_config(8, Precision::fp16), unknown).compute_s;
   EXPECT_NEAR(ratio, median / factors.at("8.0"), 1e-6);
 }
 
 TEST(StepTime, TinyBatchesAreOverheadBound) {
   auto w = toy::two_block_model();
-  auto t = estimate_step_time(w, config(1, Precision::fp32), toy::gpu(80));
+  auto t = estimate_step_time(w, sgd_config(1, Precision::fp32), toy::gpu(80));
   EXPECT_EQ(t.bound, Bound::overhead);
 }
 
 TEST(StepTime, AccumulationRunsTheMicroBatchKTimesAndTheOptimizerOnce) {
   auto w = big_gemm();
   auto gpu = toy::gpu(80);
-  auto c = config(8, Precision::fp16);
+  auto c = sgd_config(8, Precision::fp16);
   auto one = estimate_step_time(w, c, gpu);
   c.accumulation_steps = 4;
   auto four = estimate_step_time(w, c, gpu);
@@ -89,7 +89,7 @@ TEST(StepTime, CheckpointingAddsOneForwardOfTheSegments) {
   auto w = big_gemm();
   w.layers[0].segment = 0;
   auto gpu = toy::gpu(80);
-  auto c = config(8, Precision::fp16);
+  auto c = sgd_config(8, Precision::fp16);
   auto plain = estimate_step_time(w, c, gpu);
   c.checkpointing = true;
   auto recomputed = estimate_step_time(w, c, gpu);
@@ -102,7 +102,7 @@ TEST(StepTime, DataParallelAllReduceIsHiddenUnlessTheLinkIsSlow) {
   auto w = big_gemm();
   auto gpu = toy::gpu(80);
   gpu.nvlink_gbs = 900;
-  auto c = config(8, Precision::fp16);
+  auto c = sgd_config(8, Precision::fp16);
   c.gpus_per_node = 8;
   auto nvlink = estimate_step_time(w, c, gpu);
   c.gpus_per_node = 1;

@@ -72,7 +72,7 @@ TEST(MonitorLog, ReadsJsonLinesWithEachAlertOnceAtItsRaisingTime) {
   EXPECT_EQ(log.alerts[0].message, "too hot");
 }
 
-std::string input_error(const std::string& text) {
+std::string monitor_log_error(const std::string& text) {
   try {
     parse_monitor_log(text, "x.log");
   } catch (const InputError& e) {
@@ -82,14 +82,14 @@ std::string input_error(const std::string& text) {
 }
 
 TEST(MonitorLog, RejectsWhatIsNotAMonitorLog) {
-  EXPECT_THAT(input_error("hello\n"), HasSubstr("'x.log' is not a gpusage monitor log"));
-  EXPECT_THAT(input_error("{\"unix_time_s\": 1}\n{oops\n"), HasSubstr("'x.log' line 2 is not a gpusage monitor sample"));
-  EXPECT_THAT(input_error(monitor::csv_header()), HasSubstr("'x.log' holds no samples"));
+  EXPECT_THAT(monitor_log_error("hello\n"), HasSubstr("'x.log' is not a gpusage monitor log"));
+  EXPECT_THAT(monitor_log_error("{\"unix_time_s\": 1}\n{oops\n"), HasSubstr("'x.log' line 2 is not a gpusage monitor sample"));
+  EXPECT_THAT(monitor_log_error(monitor::csv_header()), HasSubstr("'x.log' holds no samples"));
   device::Sample no_gpu;
   no_gpu.unix_time_s = 5;
-  EXPECT_THAT(input_error(monitor::csv_header() + monitor::csv_rows(no_gpu)),
+  EXPECT_THAT(monitor_log_error(monitor::csv_header() + monitor::csv_rows(no_gpu)),
               HasSubstr("'x.log' has no GPU readings (it was recorded while no GPU was available)"));
-  EXPECT_THAT(input_error(monitor::csv_header() + "a,b\n"), HasSubstr("line 2: 2 fields where the header has"));
+  EXPECT_THAT(monitor_log_error(monitor::csv_header() + "a,b\n"), HasSubstr("line 2: 2 fields where the header has"));
   EXPECT_THROW(
       {
         try {

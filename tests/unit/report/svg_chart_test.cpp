@@ -16,7 +16,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 // Two GPUs, two metrics of different units; one value unknown.
-BarChart two_gpus() {
+BarChart two_gpu_chart() {
   BarChart chart;
   chart.title = "GPU comparison: rtx50";
   chart.subtitle = "Scaled per metric.";
@@ -37,7 +37,7 @@ std::vector<double> bar_heights(const std::string& svg) {
 }
 
 TEST(SvgChart, IsOneStandaloneSvgDocument) {
-  std::string svg = render_svg(two_gpus());
+  std::string svg = render_svg(two_gpu_chart());
   EXPECT_EQ(svg.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" ", 0), 0u);
   EXPECT_TRUE(svg.ends_with("</svg>\n"));
   EXPECT_EQ(count(svg, "<svg "), 1u);
@@ -46,7 +46,7 @@ TEST(SvgChart, IsOneStandaloneSvgDocument) {
 }
 
 TEST(SvgChart, OneBarPerKnownValueAndNaForTheUnknown) {
-  std::string svg = render_svg(two_gpus());
+  std::string svg = render_svg(two_gpu_chart());
   EXPECT_EQ(count(svg, "<rect class=\"bar\""), 3u);
   EXPECT_EQ(count(svg, "<rect class=\"legend\""), 2u);
   EXPECT_EQ(count(svg, "<text class=\"value\""), 4u);
@@ -55,7 +55,7 @@ TEST(SvgChart, OneBarPerKnownValueAndNaForTheUnknown) {
 
 TEST(SvgChart, EachMetricIsScaledToItsOwnLargestValue) {
   // The largest of each metric is a full-height (300) bar, whatever its unit; the others are in proportion.
-  std::vector<double> heights = bar_heights(render_svg(two_gpus()));
+  std::vector<double> heights = bar_heights(render_svg(two_gpu_chart()));
   ASSERT_EQ(heights.size(), 3u);
   EXPECT_DOUBLE_EQ(heights[0], 300);                                 // 21,760 cores
   EXPECT_DOUBLE_EQ(heights[1], 300);                                 // 209.5 TFLOPS
@@ -63,7 +63,7 @@ TEST(SvgChart, EachMetricIsScaledToItsOwnLargestValue) {
 }
 
 TEST(SvgChart, ValueLabelsCarryActualValuesAndUnits) {
-  std::string svg = render_svg(two_gpus());
+  std::string svg = render_svg(two_gpu_chart());
   EXPECT_THAT(svg, HasSubstr(">21,760</text>"));
   EXPECT_THAT(svg, HasSubstr(">6,144</text>"));
   EXPECT_THAT(svg, HasSubstr(">209.5 TFLOPS</text>"));
@@ -71,7 +71,7 @@ TEST(SvgChart, ValueLabelsCarryActualValuesAndUnits) {
 }
 
 TEST(SvgChart, TitleLegendAxisAndGroupLabels) {
-  std::string svg = render_svg(two_gpus());
+  std::string svg = render_svg(two_gpu_chart());
   EXPECT_THAT(svg, HasSubstr("font-weight=\"bold\">GPU comparison: rtx50</text>"));
   EXPECT_THAT(svg, HasSubstr(">Scaled per metric.</text>"));
   EXPECT_THAT(svg, HasSubstr(">CUDA cores</text>"));
@@ -83,7 +83,7 @@ TEST(SvgChart, TitleLegendAxisAndGroupLabels) {
 }
 
 TEST(SvgChart, LongGroupLabelsWrapAtSpaces) {
-  BarChart chart = two_gpus();
+  BarChart chart = two_gpu_chart();
   chart.groups = {"NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "L4"};
   // Many groups make narrow groups, so the long name must wrap.
   for (int i = 0; i < 10; ++i) chart.groups.push_back("G" + std::to_string(i));
@@ -99,7 +99,7 @@ TEST(SvgChart, LongGroupLabelsWrapAtSpaces) {
 }
 
 TEST(SvgChart, SmallKnownValuesStayVisible) {
-  BarChart chart = two_gpus();
+  BarChart chart = two_gpu_chart();
   chart.series[0].values = {21760.0, 1.0};
   std::vector<double> heights = bar_heights(render_svg(chart));
   ASSERT_EQ(heights.size(), 3u);
@@ -107,7 +107,7 @@ TEST(SvgChart, SmallKnownValuesStayVisible) {
 }
 
 TEST(SvgChart, EscapesEveryPieceOfText) {
-  BarChart chart = two_gpus();
+  BarChart chart = two_gpu_chart();
   chart.title = "A & B <compared>";
   chart.groups[0] = "\"Quoted\" & 'single'";
   chart.series[1].name = "FP16 <tensor>";
@@ -124,7 +124,7 @@ TEST(SvgChart, XmlEscape) {
   EXPECT_EQ(xml_escape("plain µs"), "plain µs");
 }
 
-TEST(SvgChart, SameChartSameBytes) { EXPECT_EQ(render_svg(two_gpus()), render_svg(two_gpus())); }
+TEST(SvgChart, SameChartSameBytes) { EXPECT_EQ(render_svg(two_gpu_chart()), render_svg(two_gpu_chart())); }
 
 TEST(SvgChart, WidthGrowsWithGroupsAndKeepsAMinimum) {
   std::regex width(R"re(<svg [^>]*width="([0-9.]+)")re");
@@ -133,8 +133,8 @@ TEST(SvgChart, WidthGrowsWithGroupsAndKeepsAMinimum) {
     std::string svg = render_svg(chart);
     return std::regex_search(svg, m, width) ? std::stod(m[1]) : -1.0;
   };
-  EXPECT_DOUBLE_EQ(width_of(two_gpus()), 760);
-  BarChart many = two_gpus();
+  EXPECT_DOUBLE_EQ(width_of(two_gpu_chart()), 760);
+  BarChart many = two_gpu_chart();
   many.groups.resize(40, "G");
   for (auto& series : many.series) series.values.resize(40, 1.0);
   // 40 groups of two 18-wide bars, a 3 gap and a 30 group gap, plus 72 + 24 of margins.
@@ -142,7 +142,7 @@ TEST(SvgChart, WidthGrowsWithGroupsAndKeepsAMinimum) {
 }
 
 TEST(SvgChart, MismatchedSeriesIsAProgrammingError) {
-  BarChart chart = two_gpus();
+  BarChart chart = two_gpu_chart();
   chart.series[0].values.pop_back();
   EXPECT_THROW(render_svg(chart), std::invalid_argument);
 }
