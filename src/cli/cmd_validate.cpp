@@ -168,7 +168,14 @@ void add_validate_command(CLI::App& app) {
             {"peak_memory", summary_json(result.peak_memory)},
             {"legacy_peak_memory", summary_json(result.legacy_peak_memory)},
             {"max_batch", {{"rows", result.max_batch_rows}, {"in_bracket", result.max_batch_hits}}},
-            {"runs_that_ran", {{"rows", result.ran_rows}, {"predicted_oom", result.ran_predicted_oom}}}}},
+            {"runs_that_ran", {{"rows", result.ran_rows}, {"predicted_oom", result.ran_predicted_oom}}},
+            {"other_framework_memory",
+             {{"peak_memory", summary_json(result.other_framework_peak_memory)},
+              {"max_batch",
+               {{"rows", result.other_framework_max_batch_rows}, {"in_bracket", result.other_framework_max_batch_hits}}},
+              {"runs_that_ran",
+               {{"rows", result.other_framework_ran_rows},
+                {"predicted_oom", result.other_framework_ran_predicted_oom}}}}}}},
           {"cells", cells}};
       if (!result.cv) doc["constants"] = constants_json(calibration.constants);
       if (result.cv) {
@@ -223,6 +230,13 @@ void add_validate_command(CLI::App& app) {
     out += "max batch: plan's largest batch inside the measured bracket in " +
            ratio_text(result.max_batch_hits, result.max_batch_rows) + "\n";
     out += "runs that ran but are predicted not to fit: " + ratio_text(result.ran_predicted_oom, result.ran_rows) + "\n";
+    // The memory model is PyTorch's: memory measured under another framework is its own group.
+    out += summary_line("peak memory, TensorFlow/MXNet/PaddlePaddle runs, their own group",
+                        result.other_framework_peak_memory) + "\n";
+    out += "max batch, TensorFlow/MXNet/PaddlePaddle runs: inside the bracket in " +
+           ratio_text(result.other_framework_max_batch_hits, result.other_framework_max_batch_rows) + "\n";
+    out += "TensorFlow/MXNet/PaddlePaddle runs that ran but are predicted not to fit: " +
+           ratio_text(result.other_framework_ran_predicted_oom, result.other_framework_ran_rows) + "\n";
     if (skipped) out += fmt::format("{} rows skipped (reason in the table)\n", skipped);
     if (!result.cells.empty()) {
       report::Table cells;

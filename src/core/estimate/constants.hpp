@@ -17,6 +17,11 @@ struct ModelConstants {
   // CUDA context with lazy module loading (CUDA >= 11.7, PyTorch default since 1.13 with
   // CUDA_MODULE_LOADING=LAZY in 2.x): about 0.29 GB; eager loading about 0.67 GB (PyTorch PR #86509).
   double cuda_context_bytes = 0.29e9;
+  // Without lazy loading (CUDA < 11.7, or PyTorch < 1.13, which sets CUDA_MODULE_LOADING=LAZY itself) every
+  // kernel of PyTorch, cuBLAS and cuDNN is loaded into the context when the library loads: "more than
+  // 1000 MB" (PyTorch maintainer ptrblck, pytorch/pytorch#107667; a cuDNN handle alone took 750 MB on
+  // cuDNN 7, pytorch/pytorch#12873).
+  double cuda_context_eager_bytes = 1.0e9;
   // Caching-allocator overhead on top of live tensors: 512 B rounding, 2 MiB/20 MiB segments and
   // fragmentation (DNNMem, FSE'20, reports 5-15% over the live set). Applied to activations + workspace.
   double allocator_overhead_fraction = 0.08;
@@ -50,7 +55,7 @@ struct ModelConstants {
   // libraries of the day get to each architecture's peak (e.g. Hopper needs wgmma kernels that older
   // cuDNN lacks). Fitted where published runs exist; others get the median factor (step_time.cpp).
   std::map<std::string, double> architecture_compute_factor = {
-      {"7.0", 1.136}, {"7.5", 0.8}, {"8.0", 1.08}, {"8.6", 1.136}, {"8.9", 0.628}, {"9.0", 0.800}, {"10.0", 0.54}};
+      {"7.0", 1.136}, {"7.5", 0.8}, {"8.0", 1.08}, {"8.6", 1.136}, {"8.9", 0.6782}, {"9.0", 0.800}, {"10.0", 0.5832}};
   // NCHW tensors under tensor cores: cuDNN's tensor-core convolutions work on NHWC, so an NCHW
   // convolution transposes its input and output on the way (NVIDIA Deep Learning Performance Guide,
   // "Convolutional Layers": "tensor layout ... NHWC ... NCHW inputs are transposed"). One extra read and
@@ -65,7 +70,7 @@ struct ModelConstants {
   double tile_elements = 128.0 * 128.0;
   double tiles_per_sm_to_fill = 2.0;
   // GPU-side fixed time per kernel (launch latency, ramp-up and tail), seconds.
-  double kernel_fixed_s = 1.686e-6;
+  double kernel_fixed_s = 1.165e-06;
   // Host-side dispatch time per kernel in eager PyTorch (Python + dispatcher + launch): 10-20 us per op
   // is the usual figure; the GPU is starved when kernels are shorter than this.
   double host_dispatch_s = 12e-6;

@@ -24,12 +24,32 @@ double optimizer_bytes_per_param(Optimizer optimizer) {
 // Activations kept for backward, per sample. With checkpointing, each segment keeps only its input
 // and one segment at a time is recomputed, so its full working set is added once (Chen et al. 2016,
 // "Training Deep Nets with Sublinear Memory Cost").
-double activation_bytes_per_sample(const workload::Workload& w, const TrainingConfig& config) {
+// Bytes one layer keeps for backward, per sample.
+double saved_bytes_per_sample(const workload::Layer& layer, const TrainingConfig& config) {
   const double element = activation_element_bytes(config.precision);
   const double autocast = element < 4 && !config.pure_16bit ? 1.0 : 0.0;
-  auto saved = [element, autocast](const workload::Layer& layer) {
-    return layer.saved_elements * element + layer.saved_fixed_bytes + autocast * layer.autocast_extra_saved_bytes;
-  };
+  return layer.saved_elements * element + layer.saved_fixed_bytes + autocast * layer.autocast_extra_saved_bytes;
+}
+
+// The gradients in flight during backward beyond the saved activations, per sample: when backward reaches
+// layer i it holds the gradients of i's output and input (about two outputs' worth), but autograd has already
+// freed the saved tensors of every layer after i. So the peak is max over i of (saved up to i + 2 outputs of
+// i), which is the saved total plus max over i of (2 outputs of i - saved after i) when positive. A network
+// whose early layers are the widest (a convnet's stem) reaches backward's widest gradients with little saved
+// left; a transformer's equal blocks put the peak at the last block.
+double backward_in_flight_bytes_per_sample(const workload::Workload& w, const TrainingConfig& config) {
+  const double element = activation_element_bytes(config.precision);
+  double saved_after = 0, in_flight = 0;
+  for (auto layer = w.layers.rbegin(); layer != w.layers.rend(); ++layer) {
+    in_flight = std::max(in_flight, 2 * layer->output_elements() * element - saved_after);
+    saved_after += saved_bytes_per_sample(*layer, config);
+  }
+  return in_flight;
+}
+
+double activation_bytes_per_sample(const workload::Workload& w, const TrainingConfig& config) {
+  auto saved = [&config](const workload::Layer& layer) { return saved_bytes_per_sample(layer, config); };
+  const double element = activation_element_bytes(config.precision);
   if (!config.checkpointing) {
     double total = 0;
     for (const auto& layer : w.layers) total += saved(layer);
@@ -113,19 +133,22 @@ MemoryBreakdown estimate_memory(const workload::Workload& w, const TrainingConfi
   m.activations_bytes = config.batch_per_gpu * activation_bytes_per_sample(w, config);
 
   // Transients: library workspaces; autocast's 16-bit copies of the fp32 weights (cached for the
-  // forward pass and kept by autograd for backward); the largest gradient pair in flight during
-  // backward (grad of a layer's output and of its input).
-  double largest_output = 0;
-  for (const auto& layer : w.layers) {
-    double elements = 1;
-    for (auto d : layer.output_shape) elements *= static_cast<double>(d);
-    largest_output = std::max(largest_output, elements);
+  // forward pass and kept by autograd for backward); the gradients in flight during backward beyond the
+  // saved activations still alive (above). With checkpointing a segment is recomputed and its gradients
+  // computed while the other segments' inputs stay, so the largest gradient pair counts in full.
+  double in_flight = 0;
+  if (config.checkpointing) {
+    double largest_output = 0;
+    for (const auto& layer : w.layers) largest_output = std::max(largest_output, layer.output_elements());
+    in_flight = 2 * largest_output * activation_element_bytes(config.precision);
+  } else {
+    in_flight = backward_in_flight_bytes_per_sample(w, config);
   }
-  const double element = activation_element_bytes(config.precision);
-  m.workspace_bytes = k.library_workspace_bytes + 2 * config.batch_per_gpu * largest_output * element;
+  m.workspace_bytes = k.library_workspace_bytes + config.batch_per_gpu * in_flight;
   if (low_precision && !adapted) m.workspace_bytes += 2 * params;
 
-  m.context_bytes = k.cuda_context_bytes + k.allocator_overhead_fraction * (m.activations_bytes + m.workspace_bytes);
+  m.context_bytes = (config.eager_module_loading ? k.cuda_context_eager_bytes : k.cuda_context_bytes) +
+                   k.allocator_overhead_fraction * (m.activations_bytes + m.workspace_bytes);
   return m;
 }
 

@@ -37,6 +37,9 @@ struct TrainingConfig {
   int accumulation_steps = 1;     // micro-batches of batch_per_gpu per optimizer step
   double dataset_size = 0;        // samples per epoch; 0: the workload's default (ImageNet-1k for vision)
   double network_gbs = 0;         // per-node network bandwidth for --nodes > 1, GB/s; 0: the default
+  // CUDA before 11.7 / PyTorch before 1.13 load every kernel of every library into the context at start
+  // (validation rows of older software); today's default is lazy loading.
+  bool eager_module_loading = false;
 
   int world_size() const { return gpus_per_node * nodes; }
 };

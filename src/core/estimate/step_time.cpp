@@ -17,12 +17,6 @@ using workload::OpClass;
 
 bool is_gemm_like(OpClass op) { return op == OpClass::conv || op == OpClass::matmul || op == OpClass::attention; }
 
-double output_elements(const workload::Layer& layer) {
-  double elements = 1;
-  for (auto d : layer.output_shape) elements *= static_cast<double>(d);
-  return layer.output_shape.empty() ? 0 : elements;
-}
-
 // Bytes moved per parameter by one optimizer step (read param, grad and state; write param and state),
 // all fp32: SGD 12, momentum 20, Adam/AdamW 28.
 double optimizer_traffic_per_param(Optimizer optimizer) {
@@ -47,7 +41,7 @@ double pcie_gbs(const catalog::Gpu& gpu) {
 // A convolution doing fewer than 32 multiply-adds per output element is depthwise (k x k MACs per
 // output: 9 or 25); a dense conv does C_in x k x k (at least 3 x 7 x 7 = 147 for an RGB stem).
 bool is_depthwise(const workload::Layer& layer) {
-  const double outputs = output_elements(layer);
+  const double outputs = layer.output_elements();
   return layer.op == OpClass::conv && outputs > 0 && layer.forward_flops / 2 / outputs < 32;
 }
 
@@ -111,7 +105,7 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
     double rate = vector_peak;
     double memory_rate = bandwidth;
     if (is_gemm_like(layer.op)) {
-      const double tiles = batch * output_elements(layer) / k.tile_elements;
+      const double tiles = batch * layer.output_elements() / k.tile_elements;
       const double fill = std::clamp(tiles / fill_tiles, 1.0 / fill_tiles, 1.0);
       rate = matmul_peak * efficiency(layer.op) * fill * architecture_factor;
       if (is_depthwise(layer)) memory_rate *= k.depthwise_conv_relative_efficiency;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <map>
 #include <mutex>
+#include <regex>
 #include <set>
 #include <thread>
 
@@ -54,6 +55,7 @@ std::optional<Prepared> prepare(const Measurement& m, const catalog::Catalog& ca
     p.config.parallel = m.fsdp ? Parallel::fsdp : Parallel::ddp;
     p.config.channels_last = m.channels_last.value_or(false);
     p.config.pure_16bit = m.pure_16bit;
+    p.config.eager_module_loading = m.loads_modules_eagerly();
     p.key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", m.model, m.gpu, m.precision, m.batch_per_gpu, m.num_gpus,
                         m.resolution.value_or(0), m.seq_len.value_or(0), options.flash_attention, m.fsdp,
                         p.config.channels_last, m.task, m.pure_16bit);
@@ -99,14 +101,15 @@ std::string lower(std::string s) {
 
 // Fills the summaries of a report from its predicted rows.
 void summarize_report(ValidationReport& report) {
-  std::vector<double> single, multi, legacy, memory, legacy_memory;
+  std::vector<double> single, multi, legacy, memory, legacy_memory, other_memory;
   std::map<Cell, std::vector<double>> cells;
   for (const ValidationRow& row : report.rows) {
     if (!row.error) continue;
     const Measurement& m = row.measurement;
+    const bool other = m.other_framework();
     if (m.metric != Metric::max_batch) {
-      ++report.ran_rows;
-      if (row.predicted_oom) ++report.ran_predicted_oom;
+      ++(other ? report.other_framework_ran_rows : report.ran_rows);
+      if (row.predicted_oom) ++(other ? report.other_framework_ran_predicted_oom : report.ran_predicted_oom);
     }
     switch (m.metric) {
       case Metric::train_throughput:
@@ -120,11 +123,11 @@ void summarize_report(ValidationReport& report) {
         }
         break;
       case Metric::peak_memory:
-        (m.legacy() ? legacy_memory : memory).push_back(*row.error);
+        (other ? other_memory : m.legacy() ? legacy_memory : memory).push_back(*row.error);
         break;
       case Metric::max_batch:
-        ++report.max_batch_rows;
-        if (row.bracket_hit.value_or(false)) ++report.max_batch_hits;
+        ++(other ? report.other_framework_max_batch_rows : report.max_batch_rows);
+        if (row.bracket_hit.value_or(false)) ++(other ? report.other_framework_max_batch_hits : report.max_batch_hits);
         break;
     }
   }
@@ -133,6 +136,7 @@ void summarize_report(ValidationReport& report) {
   report.legacy_throughput = summarize(legacy);
   report.peak_memory = summarize(memory);
   report.legacy_peak_memory = summarize(legacy_memory);
+  report.other_framework_peak_memory = summarize(other_memory);
   for (const auto& [cell, errors] : cells) report.cells.push_back({cell, summarize(errors)});
 }
 
@@ -233,6 +237,43 @@ ModelConstants fit_rows(const std::vector<FitRow>& rows, const ModelConstants& s
 }
 
 }  // namespace
+
+// PyTorch 1.13 (October 2022, pytorch/pytorch#86509, on its release branch) sets CUDA_MODULE_LOADING=LAZY,
+// which needs CUDA >= 11.7; software before it loads every kernel into the CUDA context at start
+// (constants.hpp). Known from the row's date, else from the versions its framework names: "PyTorch 1.8.0a0"
+// (a pre-release counts as before its release), "NGC 21.07" / "20.10 NGC" containers, "CUDA 11.3".
+// A row that says nothing is taken as today's software.
+bool Measurement::loads_modules_eagerly() const {
+  if (!software_date.empty()) return software_date < "2022-11";
+  std::smatch match;
+  const std::string& f = framework;
+  static const std::regex pytorch(R"(PyTorch (\d+)\.(\d+)(\.\d+a0)?)");
+  if (std::regex_search(f, match, pytorch)) {
+    const int major = std::stoi(match[1]), minor = std::stoi(match[2]);
+    return major < 1 || (major == 1 && (minor < 13 || (minor == 13 && match[3].matched)));
+  }
+  static const std::regex container(R"((?:NGC \(?(\d\d)\.(\d\d))|(?:(\d\d)\.(\d\d) NGC))");
+  if (std::regex_search(f, match, container)) {
+    const int year = std::stoi(match[1].matched ? match[1] : match[3]);
+    const int month = std::stoi(match[2].matched ? match[2] : match[4]);
+    return year < 22 || (year == 22 && month < 11);
+  }
+  static const std::regex cuda(R"(CUDA (\d+)\.(\d+))");
+  if (std::regex_search(f, match, cuda)) {
+    const int major = std::stoi(match[1]), minor = std::stoi(match[2]);
+    return major < 11 || (major == 11 && minor < 7);
+  }
+  return false;
+}
+
+bool Measurement::other_framework() const {
+  const std::string f = lower(framework);
+  if (f.find("pytorch") != std::string::npos) return false;
+  for (const char* name : {"tensorflow", "mxnet", "paddle", "jax"}) {
+    if (f.find(name) != std::string::npos) return true;
+  }
+  return false;
+}
 
 const char* to_string(Metric metric) {
   switch (metric) {

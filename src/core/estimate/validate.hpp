@@ -50,6 +50,13 @@ struct Measurement {
   std::string source;
 
   bool legacy() const { return !software_date.empty() && software_date < kLegacySoftwareBefore; }
+  // Measured under TensorFlow, MXNet, PaddlePaddle or JAX rather than PyTorch. The memory model is
+  // PyTorch's (autograd's saved tensors, the caching allocator, autocast's copies), so such rows' memory
+  // figures are a group of their own; their throughput runs the same cuDNN and cuBLAS kernels and counts.
+  bool other_framework() const;
+  // Software that loads every kernel into the CUDA context at start (before lazy loading, PyTorch 1.13
+  // with CUDA 11.7): from software_date, else from the versions `framework` names; unknown: today's.
+  bool loads_modules_eagerly() const;
 };
 
 // Parses CSV with a header that has at least model,gpu,precision,batch_per_gpu,metric,value (optional:
@@ -116,6 +123,13 @@ struct ValidationReport {
   int max_batch_hits = 0;
   int ran_rows = 0;             // throughput and memory rows: runs that ran
   int ran_predicted_oom = 0;    // … of which the memory model says they do not fit
+  // The same memory figures for rows measured under another framework (Measurement::other_framework):
+  // TensorFlow maps nearly all GPU memory at start by default, and plans its graph's memory itself.
+  ErrorSummary other_framework_peak_memory;
+  int other_framework_max_batch_rows = 0;
+  int other_framework_max_batch_hits = 0;
+  int other_framework_ran_rows = 0;
+  int other_framework_ran_predicted_oom = 0;
   std::vector<CellSummary> cells;  // single-GPU throughput per cell, cells with rows only
   // With cv: the constants each fold fitted, by held-out group (how stable the fit is across folds).
   std::map<std::string, ModelConstants> fold_constants;

@@ -39,6 +39,13 @@ struct Layer {
   std::string name;  // torchvision / Hugging Face module path, e.g. "layer1.0.conv1"
   OpClass op = OpClass::elementwise;
   std::vector<std::int64_t> output_shape;  // per sample, e.g. {64, 56, 56} or {seq, hidden}
+  // Elements of one sample's output: the product of output_shape, 0 when the shape is unknown.
+  double output_elements() const {
+    if (output_shape.empty()) return 0;
+    double elements = 1;
+    for (auto d : output_shape) elements *= static_cast<double>(d);
+    return elements;
+  }
 
   std::int64_t params = 0;  // trainable parameters owned by this layer
 

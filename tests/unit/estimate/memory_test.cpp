@@ -38,14 +38,41 @@ TEST(Memory, MixedPrecisionKeepsFp32MasterWeightsPlusSixteenBitCopies) {
   auto w = toy::two_block_model();
   auto m = estimate_memory(w, config(4, Precision::fp16, Optimizer::adamw), toy::gpu());
   EXPECT_DOUBLE_EQ(m.weights_bytes + m.gradients_bytes + m.optimizer_bytes, 16 * 2000);
-  // Workspace: 256 MiB library workspace + 2 x batch x largest output (50) x 2 B + 2 B per parameter.
-  EXPECT_DOUBLE_EQ(m.workspace_bytes, 256 * kMiB + 2 * 4 * 50 * 2 + 2 * 2000);
+  // Workspace: 256 MiB library workspace + 2 B per parameter + the gradients in flight beyond the saved
+  // tensors still alive, per sample: at block1 two 50-element outputs (2 x 50 x 2 B) less the loss's 10
+  // saved bytes, already freed = 190 B, more than at the loss (4 B) or block0 (200 - 210 B).
+  EXPECT_DOUBLE_EQ(m.workspace_bytes, 256 * kMiB + 4 * 190.0 + 2 * 2000);
+}
+
+// A convnet's widest gradients come at its stem, when backward has freed what every later layer saved:
+// the peak adds only what exceeds those freed tensors, not two stem outputs on top of all activations.
+TEST(Memory, BackwardsWidestGradientCountsOnlyBeyondTheTensorsAlreadyFreed) {
+  workload::Workload w;
+  w.domain = workload::Domain::vision;
+  workload::Layer stem;
+  stem.name = "stem";
+  stem.op = workload::OpClass::conv;
+  stem.output_shape = {1000};
+  stem.saved_elements = 1000;
+  workload::Layer body = stem;
+  body.name = "body";
+  body.output_shape = {100};
+  body.saved_elements = 5000;
+  w.layers = {stem, body};
+  const auto m = estimate_memory(w, config(2, Precision::fp32, Optimizer::sgd), toy::gpu());
+  // At body: 2 x 100 x 4 B with nothing freed = 800 B; at stem: 2 x 1000 x 4 B less body's 20,000 freed.
+  EXPECT_DOUBLE_EQ(m.workspace_bytes, 256 * kMiB + 2 * 800.0);
+  EXPECT_DOUBLE_EQ(m.activations_bytes, 2 * 6000 * 4.0);
 }
 
 TEST(Memory, ContextIsCudaContextPlusAllocatorOverhead) {
   auto w = toy::two_block_model();
   auto m = estimate_memory(w, config(4, Precision::fp32, Optimizer::sgd), toy::gpu());
   EXPECT_DOUBLE_EQ(m.context_bytes, 0.29e9 + 0.08 * (m.activations_bytes + m.workspace_bytes));
+  // Software from before lazy module loading holds every kernel in the context: 1 GB.
+  auto eager = config(4, Precision::fp32, Optimizer::sgd);
+  eager.eager_module_loading = true;
+  EXPECT_DOUBLE_EQ(estimate_memory(w, eager, toy::gpu()).context_bytes - m.context_bytes, 1.0e9 - 0.29e9);
   EXPECT_DOUBLE_EQ(m.total_bytes(), m.weights_bytes + m.gradients_bytes + m.optimizer_bytes + m.activations_bytes +
                                         m.workspace_bytes + m.context_bytes);
 }

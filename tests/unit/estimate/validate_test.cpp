@@ -54,6 +54,40 @@ TEST(ParseMeasurements, SoftwareBefore2021IsLegacy) {
   EXPECT_TRUE(rows[0].legacy());
 }
 
+TEST(ParseMeasurements, SoftwareBeforeLazyModuleLoadingIsKnownFromItsDateOrVersions) {
+  auto eager = [](const std::string& framework, const std::string& date) {
+    Measurement m;
+    m.framework = framework;
+    m.software_date = date;
+    return m.loads_modules_eagerly();
+  };
+  EXPECT_TRUE(eager("anything", "2022-10"));
+  EXPECT_FALSE(eager("anything", "2022-11"));
+  EXPECT_TRUE(eager("PyTorch 1.8.0a0+52ea372 (FlagPerf, NGC container build)", ""));
+  EXPECT_TRUE(eager("PyTorch 1.13.0a0+936e930 (FlagPerf)", ""));  // a pre-release of 1.13
+  EXPECT_FALSE(eager("PyTorch 1.13.1", ""));
+  EXPECT_FALSE(eager("PyTorch 2.1", ""));
+  EXPECT_TRUE(eager("PyTorch NGC (20.10 or 21.07)", ""));
+  EXPECT_TRUE(eager("TensorFlow 21.02 NGC", ""));
+  EXPECT_FALSE(eager("PyTorch NGC 24.03", ""));
+  EXPECT_TRUE(eager("timm benchmark.py, CUDA 11.3", ""));
+  EXPECT_FALSE(eager("", ""));  // unknown: today's software
+}
+
+TEST(ParseMeasurements, MemoryUnderAnotherFrameworkIsItsOwnGroup) {
+  auto other = [](const std::string& framework) {
+    Measurement m;
+    m.framework = framework;
+    return m.other_framework();
+  };
+  EXPECT_TRUE(other("TensorFlow 21.02 NGC"));
+  EXPECT_TRUE(other("MXNet 22.10 NGC"));
+  EXPECT_TRUE(other("PaddlePaddle 23.12 NGC"));
+  EXPECT_FALSE(other("NVIDIA PyTorch/MxNet"));  // MLPerf's PyTorch submission
+  EXPECT_FALSE(other("Megatron-Core 0.6 + TransformerEngine"));
+  EXPECT_FALSE(other(""));
+}
+
 TEST(ParseMeasurements, BadValuesNameTheLineAndTheColumn) {
   auto error_of = [](const std::string& row) {
     try {
