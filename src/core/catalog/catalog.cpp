@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 #include <toml++/toml.h>
@@ -161,6 +162,10 @@ class GpuReader {
   std::optional<int> optional_integer(const char* key) {
     auto value = optional_number(key);
     if (!value) return std::nullopt;
+    // Range first: casting a double beyond int's range is undefined (found by fuzz/catalog_toml).
+    if (*value > std::numeric_limits<int>::max()) {
+      fail(key, fmt::format("must be a whole number up to {}, got {}", std::numeric_limits<int>::max(), *value));
+    }
     if (*value != static_cast<int>(*value)) fail(key, fmt::format("must be a whole number, got {}", *value));
     return static_cast<int>(*value);
   }

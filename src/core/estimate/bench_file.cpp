@@ -75,7 +75,11 @@ BenchFile parse_bench_file(const std::string& json_text, const std::string& orig
       file.data_images = optional_number<double>(*it, "data_images");
       file.data_classes = optional_number<double>(*it, "data_classes");
     }
-    for (const auto& run : require(doc, "runs")) file.runs.push_back(read_run(run, require(run, "batch").get<int>()));
+    for (const auto& run : require(doc, "runs")) {
+      const auto& batch = require(run, "batch");
+      if (!batch.is_number()) throw InputError(fmt::format("{}: 'batch' is {}, not a number", where, batch.dump()));
+      file.runs.push_back(read_run(run, json_util::number_as<int>(batch, "batch")));
+    }
     if (file.runs.empty()) throw InputError(fmt::format("{}: 'runs' is empty", where));
     if (auto it = doc.find("batch_search"); it != doc.end() && it->is_object()) {
       const auto trials = it->find("trials");
@@ -104,6 +108,8 @@ BenchFile parse_bench_file(const std::string& json_text, const std::string& orig
     return file;
   } catch (const nlohmann::json::exception& e) {
     throw InputError(fmt::format("{}: unexpected value ({})", where, e.what()));
+  } catch (const json_util::NumberOutOfRange& e) {
+    throw InputError(fmt::format("{}: {}", where, e.what()));
   }
 }
 

@@ -52,5 +52,16 @@ TEST(BenchFile, NamesTheFileAndTheMissingKey) {
               HasSubstr("unexpected value"));
 }
 
+// Found by fuzz/bench_json (kept in fuzz/regressions/bench_json): a number beyond the field's integer type
+// was converted with undefined behaviour; it is a one-line error naming the file and the field.
+TEST(BenchFile, AWholeNumberBeyondItsFieldIsAnErrorNamingIt) {
+  const std::string head = R"({"environment": {"device_name": "x"}, "model": "resnet50", "precision": "fp16", )";
+  EXPECT_THAT(bench_file_error(head + R"("resolution": 9223372036854775808224, "runs": [{"batch": 8}]})"),
+              HasSubstr("--bench 'b.json': 'resolution' is 9.223372036854776e+21, outside the whole numbers"));
+  EXPECT_THAT(bench_file_error(head + R"("runs": [{"batch": 3e9}]})"), HasSubstr("'batch' is 3000000000.0, outside"));
+  EXPECT_THAT(bench_file_error(head + R"("runs": [{"batch": "8"}]})"), HasSubstr("'batch' is \"8\", not a number"));
+  EXPECT_EQ(parse_bench_file(head + R"("resolution": 224, "runs": [{"batch": 8}]})", "b.json").resolution, 224);
+}
+
 }  // namespace
 }  // namespace gpusage::estimate
