@@ -12,6 +12,12 @@ inline double activation_element_bytes(catalog::Precision precision) {
   return precision == P::fp32 || precision == P::tf32 ? 4.0 : 2.0;
 }
 
+// 16-bit autocast rather than a pure 16-bit model: the ops on autocast's fp32 list (softmax, norms) keep
+// and write 4-byte tensors, which both models add on top of the 16-bit ones.
+inline bool runs_under_autocast(const TrainingConfig& config) {
+  return activation_element_bytes(config.precision) < 4 && !config.pure_16bit;
+}
+
 // The LoRA rank in force: --lora R, or QLoRA's default rank 16 (Dettmers et al. 2023 use r=64 for
 // their largest runs; 16 is PEFT's common default for 7B models).
 inline int lora_rank(const TrainingConfig& config) {

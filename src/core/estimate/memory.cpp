@@ -21,14 +21,11 @@ double optimizer_bytes_per_param(Optimizer optimizer) {
   return 8;
 }
 
-// Activations kept for backward, per sample. With checkpointing, each segment keeps only its input
-// and one segment at a time is recomputed, so its full working set is added once (Chen et al. 2016,
-// "Training Deep Nets with Sublinear Memory Cost").
 // Bytes one layer keeps for backward, per sample.
 double saved_bytes_per_sample(const workload::Layer& layer, const TrainingConfig& config) {
-  const double element = activation_element_bytes(config.precision);
-  const double autocast = element < 4 && !config.pure_16bit ? 1.0 : 0.0;
-  return layer.saved_elements * element + layer.saved_fixed_bytes + autocast * layer.autocast_extra_saved_bytes;
+  const double autocast = runs_under_autocast(config) ? 1.0 : 0.0;
+  return layer.saved_elements * activation_element_bytes(config.precision) + layer.saved_fixed_bytes +
+         autocast * layer.autocast_extra_saved_bytes;
 }
 
 // The gradients in flight during backward beyond the saved activations, per sample: when backward reaches
@@ -47,6 +44,9 @@ double backward_in_flight_bytes_per_sample(const workload::Workload& w, const Tr
   return in_flight;
 }
 
+// Activations kept for backward, per sample. With checkpointing, each segment keeps only its input
+// and one segment at a time is recomputed, so its full working set is added once (Chen et al. 2016,
+// "Training Deep Nets with Sublinear Memory Cost").
 double activation_bytes_per_sample(const workload::Workload& w, const TrainingConfig& config) {
   auto saved = [&config](const workload::Layer& layer) { return saved_bytes_per_sample(layer, config); };
   const double element = activation_element_bytes(config.precision);

@@ -77,7 +77,7 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
   const double element = activation_element_bytes(config.precision);
   const bool fp32_math = config.precision == catalog::Precision::fp32;
   // 16-bit autocast (not pure 16-bit training): the fp32 op list's outputs are 4 bytes wide.
-  const double autocast = element < 4 && !config.pure_16bit ? 1.0 : 0.0;
+  const double autocast = runs_under_autocast(config) ? 1.0 : 0.0;
   // A precision the card has no tensor cores for runs at its FP32 CUDA-core rate (bf16 on Volta/Turing).
   // GeForce cards list a 16-bit-accumulate rate twice the FP32-accumulate one; PyTorch's GEMMs and
   // cuDNN's convolutions accumulate in FP32 (cuBLAS CUBLAS_COMPUTE_32F under autocast), so the

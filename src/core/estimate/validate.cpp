@@ -26,6 +26,9 @@ namespace {
 // kernels; software before it runs attention unfused, keeping the s^2 probabilities.
 constexpr const char* kFusedAttentionSince = "2023-03";
 
+// The first month of lazy CUDA module loading by default (PyTorch 1.13, Measurement::loads_modules_eagerly).
+constexpr const char* kLazyModuleLoadingSince = "2022-11";
+
 // What a row needs for a prediction, built once per row.
 struct Prepared {
   workload::Workload workload;
@@ -92,11 +95,6 @@ void predict_row(ValidationRow& row, const Prepared& p, const Calibration& calib
   if (m.metric != Metric::max_batch) {
     row.predicted_oom = estimate_memory(p.workload, p.config, p.gpu, &calibration).total_bytes() > capacity;
   }
-}
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
 }
 
 // Fills the summaries of a report from its predicted rows.
@@ -244,7 +242,7 @@ ModelConstants fit_rows(const std::vector<FitRow>& rows, const ModelConstants& s
 // (a pre-release counts as before its release), "NGC 21.07" / "20.10 NGC" containers, "CUDA 11.3".
 // A row that says nothing is taken as today's software.
 bool Measurement::loads_modules_eagerly() const {
-  if (!software_date.empty()) return software_date < "2022-11";
+  if (!software_date.empty()) return software_date < kLazyModuleLoadingSince;
   std::smatch match;
   const std::string& f = framework;
   static const std::regex pytorch(R"(PyTorch (\d+)\.(\d+)(\.\d+a0)?)");
@@ -267,7 +265,7 @@ bool Measurement::loads_modules_eagerly() const {
 }
 
 bool Measurement::other_framework() const {
-  const std::string f = lower(framework);
+  const std::string f = text::to_lower(framework);
   if (f.find("pytorch") != std::string::npos) return false;
   for (const char* name : {"tensorflow", "mxnet", "paddle", "jax"}) {
     if (f.find(name) != std::string::npos) return true;
@@ -306,7 +304,7 @@ std::string cv_group_of(const Measurement& m, CvGroup group) {
     case CvGroup::model: return m.model;
     case CvGroup::source: break;
   }
-  std::string s = lower(m.source);
+  std::string s = text::to_lower(m.source);
   for (const char* scheme : {"https://", "http://"}) {
     if (s.starts_with(scheme)) s = s.substr(std::string(scheme).size());
   }
