@@ -68,10 +68,12 @@ void add_validate_command(CLI::App& app) {
       "validate",
       "Compare plan's predictions with measured training runs and report the error.\n"
       "FILE is CSV with columns model,gpu,precision,batch_per_gpu,metric,value (optional: num_gpus, resolution,\n"
-      "seq_len, fails_at, attention flash|eager, parallel ddp|fsdp, layout nhwc|nchw, task squad|pretrain, amp o2|autocast,\n"
-      "software_date YYYY-MM, framework, source). metric: train_throughput (samples/s per GPU), peak_memory\n"
+      "seq_len, tokens (per sample computed, for unpadded or length-binned data), accumulation (micro-batches per\n"
+      "optimizer step), fails_at, attention flash|eager, parallel ddp|fsdp, layout nhwc|nchw, task squad|pretrain,\n"
+      "amp o2|autocast, software_date YYYY-MM, framework, source). metric: train_throughput (samples/s per GPU), peak_memory\n"
       "(bytes, as nvidia-smi counts them) or max_batch (value = largest batch that ran, fails_at = the\n"
-      "smallest that failed). Rows with software from before 2021-01 are reported as their own group.\n"
+      "smallest that failed). Rows with software from before 2021-01, and data-parallel rows more than 10% faster\n"
+      "per GPU than the same run on one GPU, are reported as their own groups.\n"
       "Without --cv every row is predicted with the shipped constants, which were fitted on\n"
       "data/validation/published.csv: those errors are in-sample. --cv gpu holds out one GPU at a time,\n"
       "refits on the rest and predicts it: the honest figure for a card you do not own.\n"
@@ -142,6 +144,7 @@ void add_validate_command(CLI::App& app) {
                               {"predicted", r.predicted ? nlohmann::json(*r.predicted) : nlohmann::json(nullptr)},
                               {"error", r.error ? nlohmann::json(*r.error) : nlohmann::json(nullptr)},
                               {"legacy", m.legacy()},
+                              {"superlinear", m.superlinear},
                               {"group", r.group.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.group)},
                               {"predicted_oom", r.predicted_oom},
                               {"skipped", r.skipped.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.skipped)}};
@@ -165,6 +168,7 @@ void add_validate_command(CLI::App& app) {
            {{"single_gpu_throughput", summary_json(result.single_gpu_throughput)},
             {"multi_gpu_throughput", summary_json(result.multi_gpu_throughput)},
             {"legacy_throughput", summary_json(result.legacy_throughput)},
+            {"superlinear_throughput", summary_json(result.superlinear_throughput)},
             {"peak_memory", summary_json(result.peak_memory)},
             {"legacy_peak_memory", summary_json(result.legacy_peak_memory)},
             {"max_batch", {{"rows", result.max_batch_rows}, {"in_bracket", result.max_batch_hits}}},
@@ -205,7 +209,7 @@ void add_validate_command(CLI::App& app) {
       };
       std::string measured = value(m.value);
       if (m.metric == estimate::Metric::max_batch) measured += m.fails_at ? fmt::format(" (<{})", *m.fails_at) : " (ran)";
-      std::string note = m.legacy() ? "legacy software" : "";
+      std::string note = m.legacy() ? "legacy software" : m.superlinear ? "faster per GPU than one GPU" : "";
       if (r.predicted_oom) note += std::string(note.empty() ? "" : "; ") + "predicted OOM";
       if (r.bracket_hit) note += std::string(note.empty() ? "" : "; ") + (*r.bracket_hit ? "in bracket" : "outside bracket");
       table.add_row({std::to_string(m.line), m.model, m.gpu, m.precision, std::to_string(m.batch_per_gpu),
@@ -225,6 +229,10 @@ void add_validate_command(CLI::App& app) {
     out += summary_line("multi-GPU per-GPU throughput", result.multi_gpu_throughput) + "\n";
     out += summary_line(fmt::format("legacy software (before {}), its own group", estimate::kLegacySoftwareBefore),
                         result.legacy_throughput) + "\n";
+    out += summary_line(fmt::format("data-parallel rows over {:.0f}% faster per GPU than the same run on one GPU, "
+                                    "their own group",
+                                    estimate::kSuperlinearTolerance * 100),
+                        result.superlinear_throughput) + "\n";
     out += summary_line("peak memory, current software", result.peak_memory) + "\n";
     out += summary_line("peak memory, legacy software", result.legacy_peak_memory) + "\n";
     out += "max batch: plan's largest batch inside the measured bracket in " +

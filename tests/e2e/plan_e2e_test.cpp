@@ -151,8 +151,9 @@ TEST(GuideE2E, PrintsSpecsAndEstimateAndWritesTheChart) {
 
 // The honest figure: every published run predicted by constants fitted without its GPU. The bounds are
 // the figures measured when the model and data last changed (docs/MODEL.md), so a change that makes
-// out-of-sample accuracy worse fails here (measured: median 8.3%, p90 26.0%, multi-GPU 16.6%;
-// PyTorch memory: peak 10.6%, 52 of 57 brackets, 2.0% of runs that ran predicted not to fit).
+// out-of-sample accuracy worse fails here (measured: median 9.3%, p90 26.7%, multi-GPU 14.1% on 1,214 rows
+// with the 75 superlinear data-parallel rows as their own group; PyTorch memory: peak 10.6%, 52 of 57
+// brackets, 2.0% of runs that ran predicted not to fit).
 TEST(ValidateE2E, LeaveOneGpuOutAccuracyOnThePublishedRecord) {
   const std::string intervals = std::string(GPUSAGE_BINARY_DIR) + "/e2e-intervals.json";
   auto r = run_cli("validate " + std::string(GPUSAGE_SOURCE_DIR) +
@@ -163,11 +164,13 @@ TEST(ValidateE2E, LeaveOneGpuOutAccuracyOnThePublishedRecord) {
   EXPECT_GE(doc["groups"].get<int>(), 25);
   const auto& single = doc["summary"]["single_gpu_throughput"];
   EXPECT_GE(single["rows"].get<int>(), 900);
-  EXPECT_LE(single["median_abs_error"].get<double>(), 0.09);
+  EXPECT_LE(single["median_abs_error"].get<double>(), 0.10);
   EXPECT_LE(single["p90_abs_error"].get<double>(), 0.27);
   const auto& multi = doc["summary"]["multi_gpu_throughput"];
   EXPECT_GE(multi["rows"].get<int>(), 1000);
-  EXPECT_LE(multi["median_abs_error"].get<double>(), 0.17);
+  EXPECT_LE(multi["median_abs_error"].get<double>(), 0.15);
+  // Data-parallel rows faster per GPU than one GPU are reported beside the headline, not dropped.
+  EXPECT_GE(doc["summary"]["superlinear_throughput"]["rows"].get<int>(), 50);
   EXPECT_GE(doc["summary"]["peak_memory"]["rows"].get<int>() + doc["summary"]["legacy_peak_memory"]["rows"].get<int>(),
             400);
   EXPECT_LE(doc["summary"]["peak_memory"]["median_abs_error"].get<double>(), 0.11);

@@ -31,13 +31,38 @@ constexpr const char* kLazyModuleLoadingSince = "2022-11";
 
 // What a row needs for a prediction, built once per row.
 struct Prepared {
-  workload::Workload workload;
+  workload::Workload workload;        // at the row's sequence length: what memory has to hold
+  workload::Workload timed_workload;  // at the tokens each sample really computes (Measurement::tokens)
   TrainingConfig config;
   catalog::Gpu gpu;
   std::string key;  // everything the prediction depends on: rows with equal keys predict alike
 };
 
-bool current_throughput(const Measurement& m) { return m.metric == Metric::train_throughput && !m.legacy(); }
+bool current_throughput(const Measurement& m) {
+  return m.metric == Metric::train_throughput && !m.legacy() && !m.superlinear;
+}
+
+// Measurement::superlinear for every data-parallel throughput row that has a single-GPU counterpart: the same
+// source (repository or site), framework release, model, GPU, precision, batch, sequence and layout.
+void mark_superlinear(std::vector<Measurement>& rows) {
+  auto key = [](const Measurement& m) {
+    return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", cv_group_of(m, CvGroup::source), m.framework, m.model,
+                       m.gpu, m.precision, m.batch_per_gpu, m.resolution.value_or(0), m.seq_len.value_or(0),
+                       m.tokens.value_or(0), m.task, m.channels_last.value_or(false),
+                       m.flash_attention ? (*m.flash_attention ? "flash" : "eager") : "", m.pure_16bit);
+  };
+  std::map<std::string, double> single;
+  for (const Measurement& m : rows) {
+    if (m.metric != Metric::train_throughput || m.num_gpus != 1) continue;
+    double& best = single[key(m)];
+    best = std::max(best, m.value);
+  }
+  for (Measurement& m : rows) {
+    if (m.metric != Metric::train_throughput || m.num_gpus == 1) continue;
+    auto it = single.find(key(m));
+    m.superlinear = it != single.end() && m.value > it->second * (1 + kSuperlinearTolerance);
+  }
+}
 
 std::optional<Prepared> prepare(const Measurement& m, const catalog::Catalog& catalog, std::string& skipped) {
   try {
@@ -47,11 +72,15 @@ std::optional<Prepared> prepare(const Measurement& m, const catalog::Catalog& ca
     options.flash_attention = m.flash_attention.value_or(!m.software_date.empty() &&
                                                          m.software_date >= kFusedAttentionSince);
     if (m.task == "squad") options.head = workload::Head::question_answering;
-    Prepared p{workload::build(m.model, options), {}, complete_tensor_rates(catalog.resolve(m.gpu), catalog).gpu, {}};
+    Prepared p{workload::build(m.model, options), {}, {}, complete_tensor_rates(catalog.resolve(m.gpu), catalog).gpu,
+               {}};
+    if (m.tokens) options.seq_len = m.tokens;
+    p.timed_workload = m.tokens ? workload::build(m.model, options) : p.workload;
     auto precision = catalog::parse_precision(m.precision);
     if (!precision) throw InputError(fmt::format("unknown precision '{}'", m.precision));
     p.config.precision = *precision;
     p.config.batch_per_gpu = m.batch_per_gpu;
+    p.config.accumulation_steps = m.accumulation;
     p.config.optimizer = p.workload.domain == workload::Domain::vision ? Optimizer::momentum : Optimizer::adamw;
     p.config.gpus_per_node = std::min(m.num_gpus, 8);
     p.config.nodes = std::max(1, m.num_gpus / 8);
@@ -59,9 +88,10 @@ std::optional<Prepared> prepare(const Measurement& m, const catalog::Catalog& ca
     p.config.channels_last = m.channels_last.value_or(false);
     p.config.pure_16bit = m.pure_16bit;
     p.config.eager_module_loading = m.loads_modules_eagerly();
-    p.key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", m.model, m.gpu, m.precision, m.batch_per_gpu, m.num_gpus,
-                        m.resolution.value_or(0), m.seq_len.value_or(0), options.flash_attention, m.fsdp,
-                        p.config.channels_last, m.task, m.pure_16bit);
+    p.key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", m.model, m.gpu, m.precision, m.batch_per_gpu,
+                        m.num_gpus, m.resolution.value_or(0), m.seq_len.value_or(0), m.tokens.value_or(0),
+                        m.accumulation, options.flash_attention, m.fsdp, p.config.channels_last, m.task,
+                        m.pure_16bit);
     return p;
   } catch (const InputError& e) {
     skipped = e.what();
@@ -69,8 +99,10 @@ std::optional<Prepared> prepare(const Measurement& m, const catalog::Catalog& ca
   }
 }
 
+// Samples per second per GPU over whole optimizer steps (every accumulated micro-batch counts).
 double predict_throughput(const Prepared& p, const Calibration& calibration) {
-  return p.config.batch_per_gpu / estimate_step_time(p.workload, p.config, p.gpu, &calibration).step_s;
+  return p.config.batch_per_gpu * p.config.accumulation_steps /
+         estimate_step_time(p.timed_workload, p.config, p.gpu, &calibration).step_s;
 }
 
 // Fills a row's prediction and error from one set of constants.
@@ -99,7 +131,7 @@ void predict_row(ValidationRow& row, const Prepared& p, const Calibration& calib
 
 // Fills the summaries of a report from its predicted rows.
 void summarize_report(ValidationReport& report) {
-  std::vector<double> single, multi, legacy, memory, legacy_memory, other_memory;
+  std::vector<double> single, multi, legacy, superlinear, memory, legacy_memory, other_memory;
   std::map<Cell, std::vector<double>> cells;
   for (const ValidationRow& row : report.rows) {
     if (!row.error) continue;
@@ -113,6 +145,8 @@ void summarize_report(ValidationReport& report) {
       case Metric::train_throughput:
         if (m.legacy()) {
           legacy.push_back(*row.error);
+        } else if (m.superlinear) {
+          superlinear.push_back(*row.error);
         } else if (m.num_gpus > 1) {
           multi.push_back(*row.error);
         } else {
@@ -132,6 +166,7 @@ void summarize_report(ValidationReport& report) {
   report.single_gpu_throughput = summarize(single);
   report.multi_gpu_throughput = summarize(multi);
   report.legacy_throughput = summarize(legacy);
+  report.superlinear_throughput = summarize(superlinear);
   report.peak_memory = summarize(memory);
   report.legacy_peak_memory = summarize(legacy_memory);
   report.other_framework_peak_memory = summarize(other_memory);
@@ -431,6 +466,12 @@ std::vector<Measurement> parse_measurements(const std::string& csv_text, const s
     m.num_gpus = count("num_gpus", false).value_or(1);
     m.resolution = count("resolution", false);
     m.seq_len = count("seq_len", false);
+    m.tokens = count("tokens", false);
+    if (m.tokens && (!m.seq_len || *m.tokens > *m.seq_len)) {
+      throw InputError(fmt::format("{}:{}: tokens {} needs a seq_len at least as long (the padded length)", origin,
+                                   line_number, *m.tokens));
+    }
+    m.accumulation = count("accumulation", false).value_or(1);
     m.fails_at = count("fails_at", false);
     const std::string metric = choice("metric", {"train_throughput", "peak_memory", "max_batch"});
     if (metric.empty()) throw InputError(fmt::format("{}:{}: 'metric' is empty", origin, line_number));
@@ -464,6 +505,7 @@ std::vector<Measurement> parse_measurements(const std::string& csv_text, const s
     out.push_back(std::move(m));
   }
   if (column.empty()) throw InputError(fmt::format("{}: empty file (expected a CSV header)", origin));
+  mark_superlinear(out);
   return out;
 }
 

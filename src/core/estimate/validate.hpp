@@ -34,6 +34,13 @@ struct Measurement {
   int num_gpus = 1;
   std::optional<int> resolution;
   std::optional<int> seq_len;
+  // Column `tokens`: the tokens per sample the model really computes when the data are unpadded or
+  // binned by length (MLPerf's BERT, DeepLearningExamples' LDDL loader), below seq_len; empty: seq_len.
+  // Step time is predicted at this length, memory at seq_len (the longest sample still has to fit).
+  std::optional<int> tokens;
+  // Column `accumulation`: micro-batches per optimizer step (gradient accumulation); DDP all-reduces and
+  // the optimizer steps once per `accumulation` micro-batches. Empty: 1.
+  int accumulation = 1;
   Metric metric = Metric::train_throughput;
   double value = 0;              // samples/s per GPU, bytes, or the largest batch that ran
   std::optional<int> fails_at;   // max_batch: the smallest batch that failed
@@ -50,6 +57,11 @@ struct Measurement {
   std::string source;
 
   bool legacy() const { return !software_date.empty() && software_date < kLegacySoftwareBefore; }
+  // Set by parse_measurements: a data-parallel row whose per-GPU throughput beats the single-GPU row of the
+  // same source, framework release and configuration by more than kSuperlinearTolerance. Each data-parallel
+  // rank does the single-GPU step plus communication, so such a row measures something else (its harness's
+  // accounting): it is reported as its own group, never fitted, never in the headline.
+  bool superlinear = false;
   // Measured under TensorFlow, MXNet, PaddlePaddle or JAX rather than PyTorch. The memory model is
   // PyTorch's (autograd's saved tensors, the caching allocator, autocast's copies), so such rows' memory
   // figures are a group of their own; their throughput runs the same cuDNN and cuBLAS kernels and counts.
@@ -59,8 +71,12 @@ struct Measurement {
   bool loads_modules_eagerly() const;
 };
 
+// How far a data-parallel row's per-GPU throughput may exceed its single-GPU counterpart before it is marked
+// superlinear: run-to-run scatter of repeated published runs is about 5%.
+constexpr double kSuperlinearTolerance = 0.10;
+
 // Parses CSV with a header that has at least model,gpu,precision,batch_per_gpu,metric,value (optional:
-// num_gpus, resolution, seq_len, fails_at, attention, parallel, layout, task, data, framework,
+// num_gpus, resolution, seq_len, tokens, accumulation, fails_at, attention, parallel, layout, task, data, framework,
 // software_date, source; anything else ignored). Throws InputError naming the line and the column.
 std::vector<Measurement> parse_measurements(const std::string& csv_text, const std::string& origin);
 
@@ -117,6 +133,7 @@ struct ValidationReport {
   ErrorSummary single_gpu_throughput;  // the headline: current-software single-GPU rows
   ErrorSummary multi_gpu_throughput;   // per-GPU throughput of data-parallel runs
   ErrorSummary legacy_throughput;      // rows measured with pre-kLegacySoftwareBefore software
+  ErrorSummary superlinear_throughput;  // data-parallel rows faster per GPU than one GPU (Measurement::superlinear)
   ErrorSummary peak_memory;         // current software
   ErrorSummary legacy_peak_memory;  // pre-kLegacySoftwareBefore software (older CUDA contexts and allocators)
   int max_batch_rows = 0;

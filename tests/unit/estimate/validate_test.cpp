@@ -110,6 +110,47 @@ TEST(ParseMeasurements, BadValuesNameTheLineAndTheColumn) {
               HasSubstr("amp 'o3' is not one of autocast, o2"));
 }
 
+// Unpadded or length-binned data and gradient accumulation are columns of their own.
+TEST(ParseMeasurements, TokensAndAccumulationAreRead) {
+  const auto rows = parse_measurements(
+      "model,gpu,precision,batch_per_gpu,num_gpus,seq_len,metric,value,tokens,accumulation\n"
+      "bert-large,a100-sxm4-80gb,fp16,48,8,512,train_throughput,260,256,2\n"
+      "bert-large,a100-sxm4-80gb,fp16,48,8,512,train_throughput,130,,\n",
+      "t.csv");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].tokens, 256);
+  EXPECT_EQ(rows[0].accumulation, 2);
+  EXPECT_FALSE(rows[1].tokens.has_value());
+  EXPECT_EQ(rows[1].accumulation, 1);
+  try {
+    parse_measurements("model,gpu,precision,batch_per_gpu,seq_len,metric,value,tokens\n"
+                       "bert-large,a100-sxm4-80gb,fp16,48,128,train_throughput,260,256\n",
+                       "t.csv");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("t.csv:2: tokens 256 needs a seq_len at least as long"));
+  }
+}
+
+// A data-parallel row more than 10% faster per GPU than the same source's single-GPU run of the same
+// configuration is its own group; within the tolerance, or against another framework release, it is not.
+TEST(ParseMeasurements, DataParallelRowsFasterPerGpuThanOneGpuAreSuperlinear) {
+  const std::string head = "model,gpu,precision,batch_per_gpu,num_gpus,seq_len,metric,value,framework,source,task\n";
+  const std::string src = ",PyTorch 24.03 NGC,https://github.com/lambdal/deeplearning-benchmark/blob/x/a.csv,squad\n";
+  const auto rows = parse_measurements(head + "bert-base,h100-sxm5-80gb,fp16,320,1,384,train_throughput,850" + src +
+                                           "bert-base,h100-sxm5-80gb,fp16,320,8,384,train_throughput,1150" + src +
+                                           "bert-base,h100-sxm5-80gb,fp16,320,4,384,train_throughput,930" + src +
+                                           "bert-base,h100-sxm5-80gb,fp16,320,8,384,train_throughput,1150,PyTorch "
+                                           "22.09 NGC,https://github.com/lambdal/deeplearning-benchmark/blob/x/a.csv,"
+                                           "squad\n",
+                                       "t.csv");
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_FALSE(rows[0].superlinear);
+  EXPECT_TRUE(rows[1].superlinear);   // 1150 > 850 x 1.1
+  EXPECT_FALSE(rows[2].superlinear);  // 930 < 935
+  EXPECT_FALSE(rows[3].superlinear);  // no single-GPU row of that release
+}
+
 TEST(CvGroups, ASourceIsItsRepositoryOrItsSite) {
   Measurement m;
   m.source = "https://github.com/lambdal/deeplearning-benchmark/blob/0551cb7/pytorch/a.csv#L3";
