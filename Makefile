@@ -4,6 +4,9 @@
 #   make bench  the same dependencies as test; builds gpusage and the LibTorch gpusage-bench
 PRESET ?= dev
 JOBS ?= $(shell nproc)
+# ctest runs two tests a core: many of them mostly wait (on gpusage's child processes, Prometheus, Chromium,
+# tmux), and the suite's wall time drops by a tenth or more on 2 cores (README "What the build takes").
+CTEST_JOBS ?= $(shell echo $$(( $$(nproc) * 2 )))
 BUILD_DIR := build/$(PRESET)
 GPUSAGE := $(BUILD_DIR)/src/cli/gpusage
 ALL_TARGETS := -DGPUSAGE_BUILD_TESTS=ON -DGPUSAGE_BUILD_BENCH=ON -DGPUSAGE_BUILD_BENCHMARKS=ON
@@ -42,7 +45,7 @@ build-run: configure-run
 	cmake --build --preset $(PRESET) -j $(JOBS) --target gpusage
 
 test: build
-	ctest --preset $(PRESET) -j $(JOBS)
+	ctest --preset $(PRESET) -j $(CTEST_JOBS)
 
 # Rewrites tests/golden/expected/ from the current binary (after a deliberate change of output or of a model
 # figure), then checks that a second run matches what it wrote (nothing that varies is left unscrubbed).
