@@ -47,7 +47,7 @@ IntervalTable interval_table(const ValidationReport& report) {
   t.method = report.cv ? fmt::format("leave-one-{}-out", to_string(*report.cv)) : "in-sample";
   for (const ValidationRow& row : report.rows) {
     const Measurement& m = row.measurement;
-    if (!row.error || m.metric != Metric::train_throughput || m.legacy() || m.superlinear) continue;
+    if (!row.error || !m.current_throughput()) continue;
     if (m.num_gpus > 1) {
       multi.push_back(*row.error);
       t.max_validated_gpus = std::max(t.max_validated_gpus, m.num_gpus);

@@ -38,10 +38,6 @@ struct Prepared {
   std::string key;  // everything the prediction depends on: rows with equal keys predict alike
 };
 
-bool current_throughput(const Measurement& m) {
-  return m.metric == Metric::train_throughput && !m.legacy() && !m.superlinear;
-}
-
 // Measurement::superlinear for every data-parallel throughput row that has a single-GPU counterpart: the same
 // source (repository or site), framework release, model, GPU, precision, batch, sequence and layout.
 void mark_superlinear(std::vector<Measurement>& rows) {
@@ -553,7 +549,7 @@ ValidationReport cross_validate(const std::vector<Measurement>& measurements, co
       try {
         std::vector<FitRow> rows;
         for (std::size_t i = 0; i < prepared.size(); ++i) {
-          if (prepared[i] && report.rows[i].group != groups[g] && current_throughput(measurements[i])) {
+          if (prepared[i] && report.rows[i].group != groups[g] && measurements[i].current_throughput()) {
             rows.push_back({&*prepared[i], measurements[i].value});
           }
         }
@@ -589,7 +585,7 @@ ModelConstants fit_constants(const std::vector<Measurement>& measurements, const
   std::vector<double> measured;
   for (const Measurement& m : measurements) {
     std::string skipped;
-    if (!current_throughput(m)) continue;
+    if (!m.current_throughput()) continue;
     if (auto p = prepare(m, catalog, skipped)) {
       prepared.push_back(std::move(*p));
       measured.push_back(m.value);

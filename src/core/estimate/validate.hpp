@@ -62,6 +62,9 @@ struct Measurement {
   // rank does the single-GPU step plus communication, so such a row measures something else (its harness's
   // accounting): it is reported as its own group, never fitted, never in the headline.
   bool superlinear = false;
+  // A throughput row that counts: fitted, in the headline and in plan's intervals (neither legacy nor
+  // superlinear, which are reported as their own groups).
+  bool current_throughput() const { return metric == Metric::train_throughput && !legacy() && !superlinear; }
   // Measured under TensorFlow, MXNet, PaddlePaddle or JAX rather than PyTorch. The memory model is
   // PyTorch's (autograd's saved tensors, the caching allocator, autocast's copies), so such rows' memory
   // figures are a group of their own; their throughput runs the same cuDNN and cuBLAS kernels and counts.
