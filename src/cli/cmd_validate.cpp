@@ -107,7 +107,7 @@ void add_validate_command(CLI::App& app) {
     estimate::ValidationReport result;
     if (!state->cv.empty()) {
       const bool tty = isatty(STDERR_FILENO);
-      result = estimate::cross_validate(measurements, catalog, calibration.constants,
+      result = estimate::cross_validate(measurements, catalog, estimate::prior_constants(),
                                         *estimate::parse_cv_group(state->cv), [tty](int done, int total) {
                                           if (tty) std::fprintf(stderr, "\rcross-validating: %d/%d groups", done, total);
                                           if (tty && done == total) std::fprintf(stderr, "\n");
@@ -115,7 +115,7 @@ void add_validate_command(CLI::App& app) {
     } else {
       if (state->fit) {
         const estimate::ModelConstants before = calibration.constants;
-        calibration.constants = estimate::fit_constants(measurements, catalog, calibration.constants);
+        calibration.constants = estimate::fit_constants(measurements, catalog, estimate::prior_constants());
         changes = estimate::describe_changes(before, calibration.constants);
       }
       result = estimate::validate(measurements, catalog, calibration);

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <set>
 #include <sstream>
 #include <toml++/toml.h>
@@ -461,6 +462,34 @@ Gpu read_gpu(const toml::table& table, const std::string& origin, std::size_t in
 
 }  // namespace
 
+namespace {
+
+// Gpu::power_flagship: per compute capability, the card with the highest TDP (then FP16 rate).
+void fill_power_flagships(std::vector<Gpu>& gpus) {
+  std::map<std::string, const Gpu*> flagship;
+  for (const Gpu& gpu : gpus) {
+    if (gpu.tdp_w <= 0 || !gpu.fp16_tflops) continue;
+    const Gpu*& best = flagship[gpu.compute_capability];
+    if (!best || gpu.tdp_w > best->tdp_w || (gpu.tdp_w == best->tdp_w && *gpu.fp16_tflops > *best->fp16_tflops)) {
+      best = &gpu;
+    }
+  }
+  std::map<std::string, std::pair<std::string, double>> reference;
+  for (const auto& [cc, gpu] : flagship) {
+    // A GeForce flagship's FP32-accumulate rate is held at half its tensor cores' rate; the full one
+    // (FP16 accumulate) is what its TDP was set for.
+    reference[cc] = {gpu->id, gpu->fp16_acc16_tflops.value_or(*gpu->fp16_tflops) / gpu->tdp_w};
+  }
+  for (Gpu& gpu : gpus) {
+    auto it = reference.find(gpu.compute_capability);
+    if (it == reference.end() || gpu.tdp_w <= 0 || !gpu.fp16_tflops) continue;
+    gpu.power_flagship = it->second.first;
+    gpu.power_flagship_fp16_tflops_per_watt = it->second.second;
+  }
+}
+
+}  // namespace
+
 Catalog Catalog::parse(std::string_view toml_text, const std::string& origin) {
   toml::table root;
   try {
@@ -512,6 +541,7 @@ Catalog Catalog::parse(std::string_view toml_text, const std::string& origin) {
     }
     catalog.gpus_.push_back(std::move(gpu));
   }
+  fill_power_flagships(catalog.gpus_);
   for (const auto& gpu : catalog.gpus_) {
     if (gpu.variant_of && (!catalog.find(*gpu.variant_of) || *gpu.variant_of == gpu.id)) {
       throw InputError(fmt::format("{}: gpu '{}': field 'variant_of' names '{}', which is not another gpu of this "

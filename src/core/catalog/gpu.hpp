@@ -82,6 +82,12 @@ struct Gpu {
   std::vector<Source> sources;
   std::vector<Derivation> derivations;    // figures the loader computed (their values are set above)
   std::vector<std::string> unsupported;   // fields the hardware cannot do (the catalog's support rules)
+  // The flagship of this card's compute capability: the catalog's card of that capability with the most
+  // watts (ties: the higher FP16 rate), whose TDP is set to hold its rated clocks. Its FP16 tensor FLOPs
+  // per watt bound what a card binned for fewer watts can sustain (step_time.cpp). Filled by the
+  // catalog loader; empty for a card without a TDP or an FP16 rate.
+  std::optional<std::string> power_flagship;
+  std::optional<double> power_flagship_fp16_tflops_per_watt;
 
   const Derivation* derivation(std::string_view field) const;
   bool is_unsupported(std::string_view field) const;

@@ -18,10 +18,17 @@ struct ModelConstants {
   // CUDA_MODULE_LOADING=LAZY in 2.x): about 0.29 GB; eager loading about 0.67 GB (PyTorch PR #86509).
   double cuda_context_bytes = 0.29e9;
   // Without lazy loading (CUDA < 11.7, or PyTorch < 1.13, which sets CUDA_MODULE_LOADING=LAZY itself) every
-  // kernel of PyTorch, cuBLAS and cuDNN is loaded into the context when the library loads: "more than
-  // 1000 MB" (PyTorch maintainer ptrblck, pytorch/pytorch#107667; a cuDNN handle alone took 750 MB on
-  // cuDNN 7, pytorch/pytorch#12873).
-  double cuda_context_eager_bytes = 1.0e9;
+  // kernel of PyTorch, cuBLAS and cuDNN is loaded into the context when the library loads: 666,632,192
+  // bytes measured in the same PR against 287,047,680 lazily. (It was 1.0 GB, from "more than 1000 MB",
+  // pytorch/pytorch#107667, chosen to explain FlagPerf's 8-GPU small-batch rows before NCCL's buffers
+  // below were counted; those now explain part of that gap: docs/MODEL.md.)
+  double cuda_context_eager_bytes = 0.667e9;
+  // NCCL's communicator on each rank of a data-parallel run: its channels' send/receive buffers (NCCL_BUFFSIZE,
+  // 4 MiB per protocol and peer), which nvidia-smi counts beside PyTorch's allocator. Measured with PyTorch on
+  // 4x A100 with NVLink after one all-reduce: 688 MB for a group of more than two GPUs, 544 MB for two
+  // (NVIDIA/nccl#964); the memory grows with the channel count, not with the number of GPUs (NVIDIA/nccl#986).
+  double nccl_communicator_bytes = 688e6;
+  double nccl_communicator_two_gpus_bytes = 544e6;
   // Caching-allocator overhead on top of live tensors: 512 B rounding, 2 MiB/20 MiB segments and
   // fragmentation (DNNMem, FSE'20, reports 5-15% over the live set). Applied to activations + workspace.
   double allocator_overhead_fraction = 0.08;
@@ -35,45 +42,70 @@ struct ModelConstants {
 
   // ---- Speed ----
   // Fraction of the dense tensor-core peak that large conv / GEMM kernels reach in training.
-  double conv_tensor_efficiency = 0.8019;
-  double matmul_tensor_efficiency = 0.6481;
+  double conv_tensor_efficiency = 0.7412;
+  double matmul_tensor_efficiency = 0.6048;
   // TF32 GEMMs and convolutions relative to the 16-bit ones, as a fraction of their own (half as high)
   // peak: the same tile shapes move twice the bytes per FLOP through shared memory and registers, so at
   // BERT's and ResNet's shapes TF32 kernels sit further below their peak (fitted).
-  double tf32_relative_efficiency = 0.926;
+  double tf32_relative_efficiency = 0.8824;
   // Fraction of the CUDA-core FP32 peak reached by FP32 (non-TF32) conv / GEMM kernels.
-  double conv_fp32_efficiency = 0.88;
-  double matmul_fp32_efficiency = 0.8646;
+  double conv_fp32_efficiency = 0.9259;
+  double matmul_fp32_efficiency = 0.7191;
   // Attention core (softmax(QK^T)V) as a fraction of the matmul efficiency (FlashAttention reaches
   // 50-70% of peak on A100/H100: Dao 2023, "FlashAttention-2").
-  double attention_relative_efficiency = 1.0;
+  double attention_relative_efficiency = 0.7938;
   // Depthwise convolutions (MobileNet, EfficientNet) do a few MACs per output element and run as
   // memory-bound kernels, but cuDNN's depthwise kernels (their weight gradient above all) reach only a
   // fraction of the bandwidth plain elementwise kernels do. Relative to memory_efficiency.
-  double depthwise_conv_relative_efficiency = 0.2195;
-  // Per-architecture factor on the GEMM/conv compute rate, keyed by compute capability: how close the
-  // libraries of the day get to each architecture's peak (e.g. Hopper needs wgmma kernels that older
-  // cuDNN lacks). Fitted where published runs exist; others get the median factor (step_time.cpp).
+  double depthwise_conv_relative_efficiency = 0.2403;
+  // Per-architecture factor on the tensor-core GEMM/conv rate, keyed by compute capability: how close
+  // the libraries of the day get to each architecture's tensor peak (e.g. Hopper needs wgmma kernels
+  // that older cuDNN lacks). FP32 CUDA-core math has no such factor. Fitted where published runs exist; others get the median factor (step_time.cpp).
   std::map<std::string, double> architecture_compute_factor = {
-      {"7.0", 1.136}, {"7.5", 0.8}, {"8.0", 1.08}, {"8.6", 1.136}, {"8.9", 0.6782}, {"9.0", 0.800}, {"10.0", 0.5832}};
+      {"7.0", 0.9633}, {"7.5", 0.9804}, {"8.0", 1.204}, {"8.6", 1.225}, {"8.9", 0.9633}, {"9.0", 0.8}, {"10.0", 0.6165}};
   // NCHW tensors under tensor cores: cuDNN's tensor-core convolutions work on NHWC, so an NCHW
   // convolution transposes its input and output on the way (NVIDIA Deep Learning Performance Guide,
-  // "Convolutional Layers": "tensor layout ... NHWC ... NCHW inputs are transposed"). One extra read and
-  // write of the convolution's input and output per pass; none with --channels-last.
+  // "Convolutional Layers": "tensor layout ... NHWC ... NCHW inputs are transposed"). Each pass is one
+  // extra read and write of the convolution's input and output, costed at 4 bytes an element whatever
+  // the precision (step_time.cpp); none with --channels-last. One pass, as the guide describes: not
+  // fitted, because the rows cannot tell it from the convolution efficiency (fitted per held-out GPU it
+  // ranged 1.0-1.32; docs/MODEL.md).
   double nchw_transpose_passes = 1.0;
   // Fraction of peak DRAM bandwidth reached by memory-bound kernels (normalisation, elementwise,
   // pooling, optimizer). STREAM-like kernels reach 80-90% on HBM and GDDR.
-  double memory_efficiency = 0.75;
+  double memory_efficiency = 0.8;
   // A GEMM / conv fills the GPU only with enough output tiles: with 128x128 tiles, about two waves of
   // CTAs per SM are needed to hide the tail (wave quantisation; NVIDIA "GPU Performance Background
   // User's Guide"). Below that the kernel runs at the fraction of SMs it can occupy.
   double tile_elements = 128.0 * 128.0;
   double tiles_per_sm_to_fill = 2.0;
+  // Tensor math under a power limit: a card whose FP16 peak per watt of TDP exceeds its architecture's
+  // flagship's (Gpu::power_flagship: the capability's highest-TDP card, whose TDP holds its rated
+  // clocks) clocks down until it fits its TDP. Lower clocks run at lower voltage and so do more FLOPs
+  // per joule: such a card sustains at most power_headroom x the flagship's FLOPs per watt x its own TDP.
+  // A GeForce flagship counts at its FP16-accumulate rate, the one its tensor cores run at (its
+  // FP32-accumulate rate is held at half). RTX A6000 (300 W, 154.8 TFLOPS on paper) trains BERT-large
+  // only 27% faster than the RTX 3090 (350 W, 71.2); A100 PCIe 40 GB (250 W) 14% slower than SXM
+  // (400 W) at the same peak (Lambda's benchmark, published.csv). Dynamic power goes as f x V^2 and
+  // the voltage falls with the clock, so a card at 80% of its flagship's clock does about 1.3x the FLOPs
+  // per joule. Not fitted: the rows cannot tell it from the architecture factors (fitted per held-out
+  // GPU it ranged 1.12-1.69, and the held-out RTX 3090 moved with it; docs/MODEL.md).
+  double power_headroom = 1.3;
+  // Cycles an output tile of a GEMM / conv spends outside its K loop and does not hide behind another
+  // tile's math: filling the shared-memory pipeline from DRAM before the first MMA and storing the
+  // accumulators after the last (CUTLASS's prologue and epilogue). The K loop takes
+  // 2 x tile_elements x K / (tensor FLOPs per SM per cycle) cycles, so a short reduction (a 1x1 conv
+  // over 64 channels, ViT-Ti's 192-wide linears) loses more, and more on a GPU whose SMs do more math
+  // per cycle (H100 3,786 FP16 FLOPs/cycle/SM, A100 2,048, GeForce Ampere/Ada 512 at FP32
+  // accumulation) while DRAM latency stays about the same. A few hundred cycles: one DRAM round trip is
+  // 500-800 cycles, half of it hidden by the SM's other resident tile. Not fitted: fitted per held-out
+  // GPU it ranged 195-1,867 cycles, standing in for whatever the held-out card lacked (docs/MODEL.md).
+  double gemm_tile_fixed_cycles = 300;
   // GPU-side fixed time per kernel (launch latency, ramp-up and tail), seconds.
-  double kernel_fixed_s = 1.165e-06;
+  double kernel_fixed_s = 9.128e-07;
   // Host-side dispatch time per kernel in eager PyTorch (Python + dispatcher + launch): 10-20 us per op
   // is the usual figure; the GPU is starved when kernels are shorter than this.
-  double host_dispatch_s = 12e-6;
+  double host_dispatch_s = 1.2e-05;
   // Kernels per layer: forward 1; backward 2 for conv/matmul (input and weight gradients), 1 otherwise.
   // Optimizer: multi-tensor (foreach) kernels process many parameters per launch.
   double optimizer_tensors_per_kernel = 32;
@@ -90,5 +122,10 @@ struct ModelConstants {
 
 // The constants in force: the fitted defaults above.
 const ModelConstants& default_constants();
+
+// The speed constants before any fit, from the literature and the hardware documents alone (planner.cpp
+// gives each its source): where every `validate` fit starts and what it is drawn back to where the rows
+// cannot decide. Never used to predict. The memory constants are the defaults'.
+const ModelConstants& prior_constants();
 
 }  // namespace gpusage::estimate

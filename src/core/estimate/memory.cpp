@@ -149,6 +149,10 @@ MemoryBreakdown estimate_memory(const workload::Workload& w, const TrainingConfi
 
   m.context_bytes = (config.eager_module_loading ? k.cuda_context_eager_bytes : k.cuda_context_bytes) +
                    k.allocator_overhead_fraction * (m.activations_bytes + m.workspace_bytes);
+  // Data parallel (DDP or FSDP) opens an NCCL communicator on every rank, outside PyTorch's allocator.
+  if (config.world_size() > 1) {
+    m.context_bytes += config.world_size() == 2 ? k.nccl_communicator_two_gpus_bytes : k.nccl_communicator_bytes;
+  }
   return m;
 }
 

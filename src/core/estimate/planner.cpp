@@ -18,6 +18,41 @@ const ModelConstants& default_constants() {
   return constants;
 }
 
+const ModelConstants& prior_constants() {
+  static const ModelConstants prior = [] {
+    ModelConstants k{};
+    // Large cuDNN convolutions and cuBLAS GEMMs reach 60-80% of the dense tensor peak (NVIDIA Deep
+    // Learning Performance Guide, "Matrix Multiplication Background"); TF32 about as close to its own.
+    k.conv_tensor_efficiency = 0.7;
+    k.matmul_tensor_efficiency = 0.7;
+    k.tf32_relative_efficiency = 0.9;
+    // SGEMM on CUDA cores: 80-90% of the FP32 peak.
+    k.conv_fp32_efficiency = 0.8;
+    k.matmul_fp32_efficiency = 0.8;
+    // FlashAttention-2 reaches 50-73% of the A100 peak against 70-80% for a GEMM (Dao 2023): about 0.8.
+    k.attention_relative_efficiency = 0.8;
+    // STREAM-like kernels: 80-90% of peak DRAM bandwidth.
+    k.memory_efficiency = 0.8;
+    // cuDNN's depthwise kernels: a quarter of an elementwise kernel's bandwidth.
+    k.depthwise_conv_relative_efficiency = 0.25;
+    // A kernel's GPU-side launch, ramp and tail: about 2 us; eager PyTorch's host dispatch: 10-20 us per op.
+    k.kernel_fixed_s = 2e-6;
+    k.host_dispatch_s = 12e-6;
+    // A few hundred cycles of exposed prologue/epilogue per tile (one DRAM round trip is ~500-800 cycles,
+    // half hidden by the SM's other resident tile).
+    k.gemm_tile_fixed_cycles = 300;
+    // NCHW under tensor cores: one transpose of each convolution's input and output (the performance
+    // guide's description).
+    k.nchw_transpose_passes = 1.0;
+    // A card at part of its flagship's watts per FLOP runs at lower voltage: about 1.3x the FLOPs per joule.
+    k.power_headroom = 1.3;
+    // No architecture is assumed better or worse than its datasheet until rows say so.
+    k.architecture_compute_factor.clear();
+    return k;
+  }();
+  return prior;
+}
+
 const char* to_string(Optimizer optimizer) {
   switch (optimizer) {
     case Optimizer::sgd: return "sgd";

@@ -51,7 +51,7 @@ struct MemoryBreakdown {
   double optimizer_bytes = 0;
   double activations_bytes = 0;
   double workspace_bytes = 0;  // cuDNN/cuBLAS workspace, transient autocast copies, largest temporary
-  double context_bytes = 0;    // CUDA context + allocator reserve/fragmentation
+  double context_bytes = 0;    // CUDA context + NCCL communicator (data parallel) + allocator reserve/fragmentation
   double total_bytes() const {
     return weights_bytes + gradients_bytes + optimizer_bytes + activations_bytes + workspace_bytes + context_bytes;
   }

@@ -57,6 +57,14 @@ double architecture_compute_factor(const ModelConstants& k, const catalog::Gpu& 
   return stats::median(std::move(factors));
 }
 
+// The fraction of its rated clock a card holds under sustained tensor math, by its TDP against its
+// flagship's FLOPs per watt (constants.hpp, power_headroom).
+double power_limited_clock_fraction(const ModelConstants& k, const catalog::Gpu& gpu) {
+  if (!gpu.power_flagship_fp16_tflops_per_watt || !gpu.fp16_tflops || *gpu.fp16_tflops <= 0) return 1.0;
+  const double sustained = k.power_headroom * *gpu.power_flagship_fp16_tflops_per_watt * gpu.tdp_w;
+  return std::min(1.0, sustained / *gpu.fp16_tflops);
+}
+
 bool is_geforce(const catalog::Gpu& gpu) {
   using F = catalog::Family;
   return gpu.family == F::rtx50 || gpu.family == F::rtx40 || gpu.family == F::rtx30;
@@ -82,8 +90,9 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
   // GeForce cards list a 16-bit-accumulate rate twice the FP32-accumulate one; PyTorch's GEMMs and
   // cuDNN's convolutions accumulate in FP32 (cuBLAS CUBLAS_COMPUTE_32F under autocast), so the
   // FP32-accumulate rate (matmul_tflops) is the peak.
-  const double matmul_peak = gpu.matmul_tflops(config.precision).value_or(gpu.fp32_tflops) * 1e12;
   const bool tensor_cores = !fp32_math && gpu.matmul_tflops(config.precision).has_value();
+  const double datasheet_peak = gpu.matmul_tflops(config.precision).value_or(gpu.fp32_tflops) * 1e12;
+  const double matmul_peak = datasheet_peak * (tensor_cores ? power_limited_clock_fraction(k, gpu) : 1.0);
   const double vector_peak = gpu.fp32_tflops * 1e12;
   const double bandwidth = gpu.memory_bandwidth_gbs * 1e9 * k.memory_efficiency;
   const double weight_element = element;  // autocast reads the 16-bit weight copies
@@ -100,17 +109,39 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
       tensor_cores && !config.channels_last && w.domain == workload::Domain::vision ? k.nchw_transpose_passes : 0;
 
   const double architecture_factor = architecture_compute_factor(k, gpu);
-  auto roofline = [&](const workload::Layer& layer, double flops, double bytes, double kernels) {
+  // Tensor FLOPs one SM does per cycle: the GEMM peak over the SMs at the clock the FP32 peak is quoted
+  // at (2 FLOPs per CUDA core per cycle), so no clock figure is needed.
+  const double flops_per_sm_cycle =
+      gpu.sm_count > 0 && gpu.cuda_cores > 0 && gpu.fp32_tflops > 0
+          ? datasheet_peak * 2.0 * gpu.cuda_cores / (gpu.sm_count * vector_peak)
+          : 0;
+  // The fraction a GEMM's time grows by when each output tile adds gemm_tile_fixed_cycles to a K loop
+  // of `depth` multiply-adds per output element (constants.hpp).
+  auto tile_overhead = [&](double depth) {
+    if (depth <= 0 || flops_per_sm_cycle <= 0) return 0.0;
+    return k.gemm_tile_fixed_cycles * flops_per_sm_cycle / (2 * k.tile_elements * depth);
+  };
+  // Reduction depth of a conv / linear: forward, multiply-adds per output element; the input-gradient
+  // GEMM, per input element. The weight gradient reduces over batch x positions and loses nothing.
+  auto forward_depth = [](const workload::Layer& layer) {
+    const double outputs = layer.output_elements();
+    return outputs > 0 ? layer.forward_flops / 2 / outputs : 0.0;
+  };
+  auto input_grad_depth = [](const workload::Layer& layer) {
+    return layer.input_elements > 0 ? layer.forward_flops / 2 / layer.input_elements : 0.0;
+  };
+  auto roofline = [&](const workload::Layer& layer, double flops, double bytes, double kernels,
+                      double overhead = 0) {
     Roofline r;
     double rate = vector_peak;
     double memory_rate = bandwidth;
     if (is_gemm_like(layer.op)) {
       const double tiles = batch * layer.output_elements() / k.tile_elements;
       const double fill = std::clamp(tiles / fill_tiles, 1.0 / fill_tiles, 1.0);
-      rate = matmul_peak * efficiency(layer.op) * fill * architecture_factor;
+      rate = matmul_peak * efficiency(layer.op) * fill * (tensor_cores ? architecture_factor : 1.0);
       if (is_depthwise(layer)) memory_rate *= k.depthwise_conv_relative_efficiency;
     }
-    const double compute_s = flops / rate;
+    const double compute_s = flops / rate * (1 + overhead);
     const double memory_s = bytes / memory_rate;
     r.compute_bound = compute_s >= memory_s;
     r.fixed_s = kernels * k.kernel_fixed_s;
@@ -127,7 +158,12 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
     if (layer.op == OpClass::conv && layout_passes > 0) {
       // Transposes are their own memory-bound kernels: forward converts input and output, backward the
       // two gradients and the saved input (twice the forward traffic), as the roofline counts backward.
-      const double transpose_s = 3 * layout_passes * batch * layer.forward_io_elements * element / bandwidth;
+      // Their cost goes by elements, not bytes: a strided gather moves one element per access whatever
+      // its width, so 16-bit pays as much as TF32 (fitted separately, 2.5 passes at 2 bytes against 1.16
+      // at 4: docs/MODEL.md). Counted at 4 bytes per element.
+      constexpr double kTransposeBytesPerElement = 4;
+      const double transpose_s =
+          3 * layout_passes * batch * layer.forward_io_elements * kTransposeBytesPerElement / bandwidth;
       forward_s += transpose_s / 3;
       backward_s += 2 * transpose_s / 3;
       t.memory_s += transpose_s;
@@ -145,12 +181,25 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
       fixed_s += 2 * serial_kernels * k.kernel_fixed_s;
       kernels += 2 * serial_kernels;
     }
-    const Roofline f = roofline(layer, batch * layer.forward_flops, io_bytes, 1);
+    // Attention's own kernels (flash, or eager QK^T over head_dim) are covered by its efficiency.
+    const bool tiled = layer.op == OpClass::conv || layer.op == OpClass::matmul;
+    const Roofline f =
+        roofline(layer, batch * layer.forward_flops, io_bytes, 1, tiled ? tile_overhead(forward_depth(layer)) : 0);
     // Backward reads the output gradient and the saved input and writes the input gradient (and the
     // weight gradient): about twice the forward traffic. GEMM-like layers launch two kernels.
     double backward_flops = batch * layer.backward_flops;
-    if (!trains_base && is_gemm_like(layer.op) && layer.params > 0) backward_flops /= 2;  // no weight grads
-    const Roofline b = roofline(layer, backward_flops, 2 * io_bytes, is_gemm_like(layer.op) ? 2 : 1);
+    const bool weight_grads = trains_base || layer.params == 0;
+    if (!weight_grads && is_gemm_like(layer.op)) backward_flops /= 2;  // no weight grads
+    // The input-gradient GEMM's share of backward: forward's FLOPs when it runs (not for the stem conv,
+    // whose input needs no gradient: backward_flops equals forward there).
+    double input_grad_share = 0;
+    if (tiled && backward_flops > 0) {
+      const double input_grad = layer.backward_flops > 1.5 * layer.forward_flops || !weight_grads
+                                    ? batch * layer.forward_flops : 0.0;
+      input_grad_share = std::min(1.0, input_grad / backward_flops);
+    }
+    const Roofline b = roofline(layer, backward_flops, 2 * io_bytes, is_gemm_like(layer.op) ? 2 : 1,
+                                input_grad_share * tile_overhead(input_grad_depth(layer)));
     forward_s += f.time_s;
     backward_s += b.time_s;
     fixed_s += f.fixed_s + b.fixed_s;

@@ -163,7 +163,7 @@ ValidationReport validate(const std::vector<Measurement>& measurements, const ca
 // software throughput rows of every other group, and the group's rows are predicted with them.
 // `progress(done, total)` is called after each group (from worker threads; may be empty).
 ValidationReport cross_validate(const std::vector<Measurement>& measurements, const catalog::Catalog& catalog,
-                                const ModelConstants& start, CvGroup group,
+                                const ModelConstants& prior, CvGroup group,
                                 const std::function<void(int, int)>& progress = {});
 
 // The physical bounds every fitted constant is held to (tests check them; --fit prints what moved).
@@ -176,11 +176,13 @@ struct FitBounds {
 const FitBounds& fit_bounds();
 
 // Fits the speed constants (efficiencies, overheads, per-architecture factors) to the current-software
-// train_throughput rows by minimising the median absolute log error (plus a quarter of the mean) with
+// train_throughput rows by minimising the median absolute log error plus a quarter of its 90th percentile with
 // coordinate search, inside fit_bounds(); an architecture factor times the GEMM efficiencies never
-// exceeds 1 (no kernel beats the peak). Architectures without rows keep their start value.
+// exceeds 1 (no kernel beats the peak). The search starts from `prior` (prior_constants()) and is drawn
+// back to it by a log-normal penalty, so a flat objective settles on the documented value rather than on
+// wherever the search started. Architectures without rows get no factor (plan's median rule).
 ModelConstants fit_constants(const std::vector<Measurement>& measurements, const catalog::Catalog& catalog,
-                             const ModelConstants& start);
+                             const ModelConstants& prior);
 
 // The scalar speed constants the fit may move, by name (the per-architecture factors come on top).
 const std::vector<std::pair<const char*, double ModelConstants::*>>& fitted_scalar_constants();

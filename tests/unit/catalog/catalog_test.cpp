@@ -378,5 +378,23 @@ TEST(CatalogDerive, UnknownInputGivesNoValue) {
   EXPECT_NEAR(*d.ridge_point_flop_per_byte, 989.4e12 / 3350e9, 1e-9);
 }
 
+// Each card's power flagship is the highest-TDP card of its compute capability (ties: the higher FP16
+// rate); a GeForce flagship counts at its FP16-accumulate rate.
+TEST(CatalogBuiltin, PowerFlagshipIsTheCapabilitysHighestTdpCard) {
+  const Catalog& catalog = Catalog::builtin();
+  const Gpu* a6000 = catalog.find("rtxa6000");
+  ASSERT_NE(a6000, nullptr);
+  // GA102 at 450 W: the RTX 3090 Ti, at its FP16-accumulate 160 TFLOPS (derived from its 320 AI TOPS).
+  EXPECT_EQ(a6000->power_flagship, "rtx3090ti");
+  EXPECT_NEAR(*a6000->power_flagship_fp16_tflops_per_watt, 160.0 / 450, 1e-12);
+  const Gpu* pcie = catalog.find("h100-pcie-80gb");
+  ASSERT_NE(pcie, nullptr);
+  EXPECT_EQ(pcie->power_flagship, "h200-sxm-141gb");  // 700 W like the H100 SXM, 989.5 TFLOPS against 989.4
+  EXPECT_NEAR(*pcie->power_flagship_fp16_tflops_per_watt, 989.5 / 700, 1e-12);
+  const Gpu* sxm = catalog.find("a100-sxm4-80gb");
+  ASSERT_NE(sxm, nullptr);
+  EXPECT_NEAR(*sxm->power_flagship_fp16_tflops_per_watt, 312.0 / 400, 1e-12);
+}
+
 }  // namespace
 }  // namespace gpusage::catalog

@@ -46,9 +46,11 @@ TEST(StepTime, MixedPrecisionIsFasterThanFp32OnTensorCores) {
   auto gpu = toy::gpu(80);
   auto fp32 = estimate_step_time(w, sgd_config(8, Precision::fp32), gpu);
   auto fp16 = estimate_step_time(w, sgd_config(8, Precision::fp16), gpu);
-  // 160 TFLOPS at the tensor efficiency against 40 TFLOPS at the FP32 efficiency.
+  // 160 TFLOPS at the tensor efficiency and the architecture's factor against 40 TFLOPS at the FP32
+  // efficiency (the factor is the tensor-core libraries', not the CUDA cores').
   const ModelConstants& k = default_constants();
-  const double expected = 160 * k.matmul_tensor_efficiency / (40 * k.matmul_fp32_efficiency);
+  const double expected = 160 * k.matmul_tensor_efficiency * k.architecture_compute_factor.at("8.0") /
+                          (40 * k.matmul_fp32_efficiency);
   EXPECT_NEAR(fp32.step_s / fp16.step_s, expected, 0.05 * expected);
 }
 
@@ -114,6 +116,105 @@ TEST(StepTime, DataParallelAllReduceIsHiddenUnlessTheLinkIsSlow) {
   const double ring_s = 2.0 * 7 / 8 * 4.0 * 4096 * 4096 / (1.25e9 * 0.8);
   EXPECT_GT(ethernet.communication_s, ring_s * 0.5);
   EXPECT_LE(ethernet.communication_s, ring_s);
+}
+
+// A card whose FP16 peak per watt exceeds its flagship's clocks down to power_headroom x the
+// flagship's FLOPs per watt x its TDP: 1.228 x 0.2 TFLOPS/W x 400 W = 98 TFLOPS of its 160.
+TEST(StepTime, APowerLimitedCardSustainsItsShareOfTheFlagshipsFlopsPerWatt) {
+  auto w = big_gemm();
+  auto free_running = toy::gpu(80);
+  auto limited = free_running;
+  limited.power_flagship = "flagship";
+  limited.power_flagship_fp16_tflops_per_watt = 0.2;
+  const ModelConstants& k = default_constants();
+  const double sustained = k.power_headroom * 0.2 * limited.tdp_w;
+  ASSERT_LT(sustained, 160);
+  const auto fast = estimate_step_time(w, sgd_config(8, Precision::fp16), free_running);
+  const auto slow = estimate_step_time(w, sgd_config(8, Precision::fp16), limited);
+  EXPECT_NEAR(slow.step_s / fast.step_s, 160 / sustained, 0.02 * 160 / sustained);
+  // TF32 runs on the same tensor cores at the same clock; FP32 CUDA-core math is not limited.
+  const auto tf32_fast = estimate_step_time(w, sgd_config(8, Precision::tf32), free_running);
+  const auto tf32_slow = estimate_step_time(w, sgd_config(8, Precision::tf32), limited);
+  EXPECT_NEAR(tf32_slow.step_s / tf32_fast.step_s, 160 / sustained, 0.02 * 160 / sustained);
+  EXPECT_DOUBLE_EQ(estimate_step_time(w, sgd_config(8, Precision::fp32), limited).step_s,
+                   estimate_step_time(w, sgd_config(8, Precision::fp32), free_running).step_s);
+  // A card at or below its flagship's FLOPs per watt runs at its datasheet rate.
+  limited.power_flagship_fp16_tflops_per_watt = 1.0;
+  EXPECT_DOUBLE_EQ(estimate_step_time(w, sgd_config(8, Precision::fp16), limited).step_s, fast.step_s);
+}
+
+// One GEMM of reduction depth `depth` per output element (forward) and per input element (input
+// gradient), the FLOPs held at 2^34 per sample, on a GPU with bandwidth to spare.
+workload::Workload gemm_of_depth(double depth) {
+  workload::Workload w;
+  w.id = "gemm";
+  workload::Layer l;
+  l.op = workload::OpClass::matmul;
+  const double outputs = 17179869184.0 / 2 / depth;
+  l.output_shape = {static_cast<std::int64_t>(outputs)};
+  l.forward_flops = 2 * depth * outputs;
+  l.backward_flops = 2 * l.forward_flops;
+  l.input_elements = outputs;
+  l.forward_io_elements = 2 * outputs;
+  w.layers.push_back(l);
+  return w;
+}
+
+// Each output tile spends gemm_tile_fixed_cycles outside its K loop, which takes 2 x 128^2 x K /
+// (FLOPs per SM per cycle) cycles: a shallow GEMM loses more, and more on SMs that do more per cycle.
+TEST(StepTime, ShallowGemmsLoseTheTileFixedCyclesMoreOnFasterSms) {
+  const ModelConstants& k = default_constants();
+  auto gpu = toy::gpu(80);
+  gpu.memory_bandwidth_gbs = 1e7;  // keep both compute-bound
+  auto slow_sms = gpu;             // a quarter of the tensor FLOPs per SM per cycle
+  slow_sms.fp16_tflops = 40;
+  auto ratio = [&](const catalog::Gpu& g) {
+    const auto shallow = estimate_step_time(gemm_of_depth(64), sgd_config(8, Precision::fp16), g);
+    const auto deep = estimate_step_time(gemm_of_depth(8192), sgd_config(8, Precision::fp16), g);
+    return shallow.compute_s / deep.compute_s;
+  };
+  // Forward pays the overhead on all its FLOPs, backward on its input-gradient half: 3F + 2F x o.
+  auto expected = [&](const catalog::Gpu& g, double depth) {
+    const double flops_per_sm_cycle = *g.fp16_tflops * 2 * g.cuda_cores / (g.sm_count * g.fp32_tflops);
+    const double o = k.gemm_tile_fixed_cycles * flops_per_sm_cycle / (2 * k.tile_elements * depth);
+    return 3 + 2 * o;
+  };
+  EXPECT_NEAR(ratio(gpu), expected(gpu, 64) / expected(gpu, 8192), 1e-6);
+  EXPECT_NEAR(ratio(slow_sms), expected(slow_sms, 64) / expected(slow_sms, 8192), 1e-6);
+  EXPECT_GT(ratio(gpu), ratio(slow_sms));
+  EXPECT_GT(ratio(slow_sms), 1.0);
+}
+
+// NCHW convolutions under tensor cores pay nchw_transpose_passes extra passes over their input and
+// output, priced per element (4 bytes) at every tensor precision; --channels-last pays none.
+TEST(StepTime, NchwTransposesCostTheSameAtEveryTensorPrecision) {
+  const ModelConstants& k = default_constants();
+  workload::Workload w;
+  w.id = "conv";
+  w.domain = workload::Domain::vision;
+  workload::Layer conv;
+  conv.op = workload::OpClass::conv;
+  conv.output_shape = {64, 56, 56};
+  conv.forward_flops = 2.0 * 576 * 64 * 56 * 56;
+  conv.backward_flops = 2 * conv.forward_flops;
+  conv.input_elements = 64 * 56 * 56;
+  conv.forward_io_elements = 2 * 64 * 56 * 56;
+  w.layers.push_back(conv);
+  const auto gpu = toy::gpu(80);
+  const double batch = 32;
+  const double expected_s =
+      3 * k.nchw_transpose_passes * batch * conv.forward_io_elements * 4 / (1000e9 * k.memory_efficiency);
+  for (Precision precision : {Precision::fp16, Precision::tf32}) {
+    auto nhwc = sgd_config(32, precision);
+    nhwc.channels_last = true;
+    const double nchw_s = estimate_step_time(w, sgd_config(32, precision), gpu).step_s;
+    EXPECT_NEAR(nchw_s - estimate_step_time(w, nhwc, gpu).step_s, expected_s, 1e-6 * expected_s)
+        << catalog::to_string(precision);
+  }
+  auto fp32_nhwc = sgd_config(32, Precision::fp32);
+  fp32_nhwc.channels_last = true;
+  EXPECT_DOUBLE_EQ(estimate_step_time(w, sgd_config(32, Precision::fp32), gpu).step_s,
+                   estimate_step_time(w, fp32_nhwc, gpu).step_s);
 }
 
 }  // namespace
