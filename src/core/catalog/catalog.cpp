@@ -459,11 +459,6 @@ Gpu read_gpu(const toml::table& table, const std::string& origin, std::size_t in
   return g;
 }
 
-
-}  // namespace
-
-namespace {
-
 // Gpu::power_flagship: per compute capability, the card with the highest TDP (then FP16 rate).
 void fill_power_flagships(std::vector<Gpu>& gpus) {
   std::map<std::string, const Gpu*> flagship;

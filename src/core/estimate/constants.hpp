@@ -60,7 +60,8 @@ struct ModelConstants {
   double depthwise_conv_relative_efficiency = 0.2403;
   // Per-architecture factor on the tensor-core GEMM/conv rate, keyed by compute capability: how close
   // the libraries of the day get to each architecture's tensor peak (e.g. Hopper needs wgmma kernels
-  // that older cuDNN lacks). FP32 CUDA-core math has no such factor. Fitted where published runs exist; others get the median factor (step_time.cpp).
+  // that older cuDNN lacks). FP32 CUDA-core math has no such factor. Fitted where published runs exist;
+  // others get the median factor (step_time.cpp).
   std::map<std::string, double> architecture_compute_factor = {
       {"7.0", 0.9633}, {"7.5", 0.9804}, {"8.0", 1.204}, {"8.6", 1.225}, {"8.9", 0.9633}, {"9.0", 0.8}, {"10.0", 0.6165}};
   // NCHW tensors under tensor cores: cuDNN's tensor-core convolutions work on NHWC, so an NCHW
@@ -125,7 +126,8 @@ const ModelConstants& default_constants();
 
 // The speed constants before any fit, from the literature and the hardware documents alone (planner.cpp
 // gives each its source): where every `validate` fit starts and what it is drawn back to where the rows
-// cannot decide. Never used to predict. The memory constants are the defaults'.
+// cannot decide. Never used to predict. The memory constants, and the speed constants the fit does not
+// move (power_headroom, gemm_tile_fixed_cycles, nchw_transpose_passes), are the defaults'.
 const ModelConstants& prior_constants();
 
 }  // namespace gpusage::estimate

@@ -38,14 +38,6 @@ const ModelConstants& prior_constants() {
     // A kernel's GPU-side launch, ramp and tail: about 2 us; eager PyTorch's host dispatch: 10-20 us per op.
     k.kernel_fixed_s = 2e-6;
     k.host_dispatch_s = 12e-6;
-    // A few hundred cycles of exposed prologue/epilogue per tile (one DRAM round trip is ~500-800 cycles,
-    // half hidden by the SM's other resident tile).
-    k.gemm_tile_fixed_cycles = 300;
-    // NCHW under tensor cores: one transpose of each convolution's input and output (the performance
-    // guide's description).
-    k.nchw_transpose_passes = 1.0;
-    // A card at part of its flagship's watts per FLOP runs at lower voltage: about 1.3x the FLOPs per joule.
-    k.power_headroom = 1.3;
     // No architecture is assumed better or worse than its datasheet until rows say so.
     k.architecture_compute_factor.clear();
     return k;

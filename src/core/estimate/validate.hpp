@@ -176,11 +176,12 @@ struct FitBounds {
 const FitBounds& fit_bounds();
 
 // Fits the speed constants (efficiencies, overheads, per-architecture factors) to the current-software
-// train_throughput rows by minimising the median absolute log error plus a quarter of its 90th percentile with
-// coordinate search, inside fit_bounds(); an architecture factor times the GEMM efficiencies never
-// exceeds 1 (no kernel beats the peak). The search starts from `prior` (prior_constants()) and is drawn
-// back to it by a log-normal penalty, so a flat objective settles on the documented value rather than on
-// wherever the search started. Architectures without rows get no factor (plan's median rule).
+// train_throughput rows by minimising the median absolute log error plus a quarter of its 90th
+// percentile with coordinate search, inside fit_bounds(); an architecture factor times the tensor-core
+// GEMM efficiencies never exceeds 1 (no kernel beats the peak). The search starts from `prior`
+// (prior_constants()) and is drawn back to it by a log-normal penalty, so a flat objective settles on the
+// documented value rather than on wherever the search started. Architectures without rows get no factor
+// (plan's median rule).
 ModelConstants fit_constants(const std::vector<Measurement>& measurements, const catalog::Catalog& catalog,
                              const ModelConstants& prior);
 
