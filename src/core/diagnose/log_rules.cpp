@@ -90,7 +90,7 @@ int largest_batch(const workload::Workload& w, estimate::TrainingConfig config, 
                   double scale, double capacity) {
   auto fits = [&](int batch) {
     config.batch_per_gpu = batch;
-    return scale * estimate::estimate_memory(w, config, gpu).total_bytes() <= capacity;
+    return scale * estimate::estimate_memory(w, config, gpu).required_bytes() <= capacity;
   };
   if (!fits(1)) return 0;
   int lo = 1;
@@ -243,8 +243,8 @@ std::optional<OomPlan> plan_oom(const OomReport& oom, const LogScan& scan, const
   p.needed_bytes = needed_of(oom, scan, p.capacity_bytes);
   const workload::Workload& w = *ctx.workload;
   estimate::TrainingConfig config = config_of(w, ctx);
-  // The memory model's breakdown does not depend on the card; without --gpu it is evaluated for a card of
-  // the log's capacity (no catalog card is named the log does not name).
+  // What has to fit (required_bytes) does not depend on the card; without --gpu it is evaluated for a card
+  // of the log's capacity (no catalog card is named the log does not name).
   catalog::Gpu card;
   if (ctx.gpu) {
     card = *ctx.gpu;
@@ -255,7 +255,7 @@ std::optional<OomPlan> plan_oom(const OomReport& oom, const LogScan& scan, const
   p.batch = ctx.batch ? ctx.batch : scan.batch_size;
   if (p.batch) {
     config.batch_per_gpu = *p.batch;
-    p.predicted_bytes = estimate::estimate_memory(w, config, card).total_bytes();
+    p.predicted_bytes = estimate::estimate_memory(w, config, card).required_bytes();
     if (p.needed_bytes && *p.predicted_bytes > 0)
       p.scale = std::max(1.0, *p.needed_bytes / *p.predicted_bytes);
   }

@@ -32,6 +32,14 @@ struct ModelConstants {
   // Caching-allocator overhead on top of live tensors: 512 B rounding, 2 MiB/20 MiB segments and
   // fragmentation (DNNMem, FSE'20, reports 5-15% over the live set). Applied to activations + workspace.
   double allocator_overhead_fraction = 0.08;
+  // The part of that reserve the allocator cannot give back at the card's edge, as a fraction of the same
+  // activations + workspace: free space inside segments that still hold live tensors. When cudaMalloc
+  // fails, PyTorch's caching allocator frees its cached free segments and retries before it raises
+  // out-of-memory (c10/cuda/CUDACachingAllocator.cpp, DeviceCachingAllocator::malloc: release_cached_blocks,
+  // then alloc_block again), so what has to fit is the live set plus this fragmentation, while nvidia-smi's
+  // peak counts the whole reserve. Fitted by `validate --fit` on the runs that ran and the max-batch
+  // brackets, inside [0, allocator_overhead_fraction] (docs/MODEL.md); --cv refits it per fold.
+  double allocator_unreleasable_fraction = 0.065;
   // cuDNN / cuBLAS workspace kept by the allocator during a step. cuBLAS asks for up to 32 MiB per
   // handle+stream on Hopper/Blackwell (CUBLAS_WORKSPACE_CONFIG :4096:8 = 32 MiB) and cuDNN's benchmark
   // mode picks algorithms with workspaces of tens to hundreds of MiB; 256 MiB is a typical ceiling.

@@ -90,7 +90,6 @@ AdapterShape adapter_shape(const workload::Workload& w, const TrainingConfig& co
 
 MemoryBreakdown estimate_memory(const workload::Workload& w, const TrainingConfig& config, const catalog::Gpu& gpu,
                                 const Calibration* calibration) {
-  (void)gpu;  // capacity is compared by the caller; the breakdown itself does not depend on the card
   const ModelConstants& k = calibration ? calibration->constants : default_constants();
   const double params = static_cast<double>(w.params());
   const bool low_precision = activation_element_bytes(config.precision) < 4;
@@ -114,7 +113,8 @@ MemoryBreakdown estimate_memory(const workload::Workload& w, const TrainingConfi
   m.gradients_bytes = 4 * trainable;
   m.optimizer_bytes = optimizer_bytes_per_param(config.optimizer) * trainable;
 
-  if (config.parallel == Parallel::fsdp && config.world_size() > 1) {
+  const bool sharded = config.parallel == Parallel::fsdp && config.world_size() > 1;
+  if (sharded) {
     // FULL_SHARD (ZeRO-3): every rank holds 1/N of weights, gradients and optimizer state, and gathers
     // one unit's full parameters at a time (two with forward prefetch). Units are the workload's segments.
     const double n = config.world_size();
@@ -136,6 +136,9 @@ MemoryBreakdown estimate_memory(const workload::Workload& w, const TrainingConfi
   // forward pass and kept by autograd for backward); the gradients in flight during backward beyond the
   // saved activations still alive (above). With checkpointing a segment is recomputed and its gradients
   // computed while the other segments' inputs stay, so the largest gradient pair counts in full.
+  // Under FSDP there is no whole-model 16-bit copy: a unit's parameters are gathered in the compute dtype
+  // (FSDP's mixed-precision param_dtype) and freed after use, which the gathered units above already count;
+  // autocast caches casts of leaf tensors only, and FSDP's parameters are views of its flat shards.
   double in_flight = 0;
   if (config.checkpointing) {
     double largest_output = 0;
@@ -145,13 +148,23 @@ MemoryBreakdown estimate_memory(const workload::Workload& w, const TrainingConfi
     in_flight = backward_in_flight_bytes_per_sample(w, config);
   }
   m.workspace_bytes = k.library_workspace_bytes + config.batch_per_gpu * in_flight;
-  if (low_precision && !adapted) m.workspace_bytes += 2 * params;
+  if (low_precision && !adapted && !sharded) m.workspace_bytes += 2 * params;
 
+  const double allocated = m.activations_bytes + m.workspace_bytes;
   m.context_bytes = (config.eager_module_loading ? k.cuda_context_eager_bytes : k.cuda_context_bytes) +
-                   k.allocator_overhead_fraction * (m.activations_bytes + m.workspace_bytes);
+                   k.allocator_overhead_fraction * allocated;
+  m.releasable_bytes =
+      std::max(0.0, k.allocator_overhead_fraction - k.allocator_unreleasable_fraction) * allocated;
   // Data parallel (DDP or FSDP) opens an NCCL communicator on every rank, outside PyTorch's allocator.
   if (config.world_size() > 1) {
     m.context_bytes += config.world_size() == 2 ? k.nccl_communicator_two_gpus_bytes : k.nccl_communicator_bytes;
+  }
+  // nvidia-smi cannot show more than the card has: at the edge the allocator gives back cached segments
+  // rather than fail, so a step that fits peaks at the capacity. (What has to fit does not change.)
+  const double over = m.total_bytes() - gpu.memory_bytes();
+  if (over > 0 && over <= m.releasable_bytes) {
+    m.context_bytes -= over;
+    m.releasable_bytes -= over;
   }
   return m;
 }
@@ -162,7 +175,7 @@ int max_batch(const workload::Workload& w, const TrainingConfig& config, const c
   auto fits = [&](int batch) {
     TrainingConfig c = config;
     c.batch_per_gpu = batch;
-    return estimate_memory(w, c, gpu, calibration).total_bytes() <= gpu.memory_bytes();
+    return estimate_memory(w, c, gpu, calibration).fits(gpu.memory_bytes());
   };
   if (!fits(1)) return 0;
   int good = 1, bad = 2;

@@ -40,6 +40,8 @@ const ModelConstants& prior_constants() {
     k.host_dispatch_s = 12e-6;
     // No architecture is assumed better or worse than its datasheet until rows say so.
     k.architecture_compute_factor.clear();
+    // The allocator is assumed to give none of its reserve back until runs at the card's edge say so.
+    k.allocator_unreleasable_fraction = k.allocator_overhead_fraction;
     return k;
   }();
   return prior;
@@ -127,7 +129,8 @@ void add_advice(Prediction& p, const workload::Workload& w, const catalog::Gpu& 
 
   if (!p.fits) {
     advice.push_back(fmt::format("batch {} needs {} but {} has {}: it does not fit", c.batch_per_gpu,
-                                 units::format_gib(p.memory.total_bytes()), gpu.name, units::format_gib(p.capacity_bytes)));
+                                 units::format_gib(p.memory.required_bytes()), gpu.name,
+                                 units::format_gib(p.capacity_bytes)));
     if (p.max_batch > 0) {
       const int steps = (c.batch_per_gpu + p.max_batch - 1) / p.max_batch;
       advice.push_back(fmt::format("keep the effective batch: --batch {} with {} accumulation steps "
@@ -155,9 +158,9 @@ void add_advice(Prediction& p, const workload::Workload& w, const catalog::Gpu& 
     if (w.domain == workload::Domain::language && lora_rank(c) == 0) {
       TrainingConfig m = c;
       m.lora_rank = 16;
-      const double lora_total = estimate_memory(w, m, gpu, calibration).total_bytes();
+      const double lora_total = estimate_memory(w, m, gpu, calibration).required_bytes();
       m.qlora = true;
-      const double qlora_total = estimate_memory(w, m, gpu, calibration).total_bytes();
+      const double qlora_total = estimate_memory(w, m, gpu, calibration).required_bytes();
       advice.push_back(fmt::format("fine-tune with LoRA rank 16 (--lora 16): {} at this batch; QLoRA (--qlora): {}",
                                    units::format_gib(lora_total), units::format_gib(qlora_total)));
     }
@@ -172,8 +175,9 @@ void add_advice(Prediction& p, const workload::Workload& w, const catalog::Gpu& 
           m.checkpointing = checkpointing;
           m.gpus_per_node = std::min(gpus, 8);
           m.nodes = std::max(1, gpus / 8);
-          const double total = estimate_memory(w, m, gpu, calibration).total_bytes();
-          if (total <= gpu.memory_bytes()) {
+          const MemoryBreakdown sharded = estimate_memory(w, m, gpu, calibration);
+          const double total = sharded.total_bytes();
+          if (sharded.fits(gpu.memory_bytes())) {
             advice.push_back(fmt::format("shard weights, gradients and optimizer state with FSDP over {} GPUs "
                                          "(--parallel fsdp --gpus {}{}{}): {} per GPU",
                                          gpus, m.gpus_per_node, m.nodes > 1 ? fmt::format(" --nodes {}", m.nodes) : "",
@@ -188,11 +192,17 @@ void add_advice(Prediction& p, const workload::Workload& w, const catalog::Gpu& 
     return;
   }
 
-  const double used = p.memory.total_bytes() / p.capacity_bytes;
+  const double used = p.memory.required_bytes() / p.capacity_bytes;
   if (used > 0.9) {
-    advice.push_back(fmt::format("uses {:.0f}% of memory: fragmentation or a longer sequence could OOM; "
+    advice.push_back(fmt::format("needs {:.0f}% of memory: fragmentation or a longer sequence could OOM; "
                                  "batch {} leaves 10% headroom",
                                  used * 100, std::max(1, static_cast<int>(p.max_batch * 0.9))));
+    if (p.memory.total_bytes() > p.memory.required_bytes()) {
+      advice.push_back(fmt::format("nvidia-smi will show {} in use: {} of it is blocks PyTorch's allocator keeps "
+                                   "cached and gives back before it would run out",
+                                   units::format_gib(p.memory.total_bytes()),
+                                   units::format_gib(p.memory.total_bytes() - p.memory.required_bytes())));
+    }
   }
   if (p.time.bound == Bound::overhead) {
     advice.push_back("kernel launch overhead dominates: a larger batch, CUDA graphs or torch.compile would "
@@ -226,7 +236,7 @@ Prediction predict(const workload::Workload& w, const TrainingConfig& config, co
   p.gpu = &gpu;
   p.memory = estimate_memory(w, config, gpu, calibration);
   p.capacity_bytes = gpu.memory_bytes();
-  p.fits = p.memory.total_bytes() <= p.capacity_bytes;
+  p.fits = p.memory.fits(p.capacity_bytes);
   p.max_batch = known_max_batch;
   p.time = estimate_step_time(w, config, gpu, calibration);
   const int accumulation = std::max(1, config.accumulation_steps);

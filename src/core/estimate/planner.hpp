@@ -52,9 +52,17 @@ struct MemoryBreakdown {
   double activations_bytes = 0;
   double workspace_bytes = 0;  // cuDNN/cuBLAS workspace, transient autocast copies, largest temporary
   double context_bytes = 0;    // CUDA context + NCCL communicator (data parallel) + allocator reserve/fragmentation
+  // Of context_bytes, the allocator's cached free segments that it releases and retries with before it
+  // reports out-of-memory (ModelConstants::allocator_unreleasable_fraction): nvidia-smi shows them at the
+  // peak, but they need not fit.
+  double releasable_bytes = 0;
+  // What nvidia-smi shows at the step's peak.
   double total_bytes() const {
     return weights_bytes + gradients_bytes + optimizer_bytes + activations_bytes + workspace_bytes + context_bytes;
   }
+  // What has to fit in the card's memory for the step to run.
+  double required_bytes() const { return total_bytes() - releasable_bytes; }
+  bool fits(double capacity_bytes) const { return required_bytes() <= capacity_bytes; }
 };
 
 enum class Bound { compute, memory, overhead };

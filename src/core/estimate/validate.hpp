@@ -50,6 +50,14 @@ struct Measurement {
   bool fsdp = false;                  // column `parallel`: ddp (default) or fsdp
   std::optional<bool> channels_last;  // column `layout`: nhwc or nchw; empty: nchw (PyTorch's default)
   bool pure_16bit = false;            // column `amp`: o2 (pure 16-bit model) or autocast (default)
+  // Column `checkpointing`: none (default), full (every block recomputed, plan's --checkpointing) or
+  // selective (torchtitan's and Megatron's: some layers or some ops recomputed), which plan cannot express.
+  // A selective row's memory is scored at full checkpointing, the least it could need: predicted not to
+  // fit even then is a miss of the model; its step time is predicted without the recompute.
+  std::string checkpointing;
+  // Column `gpu_memory_gb`: the memory of the card the run used when it is a variant the catalog maps to a
+  // sibling (torchtitan's 96 GB H100 runs on h100-sxm5-80gb's rates): the fit is judged against it.
+  std::optional<double> gpu_memory_gb;
   std::string task;                   // column `task`: squad (question-answering head) or pretrain
   std::string data;                   // column `data`: synthetic or real (informational)
   std::string framework;
@@ -79,8 +87,8 @@ struct Measurement {
 constexpr double kSuperlinearTolerance = 0.10;
 
 // Parses CSV with a header that has at least model,gpu,precision,batch_per_gpu,metric,value (optional:
-// num_gpus, resolution, seq_len, tokens, accumulation, fails_at, attention, parallel, layout, task, data, framework,
-// software_date, source; anything else ignored). Throws InputError naming the line and the column.
+// num_gpus, resolution, seq_len, tokens, accumulation, fails_at, attention, parallel, layout, task, amp,
+// checkpointing, gpu_memory_gb, data, framework, software_date, source; anything else ignored). Throws InputError naming the line and the column.
 std::vector<Measurement> parse_measurements(const std::string& csv_text, const std::string& origin);
 
 // How cross-validation groups rows: every group is predicted by constants fitted on all other groups.
@@ -159,14 +167,15 @@ struct ValidationReport {
 ValidationReport validate(const std::vector<Measurement>& measurements, const catalog::Catalog& catalog,
                           const Calibration& calibration);
 
-// Leave one group out: for each group, the speed constants are refitted (fit_constants) on the current-
-// software throughput rows of every other group, and the group's rows are predicted with them.
+// Leave one group out: for each group, the constants are refitted (fit_constants) on the rows of every
+// other group, and the group's rows are predicted with them.
 // `progress(done, total)` is called after each group (from worker threads; may be empty).
 ValidationReport cross_validate(const std::vector<Measurement>& measurements, const catalog::Catalog& catalog,
                                 const ModelConstants& prior, CvGroup group,
                                 const std::function<void(int, int)>& progress = {});
 
 // The physical bounds every fitted constant is held to (tests check them; --fit prints what moved).
+// allocator_unreleasable_fraction stays inside [0, allocator_overhead_fraction]: a part of the reserve.
 struct FitBounds {
   double efficiency_lo = 0.05, efficiency_hi = 1.0;          // fractions of a peak: (0, 1]
   double architecture_lo = 0.5, architecture_hi = 2.0;       // per-architecture compute factor band
@@ -182,10 +191,15 @@ const FitBounds& fit_bounds();
 // (prior_constants()) and is drawn back to it by a log-normal penalty, so a flat objective settles on the
 // documented value rather than on wherever the search started. Architectures without rows get no factor
 // (plan's median rule).
+// It also fits allocator_unreleasable_fraction on the memory verdicts of the current-software PyTorch rows
+// (runs that ran must fit; max-batch brackets must contain plan's largest batch): of 33 candidates from 0 to
+// allocator_overhead_fraction, the one with the fewest misses, each kind counted against the share plan
+// tolerates (2% of runs, 15% of brackets), the largest of equals.
 ModelConstants fit_constants(const std::vector<Measurement>& measurements, const catalog::Catalog& catalog,
                              const ModelConstants& prior);
 
-// The scalar speed constants the fit may move, by name (the per-architecture factors come on top).
+// The scalar constants the fit may move, by name (the per-architecture factors come on top): the speed
+// constants and allocator_unreleasable_fraction.
 const std::vector<std::pair<const char*, double ModelConstants::*>>& fitted_scalar_constants();
 
 // One line per constant that the fit moved by more than 0.5%: "memory_efficiency 0.750 -> 0.712 (-5.1%)".

@@ -129,7 +129,7 @@ double scaled_need(const workload::Workload& w, const OomPlan& p, int batch, cat
   c.checkpointing = checkpointing;
   catalog::Gpu card;
   card.memory_gb = p.capacity_bytes / kGiB;
-  return p.scale * estimate::estimate_memory(w, c, card).total_bytes();
+  return p.scale * estimate::estimate_memory(w, c, card).required_bytes();  // what has to fit
 }
 
 TEST(LogRules, Pytorch1OomWithModelGivesTheLargestBatchForTheLogsCapacity) {

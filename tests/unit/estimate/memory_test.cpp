@@ -134,6 +134,63 @@ TEST(Memory, FsdpShardsStateAndGathersTheLargestUnit) {
   EXPECT_DOUBLE_EQ(m.optimizer_bytes, 8 * 2000 / 4.0);
 }
 
+// Under FSDP a unit's 16-bit parameters are gathered and freed (counted in weights): no whole-model
+// autocast copy in the workspace, which a DDP rank keeps.
+TEST(Memory, FsdpKeepsNoWholeModelSixteenBitCopy) {
+  auto w = toy::two_block_model();
+  auto ddp = config(4, Precision::bf16, Optimizer::adamw);
+  ddp.gpus_per_node = 4;
+  auto fsdp = ddp;
+  fsdp.parallel = Parallel::fsdp;
+  const auto d = estimate_memory(w, ddp, toy::gpu());
+  const auto f = estimate_memory(w, fsdp, toy::gpu());
+  EXPECT_DOUBLE_EQ(d.workspace_bytes - f.workspace_bytes, 2 * 2000);
+  EXPECT_DOUBLE_EQ(f.weights_bytes, 4 * 2000 / 4.0 + 2 * 1000 * 2);  // fp32 shard + two bf16 units
+}
+
+Calibration with_unreleasable(double fraction) {
+  Calibration c;
+  c.constants.allocator_overhead_fraction = 0.08;
+  c.constants.allocator_unreleasable_fraction = fraction;
+  return c;
+}
+
+// The allocator frees its cached segments and retries before it fails: only the unreleasable part of its
+// reserve has to fit, while nvidia-smi's peak counts all of it.
+TEST(Memory, OnlyTheUnreleasablePartOfTheReserveHasToFit) {
+  auto w = toy::two_block_model();
+  const auto c = config(4, Precision::fp32, Optimizer::sgd);
+  const auto whole = with_unreleasable(0.08);
+  const auto part = with_unreleasable(0.05);
+  const auto all = estimate_memory(w, c, toy::gpu(), &whole);
+  const auto some = estimate_memory(w, c, toy::gpu(), &part);
+  const double allocated = all.activations_bytes + all.workspace_bytes;
+  EXPECT_DOUBLE_EQ(all.releasable_bytes, 0);
+  EXPECT_DOUBLE_EQ(all.required_bytes(), all.total_bytes());
+  EXPECT_DOUBLE_EQ(some.total_bytes(), all.total_bytes());  // nvidia-smi's peak is the same
+  EXPECT_NEAR(some.releasable_bytes, 0.03 * allocated, 1e-3);
+  EXPECT_NEAR(some.required_bytes(), all.total_bytes() - 0.03 * allocated, 1e-3);
+}
+
+// At the card's edge the cache gives way: a step whose live set and fragmentation fit runs, and
+// nvidia-smi shows the card full rather than more than the card has. One that does not fit keeps its need.
+TEST(Memory, AtTheEdgeTheCacheGivesWayAndThePeakStopsAtTheCard) {
+  auto w = toy::two_block_model();
+  const auto c = config(4, Precision::fp32, Optimizer::sgd);
+  const auto part = with_unreleasable(0.0);
+  const auto roomy = estimate_memory(w, c, toy::gpu(), &part);
+  ASSERT_GT(roomy.releasable_bytes, 1e6);
+  const double edge = roomy.required_bytes() + 0.5 * roomy.releasable_bytes;
+  const auto tight = estimate_memory(w, c, toy::gpu(edge / units::kGiB), &part);
+  EXPECT_TRUE(tight.fits(edge));
+  EXPECT_NEAR(tight.total_bytes(), edge, 1e-3);
+  EXPECT_NEAR(tight.required_bytes(), roomy.required_bytes(), 1e-3);
+  const double small = roomy.required_bytes() - 1e6;
+  const auto over = estimate_memory(w, c, toy::gpu(small / units::kGiB), &part);
+  EXPECT_FALSE(over.fits(small));
+  EXPECT_NEAR(over.total_bytes(), roomy.total_bytes(), 1e-3);
+}
+
 TEST(Memory, MaxBatchIsTheLargestBatchThatFits) {
   auto w = toy::two_block_model();
   auto gpu = toy::gpu(1.0);
@@ -141,9 +198,11 @@ TEST(Memory, MaxBatchIsTheLargestBatchThatFits) {
   int largest = max_batch(w, c, gpu);
   ASSERT_GT(largest, 1);
   c.batch_per_gpu = largest;
+  EXPECT_TRUE(estimate_memory(w, c, gpu).fits(gpu.memory_bytes()));
   EXPECT_LE(estimate_memory(w, c, gpu).total_bytes(), gpu.memory_bytes());
   c.batch_per_gpu = largest + 1;
-  EXPECT_GT(estimate_memory(w, c, gpu).total_bytes(), gpu.memory_bytes());
+  EXPECT_FALSE(estimate_memory(w, c, gpu).fits(gpu.memory_bytes()));
+  EXPECT_GT(estimate_memory(w, c, gpu).required_bytes(), gpu.memory_bytes());
 }
 
 TEST(Memory, MaxBatchIsZeroWhenNothingFits) {

@@ -83,6 +83,7 @@ TEST(ParseMeasurements, MemoryUnderAnotherFrameworkIsItsOwnGroup) {
   EXPECT_TRUE(other("TensorFlow 21.02 NGC"));
   EXPECT_TRUE(other("MXNet 22.10 NGC"));
   EXPECT_TRUE(other("PaddlePaddle 23.12 NGC"));
+  EXPECT_TRUE(other("tf2.0"));                   // MLPerf's short form
   EXPECT_FALSE(other("NVIDIA PyTorch/MxNet"));  // MLPerf's PyTorch submission
   EXPECT_FALSE(other("Megatron-Core 0.6 + TransformerEngine"));
   EXPECT_FALSE(other(""));
@@ -129,6 +130,30 @@ TEST(ParseMeasurements, TokensAndAccumulationAreRead) {
     FAIL();
   } catch (const InputError& e) {
     EXPECT_THAT(e.what(), HasSubstr("t.csv:2: tokens 256 needs a seq_len at least as long"));
+  }
+}
+
+// Checkpointing and the memory of a variant card are columns of their own.
+TEST(ParseMeasurements, CheckpointingAndAVariantCardsMemoryAreRead) {
+  const auto rows = parse_measurements(
+      "model,gpu,precision,batch_per_gpu,num_gpus,seq_len,metric,value,parallel,checkpointing,gpu_memory_gb\n"
+      "llama3-8b,h100-sxm5-80gb,bf16,2,8,8192,train_throughput,0.7,fsdp,selective,96\n"
+      "llama3-8b,h100-sxm5-80gb,fp8,1,8,32768,train_throughput,0.12,fsdp,full,\n"
+      "llama2-13b,a100-sxm4-80gb,bf16,2,64,4096,train_throughput,0.53,fsdp,,\n",
+      "t.csv");
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].checkpointing, "selective");
+  EXPECT_EQ(rows[0].gpu_memory_gb, 96.0);
+  EXPECT_EQ(rows[1].checkpointing, "full");
+  EXPECT_FALSE(rows[1].gpu_memory_gb.has_value());
+  EXPECT_EQ(rows[2].checkpointing, "");
+  try {
+    parse_measurements("model,gpu,precision,batch_per_gpu,metric,value,checkpointing\n"
+                       "llama3-8b,h100-sxm5-80gb,bf16,2,train_throughput,0.7,some\n",
+                       "t.csv");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("t.csv:2: checkpointing 'some' is not one of none, full, selective"));
   }
 }
 
