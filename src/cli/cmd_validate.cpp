@@ -87,8 +87,9 @@ void add_validate_command(CLI::App& app) {
                       "Leave one group out: gpu, source (the publishing repository or site) or model")
       ->check(CLI::IsMember({"gpu", "source", "model"}));
   command->add_flag("--fit", state->fit,
-                    "Fit the speed constants on all current-software throughput rows, print what moved, and "
-                    "validate with them (in-sample)");
+                    "Fit the speed constants on all current-software throughput rows and the allocator's "
+                    "unreleasable share on the memory verdicts, print what moved, and validate with them "
+                    "(in-sample)");
   command->add_flag("--summary", state->summary_only, "Print the summaries and the per-cell table, not every row");
   command->add_option("--intervals-out", state->intervals_out,
                       "With --cv: write the per-cell error table plan's intervals use (JSON; the shipped one "
