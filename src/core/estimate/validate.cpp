@@ -302,7 +302,8 @@ ModelConstants fit_rows(const std::vector<FitRow>& rows, const ModelConstants& p
 
 // The memory verdicts allocator_unreleasable_fraction is fitted to: every current-software PyTorch run that
 // ran (its throughput or peak-memory row; it fitted, whatever it measured) and every max-batch bracket.
-// Candidates run from 0 to allocator_overhead_fraction in kFractionSteps steps. The fraction moves only
+// Candidates are 1/kFractionSteps to all of allocator_overhead_fraction (none at 0, which the prior's
+// logarithm cannot weigh). The fraction moves only
 // what has to fit, and linearly in the live activations + workspace, so one evaluation per run gives its
 // verdict at every candidate; a bracket's largest batch is searched at each candidate.
 constexpr int kFractionSteps = 32;
@@ -332,7 +333,7 @@ bool judges_fragmentation(const Measurement& m) { return !m.legacy() && !m.other
 MemoryVerdicts memory_verdicts(const std::vector<Measurement>& measurements,
                                const std::vector<const Prepared*>& prepared, const ModelConstants& k) {
   MemoryVerdicts v;
-  for (int c = 0; c <= kFractionSteps; ++c) v.candidates.push_back(k.allocator_overhead_fraction * c / kFractionSteps);
+  for (int c = 1; c <= kFractionSteps; ++c) v.candidates.push_back(k.allocator_overhead_fraction * c / kFractionSteps);
   Calibration calibration;
   calibration.constants = k;
   std::vector<Calibration> at_candidate(v.candidates.size(), calibration);
@@ -369,7 +370,7 @@ double fit_unreleasable_fraction(const MemoryVerdicts& v, const std::function<bo
                                  double prior) {
   double best_loss = std::numeric_limits<double>::infinity();
   double best = prior;
-  for (std::size_t c = v.candidates.size(); c-- > 1;) {
+  for (std::size_t c = v.candidates.size(); c-- > 0;) {
     int ran = 0, oom = 0, brackets = 0, missed = 0;
     for (const auto& r : v.ran) {
       if (!use(r.row)) continue;

@@ -192,9 +192,10 @@ const FitBounds& fit_bounds();
 // documented value rather than on wherever the search started. Architectures without rows get no factor
 // (plan's median rule).
 // It also fits allocator_unreleasable_fraction on the memory verdicts of the current-software PyTorch rows
-// (runs that ran must fit; max-batch brackets must contain plan's largest batch): of 33 candidates from 0 to
-// allocator_overhead_fraction, the one with the fewest misses, each kind counted against the share plan
-// tolerates (2% of runs, 15% of brackets), the largest of equals.
+// (runs that ran must fit; max-batch brackets must contain plan's largest batch): of 32 candidates, 1/32 to
+// all of allocator_overhead_fraction, the one with the fewest misses, each kind counted against the share
+// plan tolerates (2% of runs, 15% of brackets), drawn to the prior by a log-normal penalty (sigma = ln 2),
+// the largest of equals.
 ModelConstants fit_constants(const std::vector<Measurement>& measurements, const catalog::Catalog& catalog,
                              const ModelConstants& prior);
 
