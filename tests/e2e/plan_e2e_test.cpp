@@ -151,11 +151,12 @@ TEST(GuideE2E, PrintsSpecsAndEstimateAndWritesTheChart) {
 
 // The honest figure: every published run predicted by constants fitted without its GPU. The bounds are
 // the figures measured when the model and data last changed (docs/MODEL.md), with a little room, so a
-// change that makes out-of-sample accuracy worse fails here. Measured: median 6.7%, p90 22.7%, multi-GPU
-// 12.1% on 1,214 rows (the 75 superlinear data-parallel rows their own group), every fold fitted from the
-// documented priors; PyTorch memory, with the allocator's unreleasable share refitted per fold as well:
-// peak 8.8%, 51 of 57 brackets, 24 of 3,396 runs that ran (0.7%) predicted not to fit. The issue's
-// targets: median 10%, p90 25%, multi-GPU 15%, peak 10%, 85% of brackets, 2% wrongly not fitting.
+// change that makes out-of-sample accuracy worse fails here. Measured: median 6.9%, p90 24.6% on 983 rows,
+// multi-GPU 11.2% on 1,214 rows (the 75 superlinear data-parallel rows their own group), every fold fitted
+// from the documented priors; PyTorch memory, with the allocator's unreleasable share refitted per fold as
+// well: peak 8.8%, 51 of 57 brackets, 24 of 3,408 runs that ran (0.7%) predicted not to fit. The issue's
+// targets: median 10%, p90 25%, multi-GPU 15%, peak 10%, 85% of brackets, 2% wrongly not fitting. The p90
+// bound is the target itself: the RTX 3090/4090/5090 timm rows (2025-02) put the p90 at 24.6%, from 22.7%.
 TEST(ValidateE2E, LeaveOneGpuOutAccuracyOnThePublishedRecord) {
   const std::string intervals = std::string(GPUSAGE_BINARY_DIR) + "/e2e-intervals.json";
   auto r = run_cli("validate " + std::string(GPUSAGE_SOURCE_DIR) +
@@ -167,7 +168,7 @@ TEST(ValidateE2E, LeaveOneGpuOutAccuracyOnThePublishedRecord) {
   const auto& single = doc["summary"]["single_gpu_throughput"];
   EXPECT_GE(single["rows"].get<int>(), 900);
   EXPECT_LE(single["median_abs_error"].get<double>(), 0.075);
-  EXPECT_LE(single["p90_abs_error"].get<double>(), 0.235);
+  EXPECT_LE(single["p90_abs_error"].get<double>(), 0.25);
   const auto& multi = doc["summary"]["multi_gpu_throughput"];
   EXPECT_GE(multi["rows"].get<int>(), 1000);
   EXPECT_LE(multi["median_abs_error"].get<double>(), 0.13);
