@@ -40,7 +40,7 @@ struct ModelConstants {
   // then alloc_block again), so what has to fit is the live set plus this fragmentation, while nvidia-smi's
   // peak counts the whole reserve. Fitted by `validate --fit` on the runs that ran and the max-batch
   // brackets, inside [0, allocator_overhead_fraction] and drawn to the prior that all of the reserve stays
-  // (docs/MODEL.md); --cv refits it per fold (6.5% in 26 of 27 leave-one-GPU-out folds).
+  // (docs/MODEL.md); --cv refits it per fold (6.5% in 27 of 28 leave-one-GPU-out folds).
   double allocator_unreleasable_fraction = 0.065;
   // cuDNN / cuBLAS workspace kept by the allocator during a step. cuBLAS asks for up to 32 MiB per
   // handle+stream on Hopper/Blackwell (CUBLAS_WORKSPACE_CONFIG :4096:8 = 32 MiB) and cuDNN's benchmark

@@ -108,28 +108,25 @@ double predict_throughput(const Prepared& p, const Calibration& calibration) {
          estimate_step_time(p.timed_workload, p.config, p.gpu, &calibration).step_s;
 }
 
+// A max_batch row's verdict: plan's largest batch ran (value) and is below the one that failed (fails_at).
+bool in_bracket(const Measurement& m, int predicted) {
+  return predicted >= m.value && (!m.fails_at || predicted < *m.fails_at);
+}
+
 // Fills a row's prediction and error from one set of constants.
 void predict_row(ValidationRow& row, const Prepared& p, const Calibration& calibration) {
   const Measurement& m = row.measurement;
-  const double capacity = p.gpu.memory_bytes();
-  switch (m.metric) {
-    case Metric::train_throughput:
-      row.predicted = predict_throughput(p, calibration);
-      break;
-    case Metric::peak_memory:
-      row.predicted = estimate_memory(p.workload, p.memory_config, p.gpu, &calibration).total_bytes();
-      break;
-    case Metric::max_batch: {
-      const int predicted = max_batch(p.workload, p.memory_config, p.gpu, &calibration);
-      row.predicted = predicted;
-      row.bracket_hit = predicted >= m.value && (!m.fails_at || predicted < *m.fails_at);
-      break;
-    }
+  if (m.metric == Metric::max_batch) {
+    const int predicted = max_batch(p.workload, p.memory_config, p.gpu, &calibration);
+    row.predicted = predicted;
+    row.bracket_hit = in_bracket(m, predicted);
+  } else {
+    // A throughput or peak-memory row is a run that ran: its memory says whether plan has it fit.
+    const MemoryBreakdown memory = estimate_memory(p.workload, p.memory_config, p.gpu, &calibration);
+    row.predicted = m.metric == Metric::peak_memory ? memory.total_bytes() : predict_throughput(p, calibration);
+    row.predicted_oom = !memory.fits(p.gpu.memory_bytes());
   }
   row.error = (*row.predicted - m.value) / m.value;
-  if (m.metric != Metric::max_batch) {
-    row.predicted_oom = !estimate_memory(p.workload, p.memory_config, p.gpu, &calibration).fits(capacity);
-  }
 }
 
 // Fills the summaries of a report from its predicted rows.
@@ -303,9 +300,9 @@ ModelConstants fit_rows(const std::vector<FitRow>& rows, const ModelConstants& p
 // The memory verdicts allocator_unreleasable_fraction is fitted to: every current-software PyTorch run that
 // ran (its throughput or peak-memory row; it fitted, whatever it measured) and every max-batch bracket.
 // Candidates are 1/kFractionSteps to all of allocator_overhead_fraction (none at 0, which the prior's
-// logarithm cannot weigh). The fraction moves only
-// what has to fit, and linearly in the live activations + workspace, so one evaluation per run gives its
-// verdict at every candidate; a bracket's largest batch is searched at each candidate.
+// logarithm cannot weigh). The fraction moves only what has to fit, and linearly in the live activations +
+// workspace, so one evaluation per run gives its verdict at every candidate; a bracket's largest batch is
+// searched at each candidate.
 constexpr int kFractionSteps = 32;
 // Each kind of miss counts against the share of it plan tolerates (docs/MODEL.md): runs that ran but are
 // predicted not to fit against 2%, brackets missed against 15%.
@@ -348,7 +345,7 @@ MemoryVerdicts memory_verdicts(const std::vector<Measurement>& measurements,
       MemoryVerdicts::Bracket b{i, {}};
       for (const Calibration& at : at_candidate) {
         const int predicted = max_batch(p.workload, p.memory_config, p.gpu, &at);
-        b.hit.push_back(predicted >= m.value && (!m.fails_at || predicted < *m.fails_at));
+        b.hit.push_back(in_bracket(m, predicted));
       }
       v.brackets.push_back(std::move(b));
     } else {

@@ -88,7 +88,8 @@ constexpr double kSuperlinearTolerance = 0.10;
 
 // Parses CSV with a header that has at least model,gpu,precision,batch_per_gpu,metric,value (optional:
 // num_gpus, resolution, seq_len, tokens, accumulation, fails_at, attention, parallel, layout, task, amp,
-// checkpointing, gpu_memory_gb, data, framework, software_date, source; anything else ignored). Throws InputError naming the line and the column.
+// checkpointing, gpu_memory_gb, data, framework, software_date, source; anything else ignored). Throws
+// InputError naming the line and the column.
 std::vector<Measurement> parse_measurements(const std::string& csv_text, const std::string& origin);
 
 // How cross-validation groups rows: every group is predicted by constants fitted on all other groups.

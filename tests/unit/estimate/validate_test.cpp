@@ -15,6 +15,16 @@ const char* kHeader =
     "model,gpu,precision,batch_per_gpu,num_gpus,resolution,seq_len,metric,value,framework,software_date,source,notes,"
     "attention,parallel,task,layout,data,fails_at,amp\n";
 
+// The message parse_measurements throws for `csv`, or "" when it parses.
+std::string parse_error(const std::string& csv) {
+  try {
+    parse_measurements(csv, "t.csv");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 TEST(ParseMeasurements, ReadsEveryColumnOfThePublishedFormat) {
   const auto rows = parse_measurements(
       std::string(kHeader) +
@@ -37,13 +47,8 @@ TEST(ParseMeasurements, ReadsEveryColumnOfThePublishedFormat) {
 
 // Found by fuzz/validate_csv: a second 'gpu' column (empty in the row) replaced the first one.
 TEST(ParseMeasurements, AColumnNamedTwiceIsAnError) {
-  try {
-    parse_measurements("model,gpu,precision,batch_per_gpu,metric,value,gpu\nresnet50,rtx4090,fp16,64,max_batch,64,\n",
-                       "t.csv");
-    FAIL();
-  } catch (const InputError& e) {
-    EXPECT_STREQ(e.what(), "t.csv:1: the header names the column 'gpu' twice");
-  }
+  EXPECT_EQ(parse_error("model,gpu,precision,batch_per_gpu,metric,value,gpu\nresnet50,rtx4090,fp16,64,max_batch,64,\n"),
+            "t.csv:1: the header names the column 'gpu' twice");
 }
 
 TEST(ParseMeasurements, SoftwareBefore2021IsLegacy) {
@@ -90,14 +95,7 @@ TEST(ParseMeasurements, MemoryUnderAnotherFrameworkIsItsOwnGroup) {
 }
 
 TEST(ParseMeasurements, BadValuesNameTheLineAndTheColumn) {
-  auto error_of = [](const std::string& row) {
-    try {
-      parse_measurements(std::string(kHeader) + row, "t.csv");
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
+  auto error_of = [](const std::string& row) { return parse_error(std::string(kHeader) + row); };
   EXPECT_THAT(error_of("resnet50,rtx4090,fp16,64,1,224,,train_throughput,1000,,2024/04,,,,,,,,,\n"),
               HasSubstr("t.csv:2: software_date '2024/04' is not YYYY-MM"));
   EXPECT_THAT(error_of("resnet50,rtx4090,fp16,64,1,224,,max_batch,64,,,,,,,,,,32,\n"),
@@ -123,14 +121,9 @@ TEST(ParseMeasurements, TokensAndAccumulationAreRead) {
   EXPECT_EQ(rows[0].accumulation, 2);
   EXPECT_FALSE(rows[1].tokens.has_value());
   EXPECT_EQ(rows[1].accumulation, 1);
-  try {
-    parse_measurements("model,gpu,precision,batch_per_gpu,seq_len,metric,value,tokens\n"
-                       "bert-large,a100-sxm4-80gb,fp16,48,128,train_throughput,260,256\n",
-                       "t.csv");
-    FAIL();
-  } catch (const InputError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("t.csv:2: tokens 256 needs a seq_len at least as long"));
-  }
+  EXPECT_THAT(parse_error("model,gpu,precision,batch_per_gpu,seq_len,metric,value,tokens\n"
+                          "bert-large,a100-sxm4-80gb,fp16,48,128,train_throughput,260,256\n"),
+              HasSubstr("t.csv:2: tokens 256 needs a seq_len at least as long"));
 }
 
 // Checkpointing and the memory of a variant card are columns of their own.
@@ -147,14 +140,9 @@ TEST(ParseMeasurements, CheckpointingAndAVariantCardsMemoryAreRead) {
   EXPECT_EQ(rows[1].checkpointing, "full");
   EXPECT_FALSE(rows[1].gpu_memory_gb.has_value());
   EXPECT_EQ(rows[2].checkpointing, "");
-  try {
-    parse_measurements("model,gpu,precision,batch_per_gpu,metric,value,checkpointing\n"
-                       "llama3-8b,h100-sxm5-80gb,bf16,2,train_throughput,0.7,some\n",
-                       "t.csv");
-    FAIL();
-  } catch (const InputError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("t.csv:2: checkpointing 'some' is not one of none, full, selective"));
-  }
+  EXPECT_THAT(parse_error("model,gpu,precision,batch_per_gpu,metric,value,checkpointing\n"
+                          "llama3-8b,h100-sxm5-80gb,bf16,2,train_throughput,0.7,some\n"),
+              HasSubstr("t.csv:2: checkpointing 'some' is not one of none, full, selective"));
 }
 
 // A data-parallel row more than 10% faster per GPU than the same source's single-GPU run of the same
