@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 #include "core/common/error.hpp"
@@ -78,7 +80,15 @@ BenchFile parse_bench_file(const std::string& json_text, const std::string& orig
     for (const auto& run : require(doc, "runs")) {
       const auto& batch = require(run, "batch");
       if (!batch.is_number()) throw InputError(fmt::format("{}: 'batch' is {}, not a number", where, batch.dump()));
-      file.runs.push_back(read_run(run, json_util::number_as<int>(batch, "batch")));
+      BenchRun r = read_run(run, json_util::number_as<int>(batch, "batch"));
+      // A run trains at least one sample per step and measures a positive rate: anything else would turn
+      // --calibration's measured/predicted ratio negative or infinite.
+      if (r.batch < 1) throw InputError(fmt::format("{}: 'batch' is {}: a run's batch is at least 1", where, r.batch));
+      if (r.throughput && !(*r.throughput > 0 && std::isfinite(*r.throughput))) {
+        throw InputError(fmt::format("{}: 'throughput' is {}: a measured throughput is a positive number", where,
+                                     *r.throughput));
+      }
+      file.runs.push_back(std::move(r));
     }
     if (file.runs.empty()) throw InputError(fmt::format("{}: 'runs' is empty", where));
     if (auto it = doc.find("batch_search"); it != doc.end() && it->is_object()) {

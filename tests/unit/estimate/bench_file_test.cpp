@@ -63,5 +63,19 @@ TEST(BenchFile, AWholeNumberBeyondItsFieldIsAnErrorNamingIt) {
   EXPECT_EQ(parse_bench_file(head + R"("resolution": 224, "runs": [{"batch": 8}]})", "b.json").resolution, 224);
 }
 
+// Found by fuzz/bench_json in a clean-clone .ci/run (kept in fuzz/regressions/bench_json): a run of batch -4
+// was read, and --calibration turned it into a negative step-time scale. A batch below 1, or a throughput that
+// is not positive, is a one-line error naming the field.
+TEST(BenchFile, ANonPositiveBatchOrThroughputIsAnErrorNamingIt) {
+  const std::string head = R"({"environment": {"device_name": "x"}, "model": "resnet50", "precision": "fp16", )";
+  EXPECT_THAT(bench_file_error(head + R"("runs": [{"batch": -4, "throughput": 1480.0}]})"),
+              HasSubstr("--bench 'b.json': 'batch' is -4: a run's batch is at least 1"));
+  EXPECT_THAT(bench_file_error(head + R"("runs": [{"batch": 0}]})"), HasSubstr("'batch' is 0"));
+  EXPECT_THAT(bench_file_error(head + R"("runs": [{"batch": 8, "throughput": -1480.0}]})"),
+              HasSubstr("'throughput' is -1480: a measured throughput is a positive number"));
+  EXPECT_THAT(bench_file_error(head + R"("runs": [{"batch": 8, "throughput": 0}]})"), HasSubstr("'throughput' is 0"));
+  EXPECT_EQ(parse_bench_file(head + R"("runs": [{"batch": 8, "throughput": 1480.0}]})", "b.json").runs[0].batch, 8);
+}
+
 }  // namespace
 }  // namespace gpusage::estimate
