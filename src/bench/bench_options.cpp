@@ -53,6 +53,9 @@ void add_bench_options(CLI::App& app, BenchOptions& o) {
       ->default_str("synthetic");
   app.add_option("--workers", o.workers, "Data-loading threads for --data DIR (0: one per logical CPU)")
       ->default_str("0");
+  app.add_flag("--channels-last", o.channels_last,
+               "NHWC activations and weights (model.to(memory_format=torch.channels_last)) for convolutional "
+               "models, as plan's --channels-last; default NCHW");
   app.add_option("--accumulate", o.accumulate, "Micro-batches per optimizer step (gradient accumulation)")
       ->default_str("1");
   app.add_option("--clip", o.clip_norm, "Clip the global gradient norm to this value; the norm is recorded");
@@ -106,6 +109,10 @@ void validate(BenchOptions& o) {
                                    "(use --data synthetic)",
                                    o.data, o.model));
   }
+  if (o.channels_last && !info.convolutional())
+    throw InputError(fmt::format("--channels-last: {} has no convolutions to lay out (accepted with the resnet "
+                                 "and mobilenet models)",
+                                 o.model));
   if (info.family == ModelFamily::vit && o.resolution && *o.resolution % 16 != 0)
     throw InputError(fmt::format("--resolution {}: {} needs a multiple of its patch size 16", *o.resolution, o.model));
 }
@@ -141,6 +148,7 @@ std::vector<std::string> to_arguments(const BenchOptions& o) {
   if (o.seq_len) add("--seq-len", std::to_string(*o.seq_len));
   add("--data", o.data);
   add("--workers", std::to_string(o.workers));
+  if (o.channels_last) args.emplace_back("--channels-last");
   add("--accumulate", std::to_string(o.accumulate));
   if (o.clip_norm) add("--clip", fmt::format("{}", *o.clip_norm));
   add("--distributed", std::to_string(o.distributed));

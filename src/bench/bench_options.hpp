@@ -33,6 +33,7 @@ struct BenchOptions {
   std::optional<int> seq_len;        // language models: tokens per sample; default 1024
   std::string data = "synthetic";    // "synthetic" or an ImageFolder directory
   int workers = 0;                   // data-loading threads (ImageFolder only)
+  bool channels_last = false;        // NHWC activations and weights (convolutional models), as plan's flag
   int accumulate = 1;                // micro-batches per optimizer step
   std::optional<double> clip_norm;   // gradient-norm clipping threshold
   int distributed = 1;               // data-parallel processes on this machine

@@ -46,9 +46,10 @@ void reset_peak_memory(int device_index) {
 }
 
 MemoryPeak peak_memory(int device_index) {
-  using c10::cuda::CUDACachingAllocator::StatType;
   const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(device_index));
-  const auto aggregate = static_cast<std::size_t>(StatType::AGGREGATE);
+  // Entry 0 is StatType::AGGREGATE (all pools). The enum moved from c10::cuda::CUDACachingAllocator to
+  // c10::CachingAllocator in LibTorch 2.6, so it is not named here; its first entry has stayed the aggregate.
+  constexpr std::size_t aggregate = 0;
   return {stats.allocated_bytes[aggregate].peak, stats.reserved_bytes[aggregate].peak};
 }
 

@@ -285,7 +285,7 @@ int run(BenchOptions& o, const RankOptions& rank, const std::string& out, bool s
     throw InputError(fmt::format("--distributed on {}: this gpusage-bench was built without the {} backend",
                                  to_string(device), device == DeviceKind::cpu ? "Gloo" : "NCCL"));
   const ModelInfo& info = model_info(o.model);
-  const bool channels_last = device == DeviceKind::cuda && info.convolutional();
+  const bool channels_last = o.channels_last && info.convolutional();
   const int threads = o.threads.value_or(o.distributed > 1 ? std::max(1, device::logical_cpus() / o.distributed) : 0);
   if (threads > 0) set_torch_threads(threads);
   const auto folder = scan_data(o);

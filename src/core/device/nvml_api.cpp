@@ -29,8 +29,11 @@ Library::~Library() {
 
 bool Library::open(const std::string& path, std::string& error) {
   // The soname with the ABI number first: libnvidia-ml.so (no suffix) only exists where the driver's
-  // development symlink is installed.
-  std::initializer_list<const char*> defaults = {"libnvidia-ml.so.1", "libnvidia-ml.so"};
+  // development symlink is installed. Then the folders where containers and WSL mount the driver without
+  // adding them to the loader's path (the NVIDIA container toolkit's /usr/local/nvidia, WSL's /usr/lib/wsl).
+  std::initializer_list<const char*> defaults = {"libnvidia-ml.so.1", "libnvidia-ml.so",
+                                                 "/usr/local/nvidia/lib64/libnvidia-ml.so.1",
+                                                 "/usr/lib/wsl/lib/libnvidia-ml.so.1"};
   std::string first_error;
   auto try_open = [&](const char* candidate) {
     handle_ = ::dlopen(candidate, RTLD_NOW | RTLD_LOCAL);
