@@ -108,8 +108,9 @@ if [[ -z "$bench_bin" ]]; then
     else
       kitcmake=(-DCMAKE_PREFIX_PATH="$prefix")
     fi
-    # Gloo's headers (c10d) are not in the pip wheel: gpusage-bench is built without --distributed.
+    # Without c10d (--distributed): one GPU here, and the pip wheel's Gloo headers may not match its c10d.
     nice -n 10 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release "${kitcmake[@]}" \
+      -DGPUSAGE_GLOO_INCLUDE_DIR=GPUSAGE_GLOO_INCLUDE_DIR-NOTFOUND \
       -DGPUSAGE_BUILD_CLI=OFF -DGPUSAGE_BUILD_TESTS=OFF -DGPUSAGE_BUILD_BENCHMARKS=OFF \
       -DGPUSAGE_UNITY_BUILD=ON -DCUDAToolkit_ROOT=/usr/local/cuda || return 1
     nice -n 10 cmake --build "$build" -j "$(($(nproc) > 4 ? $(nproc) - 2 : $(nproc)))" --target gpusage-bench || return 1

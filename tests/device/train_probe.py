@@ -383,7 +383,7 @@ def ceilings(torch, device) -> dict:
         a = torch.randn(n, n, device=device).to(dtype)
         b = torch.randn(n, n, device=device).to(dtype)
         seconds = timed(lambda: a @ b, 10)
-        out[f"matmul_{name}_tflops"] = round(2 * n**3 / seconds / 1e12, 1)
+        out[f"matmul_{name}_tflops"] = round(2 * n**3 / seconds / 1e12, 3)
         del a, b
     torch.backends.cuda.matmul.allow_tf32 = False
     elements = (1 << 30) if device.type == "cuda" else (1 << 22)  # 4 GiB of fp32 on the GPU

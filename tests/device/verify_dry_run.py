@@ -77,7 +77,7 @@ for name in ("resnet18-fp32", "resnet18-bf16-nhwc", "gpt2-adamw-clip"):
           f"bench {name}: {e}")
 nhwc = json.load(open(os.path.join(raw, "bench-resnet18-bf16-nhwc.json")))
 nchw = json.load(open(os.path.join(raw, "bench-resnet18-fp32.json")))
-check(nhwc["channels_last"] is True and nchw["channels_last"] is False, "bench --channels-last not recorded")
+check(nhwc["config"]["channels_last"] is True and nchw["config"]["channels_last"] is False, "bench --channels-last not recorded")
 check((b.get("resnet18-auto", {}).get("batch_search") or {}).get("max_batch", 0) >= 1, "bench --batch auto")
 
 summary = open(os.path.join(out, "summary.md")).read()
