@@ -331,8 +331,9 @@ def measure(c: Config, torch, device, args, baseline: int) -> Result:
         if args.print_every and (window_steps == args.print_every or done):
             t.sync()
             now = time.perf_counter()
-            # tqdm's rate format, which `gpusage run` reads from the output.
-            print(f"step {steps} | {samples_per_step * window_steps / (now - window_start):.2f}samples/s", flush=True)
+            # A tqdm bar's postfix ("[elapsed, RATEunit/s]"), which `gpusage run` reads from the output.
+            rate = samples_per_step * window_steps / (now - window_start)
+            print(f"train {steps}/{args.max_steps} [{now - start:.1f}s, {rate:.2f}samples/s]", flush=True)
             window_start, window_steps = now, 0
         if done:
             break

@@ -71,7 +71,7 @@ check(o.get("fix_batch", 0) <= o["plan_max_batch"] and o.get("fix_batch", 0) * o
 
 # gpusage-bench: every quick run measured, --channels-last recorded, the batch search found a batch.
 b = {e["name"]: e for e in load("compare-bench.json")}
-for name in ("resnet18-fp32", "resnet18-bf16-nhwc", "gpt2-adamw-clip"):
+for name in ("resnet18-fp32", "resnet18-bf16-nhwc", "resnet18-adamw-clip"):
     e = b.get(name, {})
     check(e.get("exit") == 0 and e["runs"][0]["throughput"] > 0 and e.get("plan", {}).get("throughput", 0) > 0,
           f"bench {name}: {e}")
