@@ -65,11 +65,6 @@ double power_limited_clock_fraction(const ModelConstants& k, const catalog::Gpu&
   return std::min(1.0, sustained / *gpu.fp16_tflops);
 }
 
-bool is_geforce(const catalog::Gpu& gpu) {
-  using F = catalog::Family;
-  return gpu.family == F::rtx50 || gpu.family == F::rtx40 || gpu.family == F::rtx30;
-}
-
 struct Roofline {
   double time_s = 0;
   bool compute_bound = false;
@@ -238,7 +233,7 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
     double link_gbs = gpu.nvlink_gbs ? *gpu.nvlink_gbs / 2 : pcie_gbs(gpu);  // per direction
     // GeForce cards have no peer-to-peer over PCIe (the driver disables it), so NCCL stages every
     // transfer through host memory (its SHM transport): each byte crosses PCIe twice.
-    if (!gpu.nvlink_gbs && is_geforce(gpu)) link_gbs /= 2;
+    if (!gpu.nvlink_gbs && catalog::is_geforce(gpu.family)) link_gbs /= 2;
     if (config.gpus_per_node == 1) link_gbs = 1e18;                          // no intra-node hop
     if (config.nodes > 1) {
       const double network = config.network_gbs > 0 ? config.network_gbs : k.default_network_gbs;
