@@ -47,6 +47,24 @@ nlohmann::json constants_json(const estimate::ModelConstants& k) {
   return out;
 }
 
+nlohmann::json cards_json(const estimate::CardsSummary& s) {
+  return {{"all", summary_json(s.all)},
+          {"data_center", summary_json(s.data_center)},
+          {"geforce", summary_json(s.geforce)}};
+}
+
+// One headline for all cards, then the data-center (and workstation) cards and the GeForce cards apart.
+std::string cards_lines(const std::string& label, const estimate::CardsSummary& s) {
+  return summary_line(label, s.all) + "\n" + summary_line("  data-center and workstation cards", s.data_center) +
+         "\n" + summary_line("  GeForce RTX 30/40/50 cards", s.geforce) + "\n";
+}
+
+// "6.9% / +0.3% (983)": median |error|, median signed error and rows of one summary, for the tables.
+std::string cell_text(const estimate::ErrorSummary& s) {
+  if (s.count == 0) return "-";
+  return fmt::format("{:.1f}% / {:+.1f}% ({})", s.median_abs_error * 100, s.median_error * 100, s.count);
+}
+
 std::string ratio_text(int hits, int rows) {
   return rows == 0 ? "no rows" : fmt::format("{} of {} ({:.1f}%)", hits, rows, 100.0 * hits / rows);
 }
@@ -159,7 +177,12 @@ void add_validate_command(CLI::App& app) {
         cells.push_back({{"family", c.cell.family},
                          {"precision", c.cell.precision},
                          {"architecture", c.cell.architecture},
+                         {"cards", c.cell.cards},
                          {"throughput", summary_json(c.throughput)}});
+      }
+      nlohmann::json architectures = nlohmann::json::array();
+      for (const auto& a : result.architectures) {
+        architectures.push_back({{"architecture", a.architecture}, {"throughput", cards_json(a.throughput)}});
       }
       nlohmann::json doc = {
           {"method", how},
@@ -169,6 +192,8 @@ void add_validate_command(CLI::App& app) {
           {"summary",
            {{"single_gpu_throughput", summary_json(result.single_gpu_throughput)},
             {"multi_gpu_throughput", summary_json(result.multi_gpu_throughput)},
+            {"single_gpu_throughput_by_cards", cards_json(result.single_gpu_by_cards)},
+            {"multi_gpu_throughput_by_cards", cards_json(result.multi_gpu_by_cards)},
             {"legacy_throughput", summary_json(result.legacy_throughput)},
             {"superlinear_throughput", summary_json(result.superlinear_throughput)},
             {"peak_memory", summary_json(result.peak_memory)},
@@ -182,6 +207,7 @@ void add_validate_command(CLI::App& app) {
               {"runs_that_ran",
                {{"rows", result.other_framework_ran_rows},
                 {"predicted_oom", result.other_framework_ran_predicted_oom}}}}}}},
+          {"architectures", architectures},
           {"cells", cells}};
       if (!result.cv) doc["constants"] = constants_json(calibration.constants);
       if (result.cv) {
@@ -227,8 +253,8 @@ void add_validate_command(CLI::App& app) {
     }
     if (!state->summary_only) out = report::render_text(table, 200) + "\n";
     out += how + "\n";
-    out += summary_line("single-GPU throughput, current software (the headline)", result.single_gpu_throughput) + "\n";
-    out += summary_line("multi-GPU per-GPU throughput", result.multi_gpu_throughput) + "\n";
+    out += cards_lines("single-GPU throughput, current software (the headline)", result.single_gpu_by_cards);
+    out += cards_lines("multi-GPU per-GPU throughput", result.multi_gpu_by_cards);
     out += summary_line(fmt::format("legacy software (before {}), its own group", estimate::kLegacySoftwareBefore),
                         result.legacy_throughput) + "\n";
     out += summary_line(fmt::format("data-parallel rows over {:.0f}% faster per GPU than the same run on one GPU, "
@@ -248,17 +274,31 @@ void add_validate_command(CLI::App& app) {
     out += "TensorFlow/MXNet/PaddlePaddle runs that ran but are predicted not to fit: " +
            ratio_text(result.other_framework_ran_predicted_oom, result.other_framework_ran_rows) + "\n";
     if (skipped) out += fmt::format("{} rows skipped (reason in the table)\n", skipped);
+    if (!result.architectures.empty()) {
+      report::Table architectures;
+      architectures.columns = {{"architecture", "", report::Align::left},
+                               {"all cards", ""},
+                               {"data center", ""},
+                               {"GeForce", ""}};
+      for (const auto& a : result.architectures) {
+        architectures.add_row({a.architecture, cell_text(a.throughput.all), cell_text(a.throughput.data_center),
+                               cell_text(a.throughput.geforce)});
+      }
+      out += "\nsingle-GPU throughput by architecture, median |error| / median error (rows):\n" +
+             report::render_text(architectures, 200);
+    }
     if (!result.cells.empty()) {
       report::Table cells;
       cells.columns = {{"family", "", report::Align::left}, {"prec", "", report::Align::left},
-                       {"architecture", "", report::Align::left}, {"rows", ""}, {"median |err|", ""},
-                       {"p90 |err|", ""}, {"median err", ""}};
+                       {"architecture", "", report::Align::left}, {"cards", "", report::Align::left},
+                       {"rows", ""}, {"median |err|", ""}, {"p90 |err|", ""}, {"median err", ""}};
       for (const auto& c : result.cells) {
-        cells.add_row({c.cell.family, c.cell.precision, c.cell.architecture, std::to_string(c.throughput.count),
+        cells.add_row({c.cell.family, c.cell.precision, c.cell.architecture, c.cell.cards,
+                       std::to_string(c.throughput.count),
                        fmt::format("{:.1f}%", c.throughput.median_abs_error * 100),
                        fmt::format("{:.1f}%", c.throughput.p90_abs_error * 100), percent(c.throughput.median_error)});
       }
-      out += "\nsingle-GPU throughput by cell (model family x precision x GPU architecture):\n" +
+      out += "\nsingle-GPU throughput by cell (model family x precision x GPU architecture x cards):\n" +
              report::render_text(cells, 200);
     }
     if (state->fit) {

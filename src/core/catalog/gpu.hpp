@@ -14,6 +14,10 @@ namespace gpusage::catalog {
 
 enum class Family { rtx50, rtx40, rtx30, datacenter, workstation };
 const char* to_string(Family family);
+// GeForce RTX 30/40/50 boards (consumer cards): GPU Boost clocks, no NVLink, no PCIe peer-to-peer.
+inline bool is_geforce(Family family) {
+  return family == Family::rtx50 || family == Family::rtx40 || family == Family::rtx30;
+}
 
 // Where a figure comes from. `fields` empty: the source backs every figure no other source claims.
 struct Source {

@@ -82,6 +82,13 @@ struct ModelConstants {
   // fitted, because the rows cannot tell it from the convolution efficiency (fitted per held-out GPU it
   // ranged 1.0-1.32; docs/MODEL.md).
   double nchw_transpose_passes = 1.0;
+  // The part of the L2 cache that holds what one kernel wrote for the next one to read. A memory-bound kernel
+  // (normalisation, activation, residual add, a layout transpose) reads a tensor the kernel before it has
+  // just written; of a tensor of S bytes written through an L2 of C bytes, about exp(-S / C) is still
+  // resident when it is read (replacement evicts a line with probability 1/C per line written). 6 MB on
+  // GA102 keeps only small tensors; 72 MB on AD102 and 96 MB on GB202 keep a ResNet's later stages. Not
+  // fitted: the whole L2 (docs/MODEL.md, session 9, has what it moved).
+  double l2_reuse_fraction = 1.0;
   // Fraction of peak DRAM bandwidth reached by memory-bound kernels (normalisation, elementwise,
   // pooling, optimizer). STREAM-like kernels reach 80-90% on HBM and GDDR.
   double memory_efficiency = 0.7407;
@@ -102,6 +109,15 @@ struct ModelConstants {
   // per joule. Not fitted: the rows cannot tell it from the architecture factors (fitted per held-out
   // GPU it ranged 1.12-1.69, and the held-out RTX 3090 moved with it; docs/MODEL.md).
   double power_headroom = 1.3;
+  // GeForce boards run above the boost clock on their spec sheet: GPU Boost raises the clock along the
+  // voltage/frequency curve while power and temperature allow, and NVIDIA quotes GeForce rates at a
+  // typical boost clock, not the ceiling (data-center datasheets quote the maximum clock, which their cards
+  // hold or fall below). A stock RTX 4090 at 97% load and 447 W runs 2,730 MHz against its rated 2,520
+  // (HotHardware, GPU-Z log of a stock card, 2022-10: 1.083); KitGuru measured a factory-overclocked MSI RTX
+  // 4090 Suprim Liquid X at 2,760-2,820 MHz averaged over 30 minutes of Metro Exodus. So a GeForce card's
+  // math runs at this multiple of its catalog rates (tensor and CUDA-core alike; step_time.cpp), before the
+  // power limit. Not fitted: the stock card's figure.
+  double geforce_boost_clock_ratio = 1.08;
   // Cycles an output tile of a GEMM / conv spends outside its K loop and does not hide behind another
   // tile's math: filling the shared-memory pipeline from DRAM before the first MMA and storing the
   // accumulators after the last (CUTLASS's prologue and epilogue). The K loop takes

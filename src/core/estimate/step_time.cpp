@@ -59,15 +59,11 @@ double architecture_compute_factor(const ModelConstants& k, const catalog::Gpu& 
 
 // The fraction of its rated clock a card holds under sustained tensor math, by its TDP against its
 // flagship's FLOPs per watt (constants.hpp, power_headroom).
-double power_limited_clock_fraction(const ModelConstants& k, const catalog::Gpu& gpu) {
-  if (!gpu.power_flagship_fp16_tflops_per_watt || !gpu.fp16_tflops || *gpu.fp16_tflops <= 0) return 1.0;
+// `clock`: the card's own clock as a multiple of its rated one, when the power allows (GeForce boost).
+double power_limited_clock_fraction(const ModelConstants& k, const catalog::Gpu& gpu, double clock) {
+  if (!gpu.power_flagship_fp16_tflops_per_watt || !gpu.fp16_tflops || *gpu.fp16_tflops <= 0) return clock;
   const double sustained = k.power_headroom * *gpu.power_flagship_fp16_tflops_per_watt * gpu.tdp_w;
-  return std::min(1.0, sustained / *gpu.fp16_tflops);
-}
-
-bool is_geforce(const catalog::Gpu& gpu) {
-  using F = catalog::Family;
-  return gpu.family == F::rtx50 || gpu.family == F::rtx40 || gpu.family == F::rtx30;
+  return std::min(clock, sustained / *gpu.fp16_tflops);
 }
 
 struct Roofline {
@@ -92,11 +88,20 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
   // FP32-accumulate rate (matmul_tflops) is the peak.
   const bool tensor_cores = !fp32_math && gpu.matmul_tflops(config.precision).has_value();
   const double datasheet_peak = gpu.matmul_tflops(config.precision).value_or(gpu.fp32_tflops) * 1e12;
-  const double matmul_peak = datasheet_peak * (tensor_cores ? power_limited_clock_fraction(k, gpu) : 1.0);
-  const double vector_peak = gpu.fp32_tflops * 1e12;
+  // GeForce boards clock above their rated boost (constants.hpp); the power limit still caps tensor math.
+  const double clock = catalog::is_geforce(gpu.family) ? k.geforce_boost_clock_ratio : 1.0;
+  const double matmul_peak =
+      datasheet_peak * (tensor_cores ? power_limited_clock_fraction(k, gpu, clock) : clock);
+  const double vector_peak = gpu.fp32_tflops * 1e12 * clock;
   const double bandwidth = gpu.memory_bandwidth_gbs * 1e9 * k.memory_efficiency;
   const double weight_element = element;  // autocast reads the 16-bit weight copies
   const double fill_tiles = gpu.sm_count * k.tiles_per_sm_to_fill;
+  // L2 reuse (constants.hpp, l2_reuse_fraction): the share of a tensor a kernel reads that is still in L2
+  // from the kernel that just wrote it.
+  const double l2_bytes = gpu.l2_cache_mb.value_or(0) * 1e6 * k.l2_reuse_fraction;
+  auto l2_hit = [&](double tensor_bytes) {
+    return l2_bytes > 0 && tensor_bytes > 0 ? std::exp(-tensor_bytes / l2_bytes) : 0.0;
+  };
 
   const double tf32 = config.precision == catalog::Precision::tf32 ? k.tf32_relative_efficiency : 1.0;
   auto efficiency = [&](OpClass op) {
@@ -113,7 +118,7 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
   // at (2 FLOPs per CUDA core per cycle), so no clock figure is needed.
   const double flops_per_sm_cycle =
       gpu.sm_count > 0 && gpu.cuda_cores > 0 && gpu.fp32_tflops > 0
-          ? datasheet_peak * 2.0 * gpu.cuda_cores / (gpu.sm_count * vector_peak)
+          ? datasheet_peak * 2.0 * gpu.cuda_cores / (gpu.sm_count * gpu.fp32_tflops * 1e12)
           : 0;
   // The fraction a GEMM's time grows by when each output tile adds gemm_tile_fixed_cycles to a K loop
   // of `depth` multiply-adds per output element (constants.hpp).
@@ -162,8 +167,12 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
       // its width, so 16-bit pays as much as TF32. Counted at 4 bytes per element (priced at the
       // activation's width instead, the held-out p90 was 29.7% against 22.7%: docs/MODEL.md).
       constexpr double kTransposeBytesPerElement = 4;
-      const double transpose_s =
-          3 * layout_passes * batch * layer.forward_io_elements * kTransposeBytesPerElement / bandwidth;
+      const double in = batch * layer.input_elements * kTransposeBytesPerElement;
+      const double out = batch * layer.output_elements() * kTransposeBytesPerElement;
+      const double io = batch * layer.forward_io_elements * kTransposeBytesPerElement;
+      // Each transpose reads what the kernel before it just wrote (the layer's input, the conv's output).
+      const double resident = in * l2_hit(in) + out * l2_hit(out);
+      const double transpose_s = 3 * layout_passes * (io - resident / 2) / bandwidth;
       forward_s += transpose_s / 3;
       backward_s += 2 * transpose_s / 3;
       t.memory_s += transpose_s;
@@ -183,8 +192,16 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
     }
     // Attention's own kernels (flash, or eager QK^T over head_dim) are covered by its efficiency.
     const bool tiled = layer.op == OpClass::conv || layer.op == OpClass::matmul;
-    const Roofline f =
-        roofline(layer, batch * layer.forward_flops, io_bytes, 1, tiled ? tile_overhead(forward_depth(layer)) : 0);
+    // A memory-bound kernel reads first what the kernel before it wrote: forward its input, backward the
+    // output gradient. The part of it still in L2 does not cross the DRAM bus.
+    double forward_l2_bytes = 0, backward_l2_bytes = 0;
+    if (!is_gemm_like(layer.op)) {
+      const double in = batch * layer.input_elements * element, out = batch * layer.output_elements() * element;
+      forward_l2_bytes = in * l2_hit(in);
+      backward_l2_bytes = out * l2_hit(out);
+    }
+    const Roofline f = roofline(layer, batch * layer.forward_flops, io_bytes - forward_l2_bytes, 1,
+                                tiled ? tile_overhead(forward_depth(layer)) : 0);
     // Backward reads the output gradient and the saved input and writes the input gradient (and the
     // weight gradient): about twice the forward traffic. GEMM-like layers launch two kernels.
     double backward_flops = batch * layer.backward_flops;
@@ -198,7 +215,7 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
                                     ? batch * layer.forward_flops : 0.0;
       input_grad_share = std::min(1.0, input_grad / backward_flops);
     }
-    const Roofline b = roofline(layer, backward_flops, 2 * io_bytes, is_gemm_like(layer.op) ? 2 : 1,
+    const Roofline b = roofline(layer, backward_flops, 2 * io_bytes - backward_l2_bytes, is_gemm_like(layer.op) ? 2 : 1,
                                 input_grad_share * tile_overhead(input_grad_depth(layer)));
     forward_s += f.time_s;
     backward_s += b.time_s;
@@ -238,7 +255,7 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
     double link_gbs = gpu.nvlink_gbs ? *gpu.nvlink_gbs / 2 : pcie_gbs(gpu);  // per direction
     // GeForce cards have no peer-to-peer over PCIe (the driver disables it), so NCCL stages every
     // transfer through host memory (its SHM transport): each byte crosses PCIe twice.
-    if (!gpu.nvlink_gbs && is_geforce(gpu)) link_gbs /= 2;
+    if (!gpu.nvlink_gbs && catalog::is_geforce(gpu.family)) link_gbs /= 2;
     if (config.gpus_per_node == 1) link_gbs = 1e18;                          // no intra-node hop
     if (config.nodes > 1) {
       const double network = config.network_gbs > 0 ? config.network_gbs : k.default_network_gbs;

@@ -132,6 +132,8 @@ void predict_row(ValidationRow& row, const Prepared& p, const Calibration& calib
 // Fills the summaries of a report from its predicted rows.
 void summarize_report(ValidationReport& report) {
   std::vector<double> single, multi, legacy, superlinear, memory, legacy_memory, other_memory;
+  std::vector<double> single_cards[2], multi_cards[2];  // [0] data center, [1] GeForce
+  std::map<std::string, std::vector<double>> architecture_cards[3];  // [0] data center, [1] GeForce, [2] all
   std::map<Cell, std::vector<double>> cells;
   for (const ValidationRow& row : report.rows) {
     if (!row.error) continue;
@@ -149,9 +151,15 @@ void summarize_report(ValidationReport& report) {
           superlinear.push_back(*row.error);
         } else if (m.num_gpus > 1) {
           multi.push_back(*row.error);
+          multi_cards[row.geforce].push_back(*row.error);
         } else {
           single.push_back(*row.error);
-          cells[Cell{model_family(m.model), m.precision, row.architecture}].push_back(*row.error);
+          single_cards[row.geforce].push_back(*row.error);
+          architecture_cards[row.geforce][row.architecture].push_back(*row.error);
+          architecture_cards[2][row.architecture].push_back(*row.error);
+          cells[Cell{model_family(m.model), m.precision, row.architecture,
+                     row.geforce ? kGeForceCards : kDataCenterCards}]
+              .push_back(*row.error);
         }
         break;
       case Metric::peak_memory:
@@ -165,6 +173,13 @@ void summarize_report(ValidationReport& report) {
   }
   report.single_gpu_throughput = summarize(single);
   report.multi_gpu_throughput = summarize(multi);
+  report.single_gpu_by_cards = {report.single_gpu_throughput, summarize(single_cards[0]), summarize(single_cards[1])};
+  report.multi_gpu_by_cards = {report.multi_gpu_throughput, summarize(multi_cards[0]), summarize(multi_cards[1])};
+  for (const auto& [architecture, errors] : architecture_cards[2]) {
+    report.architectures.push_back({architecture,
+                                    {summarize(errors), summarize(architecture_cards[0][architecture]),
+                                     summarize(architecture_cards[1][architecture])}});
+  }
   report.legacy_throughput = summarize(legacy);
   report.superlinear_throughput = summarize(superlinear);
   report.peak_memory = summarize(memory);
@@ -642,6 +657,7 @@ ValidationReport validate(const std::vector<Measurement>& measurements, const ca
     ValidationRow row{m, std::nullopt, std::nullopt, {}, {}, {}, false, std::nullopt};
     if (auto p = prepare(m, catalog, row.skipped)) {
       row.architecture = p->gpu.architecture;
+      row.geforce = catalog::is_geforce(p->gpu.family);
       predict_row(row, *p, calibration);
     }
     report.rows.push_back(std::move(row));
@@ -661,7 +677,10 @@ ValidationReport cross_validate(const std::vector<Measurement>& measurements, co
   for (const Measurement& m : measurements) {
     ValidationRow row{m, std::nullopt, std::nullopt, {}, {}, cv_group_of(m, group), false, std::nullopt};
     prepared.push_back(prepare(m, catalog, row.skipped));
-    if (prepared.back()) row.architecture = prepared.back()->gpu.architecture;
+    if (prepared.back()) {
+      row.architecture = prepared.back()->gpu.architecture;
+      row.geforce = catalog::is_geforce(prepared.back()->gpu.family);
+    }
     if (prepared.back() && std::find(groups.begin(), groups.end(), row.group) == groups.end()) {
       groups.push_back(row.group);
     }

@@ -100,12 +100,18 @@ const char* to_string(CvGroup group);
 // site: github.com/OWNER/REPO, else the host), so that one benchmark suite is held out whole.
 std::string cv_group_of(const Measurement& m, CvGroup group);
 
-// The cell a row's error is reported in, and a plan's interval is taken from: model family, precision
-// and GPU architecture ("resnet · fp16 · Ampere").
+// Which cards a row ran on: GeForce RTX 30/40/50 boards, or the rest (data-center and workstation cards).
+// validate reports every throughput headline for both, since the two differ in clocks, L2 and memory.
+inline constexpr const char* kGeForceCards = "GeForce";
+inline constexpr const char* kDataCenterCards = "data center";
+
+// The cell a row's error is reported in: model family, precision, GPU architecture and cards
+// ("resnet · fp16 · Ada Lovelace · GeForce"). plan's intervals pool the cards of an architecture.
 struct Cell {
   std::string family;  // the model id's leading word: resnet, vit, bert, gpt2, llama …
   std::string precision;
   std::string architecture;
+  std::string cards;  // kGeForceCards or kDataCenterCards
   auto operator<=>(const Cell&) const = default;
 };
 std::string model_family(const std::string& model_id);
@@ -119,6 +125,7 @@ struct ValidationRow {
   std::string group;                // the cross-validation group it was predicted from outside of
   bool predicted_oom = false;       // the memory model says this run does not fit (the run did)
   std::optional<bool> bracket_hit;  // max_batch: the predicted largest batch lies in [value, fails_at)
+  bool geforce = false;             // the row's GPU is a GeForce card (catalog::is_geforce)
 };
 
 struct ErrorSummary {
@@ -136,6 +143,19 @@ ErrorSummary summarize(const std::vector<double>& signed_errors);
 struct CellSummary {
   Cell cell;
   ErrorSummary throughput;  // single-GPU throughput rows of that cell
+};
+
+// A headline for all cards, and for the data-center (and workstation) and GeForce cards apart.
+struct CardsSummary {
+  ErrorSummary all;
+  ErrorSummary data_center;
+  ErrorSummary geforce;
+};
+
+// Single-GPU throughput of one GPU architecture, for all its cards and each kind apart.
+struct ArchitectureSummary {
+  std::string architecture;
+  CardsSummary throughput;
 };
 
 struct ValidationReport {
@@ -159,6 +179,10 @@ struct ValidationReport {
   int other_framework_max_batch_hits = 0;
   int other_framework_ran_rows = 0;
   int other_framework_ran_predicted_oom = 0;
+  // The headlines by cards: single_gpu_throughput and multi_gpu_throughput are their `all`.
+  CardsSummary single_gpu_by_cards;
+  CardsSummary multi_gpu_by_cards;
+  std::vector<ArchitectureSummary> architectures;  // single-GPU throughput per architecture
   std::vector<CellSummary> cells;  // single-GPU throughput per cell, cells with rows only
   // With cv: the constants each fold fitted, by held-out group (how stable the fit is across folds).
   std::map<std::string, ModelConstants> fold_constants;

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/estimate/planner.hpp"
 #include "toy.hpp"
@@ -215,6 +216,43 @@ TEST(StepTime, NchwTransposesCostTheSameAtEveryTensorPrecision) {
   fp32_nhwc.channels_last = true;
   EXPECT_DOUBLE_EQ(estimate_step_time(w, sgd_config(32, Precision::fp32), gpu).step_s,
                    estimate_step_time(w, fp32_nhwc, gpu).step_s);
+}
+
+// GeForce boards run their math above the rated boost clock their catalog rates are quoted at.
+TEST(StepTime, GeForceMathRunsAtTheBoostClockRatio) {
+  auto w = big_gemm();
+  auto datacenter = toy::gpu(80);
+  auto geforce = datacenter;
+  geforce.family = catalog::Family::rtx40;
+  const auto config = sgd_config(8, Precision::fp16);
+  const double ratio = estimate_step_time(w, config, datacenter).compute_s / estimate_step_time(w, config, geforce).compute_s;
+  EXPECT_NEAR(ratio, default_constants().geforce_boost_clock_ratio, 1e-9);
+}
+
+// A memory-bound layer reads what the layer before it wrote; the part of it still in L2, exp(-S / L2) of
+// S bytes, does not cross the DRAM bus: forward its input, backward its output gradient.
+TEST(StepTime, AnL2KeepsPartOfWhatAMemoryBoundLayerReads) {
+  const ModelConstants& k = default_constants();
+  workload::Workload w;
+  w.id = "relu";
+  workload::Layer relu;
+  relu.op = workload::OpClass::elementwise;
+  relu.output_shape = {64, 56, 56};
+  relu.input_elements = 64 * 56 * 56;
+  relu.forward_io_elements = 2 * 64 * 56 * 56;
+  relu.forward_flops = 64 * 56 * 56;
+  w.layers.push_back(relu);
+  auto no_l2 = toy::gpu(80);
+  auto with_l2 = no_l2;
+  with_l2.l2_cache_mb = 72;
+  const auto config = sgd_config(32, Precision::fp16);
+  const double tensor = 32.0 * 64 * 56 * 56 * 2;  // bytes of the input, and of the output gradient
+  const double resident = tensor * std::exp(-tensor / (72e6 * k.l2_reuse_fraction));
+  const double expected_s = 2 * resident / (1000e9 * k.memory_efficiency);
+  const double saved_s =
+      estimate_step_time(w, config, no_l2).step_s - estimate_step_time(w, config, with_l2).step_s;
+  EXPECT_NEAR(saved_s, expected_s, 1e-6 * expected_s);
+  EXPECT_GT(saved_s, 0);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "core/catalog/catalog.hpp"
 #include "core/common/error.hpp"
 #include "core/estimate/uncertainty.hpp"
 #include "core/estimate/validate.hpp"
@@ -191,6 +192,36 @@ TEST(Summarize, GivesAbsoluteSignedAndRatioQuantiles) {
   EXPECT_DOUBLE_EQ(s.median_error, 0.0);
   EXPECT_NEAR(s.ratio_p10, 0.84, 1e-12);  // 1 + quantile(-0.2, -0.1, 0, 0.1, 0.3; 0.1)
   EXPECT_NEAR(s.ratio_p90, 1.22, 1e-12);
+}
+
+// Every throughput headline comes for all cards and for the data-center and GeForce cards apart, and a
+// GeForce card's cell is its own beside the data-center cards of the same architecture.
+TEST(Validate, SplitsTheHeadlinesAndCellsByCards) {
+  const auto rows = parse_measurements(std::string(kHeader) +
+                                           "resnet50,rtx3090,fp16,256,1,224,,train_throughput,900,PyTorch 2.1,2023-10,s\n"
+                                           "resnet50,rtx4090,fp16,256,1,224,,train_throughput,1300,PyTorch 2.1,2023-10,s\n"
+                                           "resnet50,a100-sxm4-80gb,fp16,256,1,224,,train_throughput,2400,PyTorch 2.1,2023-10,s\n"
+                                           "resnet50,rtx3090,fp16,256,2,224,,train_throughput,850,PyTorch 2.1,2023-10,s\n",
+                                       "t.csv");
+  const ValidationReport r = validate(rows, catalog::Catalog::active(), Calibration{});
+  EXPECT_EQ(r.single_gpu_by_cards.all.count, 3);
+  EXPECT_EQ(r.single_gpu_by_cards.geforce.count, 2);
+  EXPECT_EQ(r.single_gpu_by_cards.data_center.count, 1);
+  EXPECT_DOUBLE_EQ(r.single_gpu_by_cards.all.median_abs_error, r.single_gpu_throughput.median_abs_error);
+  EXPECT_EQ(r.multi_gpu_by_cards.geforce.count, 1);
+  EXPECT_EQ(r.multi_gpu_by_cards.data_center.count, 0);
+  ASSERT_EQ(r.architectures.size(), 2u);  // Ada Lovelace, Ampere
+  EXPECT_EQ(r.architectures[1].architecture, "Ampere");
+  EXPECT_EQ(r.architectures[1].throughput.all.count, 2);
+  EXPECT_EQ(r.architectures[1].throughput.geforce.count, 1);
+  EXPECT_EQ(r.architectures[1].throughput.data_center.count, 1);
+  int ampere_cells = 0;
+  for (const CellSummary& c : r.cells) {
+    if (c.cell.architecture != "Ampere") continue;
+    ++ampere_cells;
+    EXPECT_EQ(c.throughput.count, 1);
+  }
+  EXPECT_EQ(ampere_cells, 2);  // the RTX 3090's GeForce cell and the A100's data-center cell
 }
 
 IntervalTable toy_table() {
