@@ -87,11 +87,15 @@ void add_validate_command(CLI::App& app) {
       "Compare plan's predictions with measured training runs and report the error.\n"
       "FILE is CSV with columns model,gpu,precision,batch_per_gpu,metric,value (optional: num_gpus, resolution,\n"
       "seq_len, tokens (per sample computed, for unpadded or length-binned data), accumulation (micro-batches per\n"
-      "optimizer step), fails_at, attention flash|eager, parallel ddp|fsdp, layout nhwc|nchw, task squad|pretrain,\n"
-      "amp o2|autocast, checkpointing none|full|selective, gpu_memory_gb (the card's own, when it is a variant\n"
-      "of the catalog GPU), software_date YYYY-MM, framework, source). metric: train_throughput (samples/s per\n"
-      "GPU), peak_memory (bytes, as nvidia-smi counts them) or max_batch (value = largest batch that ran,\n"
-      "fails_at = the smallest that failed). Rows with software from before 2021-01, and data-parallel rows\n"
+      "optimizer step), fails_at, attention flash|eager, parallel ddp|fsdp, layout nhwc|nchw,\n"
+      "task squad|pretrain|finetune, amp o2|autocast, checkpointing none|full|selective|every:N, gpu_memory_gb\n"
+      "(the card's own, when it is a variant of the catalog GPU), software_date YYYY-MM, framework, source; the\n"
+      "fine-tuning recipe as plan's options: optimizer, master_weights fp32|bf16, loss plain|chunked|fused,\n"
+      "lora_rank, qlora yes|no, lora_targets attn|mlp|all, optimizer_in_backward yes|no). metric:\n"
+      "train_throughput (samples/s per GPU), peak_memory (bytes, as nvidia-smi counts them), peak_allocated /\n"
+      "peak_reserved (torch.cuda.max_memory_allocated / max_memory_reserved) or max_batch (value = largest batch\n"
+      "that ran, fails_at = the smallest that failed). task finetune rows are also summarised apart, per method\n"
+      "(full, lora, qlora) and GPU class. Rows with software from before 2021-01, and data-parallel rows\n"
       "more than 10% faster per GPU than the same run on one GPU, are reported as their own groups.\n"
       "Without --cv every row is predicted with the shipped constants, which were fitted on\n"
       "data/validation/published.csv: those errors are in-sample. --cv gpu holds out one GPU at a time,\n"
@@ -197,6 +201,7 @@ void add_validate_command(CLI::App& app) {
             {"legacy_throughput", summary_json(result.legacy_throughput)},
             {"superlinear_throughput", summary_json(result.superlinear_throughput)},
             {"peak_memory", summary_json(result.peak_memory)},
+            {"allocator_peak_memory", summary_json(result.allocator_peak_memory)},
             {"legacy_peak_memory", summary_json(result.legacy_peak_memory)},
             {"max_batch", {{"rows", result.max_batch_rows}, {"in_bracket", result.max_batch_hits}}},
             {"runs_that_ran", {{"rows", result.ran_rows}, {"predicted_oom", result.ran_predicted_oom}}},
@@ -209,6 +214,19 @@ void add_validate_command(CLI::App& app) {
                 {"predicted_oom", result.other_framework_ran_predicted_oom}}}}}}},
           {"architectures", architectures},
           {"cells", cells}};
+      nlohmann::json fine_tuning_cells = nlohmann::json::array();
+      for (const auto& c : result.fine_tuning_cells) {
+        fine_tuning_cells.push_back({{"method", c.method},
+                                     {"gpu_class", c.gpu_class},
+                                     {"throughput", summary_json(c.throughput)},
+                                     {"memory", summary_json(c.memory)}});
+      }
+      doc["fine_tuning"] = {
+          {"throughput", summary_json(result.fine_tuning_throughput)},
+          {"memory", summary_json(result.fine_tuning_memory)},
+          {"runs_that_ran",
+           {{"rows", result.fine_tuning_ran_rows}, {"predicted_oom", result.fine_tuning_ran_predicted_oom}}},
+          {"cells", fine_tuning_cells}};
       if (!result.cv) doc["constants"] = constants_json(calibration.constants);
       if (result.cv) {
         nlohmann::json folds = nlohmann::json::object();
@@ -229,7 +247,8 @@ void add_validate_command(CLI::App& app) {
       const auto& m = r.measurement;
       if (!r.predicted) ++skipped;
       if (state->summary_only && state->format == Format::table) continue;
-      const bool memory = m.metric == estimate::Metric::peak_memory;
+      const bool memory = m.metric == estimate::Metric::peak_memory || m.metric == estimate::Metric::peak_allocated ||
+                          m.metric == estimate::Metric::peak_reserved;
       auto value = [&](double v) {
         if (memory) return units::format_bytes(v);
         if (m.metric == estimate::Metric::max_batch) return fmt::format("{:.0f}", v);
@@ -242,7 +261,12 @@ void add_validate_command(CLI::App& app) {
       if (r.bracket_hit) note += std::string(note.empty() ? "" : "; ") + (*r.bracket_hit ? "in bracket" : "outside bracket");
       table.add_row({std::to_string(m.line), m.model, m.gpu, m.precision, std::to_string(m.batch_per_gpu),
                      std::to_string(m.num_gpus),
-                     memory ? "peak memory" : m.metric == estimate::Metric::max_batch ? "max batch" : "samples/s", measured,
+                     m.metric == estimate::Metric::peak_memory      ? "peak memory"
+                     : m.metric == estimate::Metric::peak_allocated ? "allocated"
+                     : m.metric == estimate::Metric::peak_reserved  ? "reserved"
+                     : m.metric == estimate::Metric::max_batch      ? "max batch"
+                                                                     : "samples/s",
+                     measured,
                      r.predicted ? value(*r.predicted) : "skipped: " + r.skipped, r.error ? percent(*r.error) : "",
                      note});
     }
@@ -262,6 +286,8 @@ void add_validate_command(CLI::App& app) {
                                     estimate::kSuperlinearTolerance * 100),
                         result.superlinear_throughput) + "\n";
     out += summary_line("peak memory, current software", result.peak_memory) + "\n";
+    out += summary_line("peak allocated/reserved (torch.cuda.max_memory_*), current software",
+                        result.allocator_peak_memory) + "\n";
     out += summary_line("peak memory, legacy software", result.legacy_peak_memory) + "\n";
     out += "max batch: plan's largest batch inside the measured bracket in " +
            ratio_text(result.max_batch_hits, result.max_batch_rows) + "\n";
@@ -300,6 +326,28 @@ void add_validate_command(CLI::App& app) {
       }
       out += "\nsingle-GPU throughput by cell (model family x precision x GPU architecture x cards):\n" +
              report::render_text(cells, 200);
+    }
+    if (result.fine_tuning_ran_rows > 0) {
+      out += "\nLLM fine-tuning rows (task finetune), every GPU count:\n";
+      out += summary_line("  throughput per GPU", result.fine_tuning_throughput) + "\n";
+      out += summary_line("  peak memory (nvidia-smi, allocated or reserved, as measured)", result.fine_tuning_memory) +
+             "\n";
+      out += "  runs that ran but are predicted not to fit: " +
+             ratio_text(result.fine_tuning_ran_predicted_oom, result.fine_tuning_ran_rows) + "\n";
+      report::Table cells;
+      cells.columns = {{"method", "", report::Align::left}, {"gpu class", "", report::Align::left},
+                       {"speed rows", ""}, {"speed median |err|", ""}, {"speed median err", ""},
+                       {"memory rows", ""}, {"memory median |err|", ""}, {"memory median err", ""}};
+      for (const auto& c : result.fine_tuning_cells) {
+        auto cell = [](const estimate::ErrorSummary& e, bool signed_error) {
+          if (e.count == 0) return std::string("-");
+          return signed_error ? percent(e.median_error) : fmt::format("{:.1f}%", e.median_abs_error * 100);
+        };
+        cells.add_row({c.method, c.gpu_class, std::to_string(c.throughput.count), cell(c.throughput, false),
+                       cell(c.throughput, true), std::to_string(c.memory.count), cell(c.memory, false),
+                       cell(c.memory, true)});
+      }
+      out += report::render_text(cells, 200);
     }
     if (state->fit) {
       out += "\nconstants the fit moved:\n";

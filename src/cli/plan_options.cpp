@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -20,7 +22,8 @@ void RunOptions::add_to(CLI::App& command, bool with_model) {
                                        "mobilenet_v2, efficientnet_b0, vit_b_16/b_32/l_16/l_32/h_14, "
                                        "vit_tiny_patch16_224, vit_small_patch16_224/32_224, vit_base_patch8_224, "
                                        "vit_large_patch14_224, bert-base, bert-large, gpt2[-medium|-large|-xl], "
-                                       "llama2-7b, llama2-13b, llama3-8b, mistral-7b");
+                                       "llama2-7b, llama2-13b, llama3-8b, llama3.1-8b, llama3.2-1b/3b, mistral-7b, "
+                                       "mistral-7b-v0.3, qwen2.5-7b/14b");
   }
   command.add_option("--hf-config", hf_config, "Build the model from a Hugging Face config.json instead")
       ->check(CLI::ExistingFile);
@@ -32,16 +35,48 @@ void RunOptions::add_to(CLI::App& command, bool with_model) {
   command.add_option("--precision", precision, "fp32 | tf32 | fp16 | bf16 | fp8 (fp16/bf16: autocast mixed precision)")
       ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16", "fp8"}))
       ->capture_default_str();
-  command.add_option("--optimizer", optimizer, "sgd | momentum | adam | adamw (default: momentum for vision, adamw "
-                                               "for language models)")
-      ->check(CLI::IsMember({"sgd", "momentum", "adam", "adamw"}));
-  command.add_flag("--checkpointing", checkpointing, "Activation checkpointing per block");
+  command.add_option("--optimizer", optimizer,
+                     "sgd | momentum | adam | adamw | adamw8bit | paged_adamw | paged_adamw8bit | adafactor | lion "
+                     "(default: momentum for vision, adamw for language models; 8-bit and paged: bitsandbytes)")
+      ->check(CLI::IsMember({"sgd", "momentum", "adam", "adamw", "adamw8bit", "paged_adamw", "paged_adamw8bit",
+                             "adafactor", "lion"}));
+  command.add_flag("--optimizer-in-backward", optimizer_in_backward,
+                   "Step each parameter as its gradient is made (torchtune's optimizer_in_bwd): one gradient at a "
+                   "time instead of all of them");
+  // Give the model before a bare --checkpointing: it takes the next word as its mode when one follows.
+  command.add_option("--checkpointing", checkpointing,
+                     "Activation checkpointing: full (alone: every block recomputed), selective (keep GEMM and "
+                     "attention outputs, recompute the rest), every:N (every Nth block), none")
+      ->expected(0, 1)
+      ->default_str("full");
+  command.add_option("--master-weights", master_weights,
+                     "fp32 (mixed precision keeps fp32 weights, gradients, optimizer states) | bf16 (pure bf16: "
+                     "torchtune, LitGPT bf16-true, torchtitan)")
+      ->check(CLI::IsMember({"fp32", "bf16"}))
+      ->capture_default_str();
+  command.add_option("--loss", loss,
+                     "Language-model loss: plain (fp32 log-softmax of the whole logits, Hugging Face) | chunked "
+                     "(torchtune's chunked output) | fused (fused linear cross-entropy: Liger, Unsloth)")
+      ->check(CLI::IsMember({"plain", "chunked", "fused"}))
+      ->capture_default_str();
+  command.add_option("--tokens-per-sample", tokens_per_sample,
+                     "Tokens each sample really computes, below --seq-len (unpadded or length-grouped data): step "
+                     "time at these, memory at --seq-len")
+      ->check(CLI::Range(1, 1 << 24));
+  command.add_option("--accumulate", accumulate,
+                     "Gradient-accumulation steps per optimizer step; --batch is held (with --target-batch: "
+                     "--target-batch must equal batch x accumulate x GPUs)")
+      ->check(CLI::Range(1, 1 << 20));
   command.add_flag("--channels-last", channels_last,
                    "NHWC activations (model.to(memory_format=torch.channels_last)): tensor-core convolutions "
                    "skip the NCHW transposes");
   command.add_option("--lora", lora, "Fine-tune LoRA adapters of this rank; the base stays frozen")
       ->check(CLI::Range(1, 4096));
   command.add_flag("--qlora", qlora, "LoRA over a 4-bit NF4 base (rank 16 unless --lora)");
+  command.add_option("--lora-targets", lora_targets,
+                     "Matrices --lora/--qlora adapts: attn (q, k, v, o) | mlp (gate, up, down) | all")
+      ->check(CLI::IsMember({"attn", "mlp", "all"}))
+      ->capture_default_str();
   command.add_option("--gpus", gpus, "GPUs per node (data parallel)")->check(CLI::Range(1, 1024))->capture_default_str();
   command.add_option("--nodes", nodes, "Nodes")->check(CLI::Range(1, 100000))->capture_default_str();
   command.add_option("--parallel", parallel, "ddp | fsdp (FSDP shards weights, gradients and optimizer state)")
@@ -56,6 +91,34 @@ void RunOptions::add_to(CLI::App& command, bool with_model) {
   command.add_flag("--no-flash-attention", no_flash_attention, "Attention keeps its s x s probabilities");
 }
 
+namespace {
+
+// --checkpointing's value: none, full, selective or every:N with N from 1 to 1000 (no model has more blocks).
+void apply_checkpointing(estimate::TrainingConfig& c, const std::string& mode) {
+  if (mode.empty() || mode == "none") return;
+  c.checkpointing = true;
+  if (mode == "full") return;
+  if (mode == "selective") {
+    c.selective_checkpointing = true;
+    return;
+  }
+  if (mode.starts_with("every:")) {
+    const std::string n = mode.substr(6);
+    if (!n.empty() && n.size() <= 4 && std::all_of(n.begin(), n.end(), ::isdigit)) {
+      const int every = std::stoi(n);
+      if (every >= 1 && every <= 1000) {
+        c.checkpoint_every = every;
+        return;
+      }
+    }
+  }
+  throw InputError(fmt::format("--checkpointing '{}' is not one of full, selective, every:N (N from 1 to 1000), "
+                               "none (give the model before a bare --checkpointing)",
+                               mode));
+}
+
+}  // namespace
+
 workload::Workload RunOptions::build_workload() const {
   workload::WorkloadOptions options;
   options.resolution = resolution;
@@ -69,6 +132,22 @@ workload::Workload RunOptions::build_workload() const {
   return workload::build(model, options);
 }
 
+std::optional<workload::Workload> RunOptions::build_timed_workload(const workload::Workload& w) const {
+  if (!tokens_per_sample) return std::nullopt;
+  if (w.domain != workload::Domain::language) {
+    throw InputError(fmt::format("--tokens-per-sample {} applies to language models; {} is a vision model",
+                                 *tokens_per_sample, w.display_name));
+  }
+  if (*tokens_per_sample > w.seq_len) {
+    throw InputError(fmt::format("--tokens-per-sample {} is above the sequence length {}: give at most --seq-len",
+                                 *tokens_per_sample, w.seq_len));
+  }
+  if (*tokens_per_sample == w.seq_len) return std::nullopt;
+  RunOptions timed = *this;
+  timed.seq_len = tokens_per_sample;
+  return timed.build_workload();
+}
+
 estimate::TrainingConfig RunOptions::training_config(const workload::Workload& w) const {
   estimate::TrainingConfig c;
   c.batch_per_gpu = 1;
@@ -76,7 +155,25 @@ estimate::TrainingConfig RunOptions::training_config(const workload::Workload& w
   std::string name = optimizer;
   if (name.empty()) name = w.domain == workload::Domain::vision ? "momentum" : "adamw";
   c.optimizer = *estimate::parse_optimizer(name);
-  c.checkpointing = checkpointing;
+  apply_checkpointing(c, checkpointing);
+  c.master_weights = master_weights == "bf16" ? estimate::MasterWeights::bf16 : estimate::MasterWeights::fp32;
+  c.loss = *estimate::parse_loss(loss);
+  c.lora_targets = *estimate::parse_lora_targets(lora_targets);
+  if (accumulate) c.accumulation_steps = *accumulate;
+  c.optimizer_in_backward = optimizer_in_backward;
+  if (optimizer_in_backward && (accumulate.value_or(1) > 1)) {
+    throw InputError(fmt::format("--optimizer-in-backward steps on every micro-batch's gradients, so it cannot "
+                                 "accumulate: drop --accumulate {} or the flag",
+                                 *accumulate));
+  }
+  if (lora_targets != "all" && !lora && !qlora) {
+    throw InputError(fmt::format("--lora-targets {} needs --lora RANK or --qlora (without them every weight trains)",
+                                 lora_targets));
+  }
+  if (loss != "plain" && w.domain != workload::Domain::language) {
+    throw InputError(fmt::format("--loss {} applies to language models' vocabulary logits; {} is a vision model", loss,
+                                 w.display_name));
+  }
   c.channels_last = channels_last;
   c.lora_rank = lora;
   c.qlora = qlora;

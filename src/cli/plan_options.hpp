@@ -19,7 +19,13 @@ struct RunOptions {
   std::optional<int> seq_len;
   std::string precision = "fp16";
   std::string optimizer;  // empty: momentum for vision, adamw for language
-  bool checkpointing = false;
+  std::string checkpointing;  // empty: none; "full", "selective", "every:N", "none"
+  std::string master_weights = "fp32";
+  std::string loss = "plain";
+  std::string lora_targets = "all";
+  std::optional<int> tokens_per_sample;
+  std::optional<int> accumulate;
+  bool optimizer_in_backward = false;
   bool channels_last = false;
   std::optional<int> lora;
   bool qlora = false;
@@ -35,6 +41,8 @@ struct RunOptions {
   void add_to(CLI::App& command, bool with_model = true);
 
   workload::Workload build_workload() const;
+  // The workload at --tokens-per-sample, when it is given and below the sequence length (step time).
+  std::optional<workload::Workload> build_timed_workload(const workload::Workload& w) const;
   // The training config for `w`, batch 1 (callers set the batch).
   estimate::TrainingConfig training_config(const workload::Workload& w) const;
   // The calibration in force: defaults, refined by --calibration when given.

@@ -16,7 +16,8 @@ estimate::Sweep run_plan(const RunOptions& options, const estimate::SweepRequest
   workload::Workload w = options.build_workload();
   const estimate::Calibration calibration = options.calibration();
   const estimate::TrainingConfig base = options.training_config(w);
-  return estimate::run_sweep(std::move(w), base, calibration, request, catalog::Catalog::active());
+  std::optional<workload::Workload> timed = options.build_timed_workload(w);
+  return estimate::run_sweep(std::move(w), base, calibration, request, catalog::Catalog::active(), std::move(timed));
 }
 
 nlohmann::json plan_json(const estimate::Sweep& results) {
@@ -49,7 +50,10 @@ nlohmann::json plan_json(const estimate::Sweep& results) {
           {"workspace", m.workspace_bytes},
           {"context", m.context_bytes},
           {"total", m.total_bytes()},
-          {"required", m.required_bytes()}}},
+          {"required", m.required_bytes()},
+          {"allocated", m.allocated_bytes()},
+          {"reserved", m.reserved_bytes()},
+          {"nvidia_smi", m.total_bytes()}}},
         {"capacity_bytes", p.capacity_bytes},
         {"max_batch", p.max_batch},
         {"step_time_s", p.time.step_s},
@@ -78,16 +82,40 @@ nlohmann::json plan_json(const estimate::Sweep& results) {
   return {{"model", model}, {"results", rows}, {"notes", results.notes}};
 }
 
+namespace {
+
+// The fine-tuning recipe beyond precision and optimizer, when it is not plan's default.
+std::string recipe_text(const estimate::TrainingConfig& c, const estimate::Sweep& results) {
+  std::vector<std::string> parts;
+  if (c.master_weights == estimate::MasterWeights::bf16) parts.push_back("pure bf16 (bf16 master weights)");
+  if (c.qlora) {
+    parts.push_back(fmt::format("QLoRA rank {} on {}", c.lora_rank.value_or(16), estimate::to_string(c.lora_targets)));
+  } else if (c.lora_rank) {
+    parts.push_back(fmt::format("LoRA rank {} on {}", *c.lora_rank, estimate::to_string(c.lora_targets)));
+  }
+  if (c.checkpointing) {
+    parts.push_back(c.selective_checkpointing  ? std::string("selective checkpointing")
+                    : c.checkpoint_every > 1 ? fmt::format("checkpointing every {} blocks", c.checkpoint_every)
+                                               : std::string("full checkpointing"));
+  }
+  if (c.loss != estimate::LossImpl::plain) parts.push_back(fmt::format("{} loss", estimate::to_string(c.loss)));
+  if (results.timed_workload) parts.push_back(fmt::format("{} tokens computed per sample", results.timed_workload->seq_len));
+  return parts.empty() ? "" : "; " + text::join(parts, ", ");
+}
+
+}  // namespace
+
 std::string plan_table(const estimate::Sweep& results, int width) {
   const workload::Workload& w = results.workload;
   const auto& predictions = results.predictions;
   if (predictions.empty()) return "";
-  std::string out = fmt::format("{}: {:.1f} M parameters, {:.2f} GFLOPs forward per sample{}, {} training, {}\n\n",
+  std::string out = fmt::format("{}: {:.1f} M parameters, {:.2f} GFLOPs forward per sample{}, {} training, {}{}\n\n",
                                 w.display_name, w.params() / 1e6, w.forward_flops() / 1e9,
                                 w.domain == workload::Domain::vision ? fmt::format(" at {} px", w.resolution)
                                                                      : fmt::format(" at {} tokens", w.seq_len),
                                 catalog::to_string(predictions.front().config.precision),
-                                estimate::to_string(predictions.front().config.optimizer));
+                                estimate::to_string(predictions.front().config.optimizer),
+                                recipe_text(predictions.front().config, results));
   // One row per GPU; per batch a throughput and a memory column. Cards that run out are marked OOM.
   std::vector<int> batches;
   bool uniform = true;
@@ -191,6 +219,15 @@ std::string plan_table(const estimate::Sweep& results, int width) {
     }
     rank.notes.push_back("Prices are launch MSRPs, power is TDP, both from the catalog (gpusage gpus show ID).");
     out += "\nRanking (best fitting batch per card):\n" + report::render_text(rank, width);
+  }
+  // The three memory figures users print, for one prediction: what each tool will show at the peak.
+  if (predictions.size() == 1) {
+    const auto& m = predictions.front().memory;
+    out += fmt::format("\nPeak memory as measured: {} allocated (torch.cuda.max_memory_allocated), {} reserved "
+                       "(max_memory_reserved), {} in nvidia-smi (with the CUDA context{}).\n",
+                       units::format_gib(m.allocated_bytes()), units::format_gib(m.reserved_bytes()),
+                       units::format_gib(m.total_bytes()),
+                       predictions.front().config.world_size() > 1 ? " and NCCL's buffers" : "");
   }
   // Advice: for a single prediction all of it; otherwise the first line of each card that does not fit.
   if (predictions.size() == 1) {

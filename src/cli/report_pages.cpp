@@ -32,7 +32,13 @@ std::string run_option_flags(const RunOptions& o) {
   if (o.seq_len) flags += fmt::format(" --seq-len {}", *o.seq_len);
   flags += " --precision " + o.precision;  // always: it decides every number on the page
   if (!o.optimizer.empty()) flags += " --optimizer " + o.optimizer;
-  if (o.checkpointing) flags += " --checkpointing";
+  if (!o.checkpointing.empty()) flags += " --checkpointing " + o.checkpointing;
+  if (o.master_weights != defaults.master_weights) flags += " --master-weights " + o.master_weights;
+  if (o.loss != defaults.loss) flags += " --loss " + o.loss;
+  if (o.lora_targets != defaults.lora_targets) flags += " --lora-targets " + o.lora_targets;
+  if (o.tokens_per_sample) flags += fmt::format(" --tokens-per-sample {}", *o.tokens_per_sample);
+  if (o.accumulate) flags += fmt::format(" --accumulate {}", *o.accumulate);
+  if (o.optimizer_in_backward) flags += " --optimizer-in-backward";
   if (o.lora) flags += fmt::format(" --lora {}", *o.lora);
   if (o.qlora) flags += " --qlora";
   if (o.gpus != defaults.gpus) flags += fmt::format(" --gpus {}", o.gpus);

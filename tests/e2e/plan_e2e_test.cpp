@@ -187,7 +187,8 @@ TEST(ValidateE2E, LeaveOneGpuOutAccuracyOnThePublishedRecord) {
   EXPECT_LE(ran["predicted_oom"].get<double>() / ran["rows"].get<double>(), 0.01);
   // Memory measured under another framework is reported beside, not dropped.
   const auto& other = doc["summary"]["other_framework_memory"];
-  EXPECT_EQ(other["max_batch"]["rows"].get<int>() + brackets["rows"].get<int>(), 76);
+  // 76 brackets, and LitGPT's two fine-tuning brackets (issue 27).
+  EXPECT_EQ(other["max_batch"]["rows"].get<int>() + brackets["rows"].get<int>(), 78);
   EXPECT_GE(other["runs_that_ran"]["rows"].get<int>(), 600);
   // Every row names a zoo model, and a row is skipped only for a GPU the catalog lacks.
   for (const auto& row : doc["rows"]) {

@@ -1,6 +1,8 @@
 // Internal helpers of the estimate module shared by the memory and time models.
 #pragma once
 
+#include <algorithm>
+
 #include "core/estimate/planner.hpp"
 
 namespace gpusage::estimate {
@@ -14,8 +16,10 @@ inline double activation_element_bytes(catalog::Precision precision) {
 
 // 16-bit autocast rather than a pure 16-bit model: the ops on autocast's fp32 list (softmax, norms) keep
 // and write 4-byte tensors, which both models add on top of the 16-bit ones.
+// Pure-bf16 training (MasterWeights::bf16) is a pure 16-bit model too.
 inline bool runs_under_autocast(const TrainingConfig& config) {
-  return activation_element_bytes(config.precision) < 4 && !config.pure_16bit;
+  return activation_element_bytes(config.precision) < 4 && !config.pure_16bit &&
+         config.master_weights == MasterWeights::fp32;
 }
 
 // The LoRA rank in force: --lora R, or QLoRA's default rank 16 (Dettmers et al. 2023 use r=64 for
@@ -25,9 +29,55 @@ inline int lora_rank(const TrainingConfig& config) {
   return config.qlora ? 16 : 0;
 }
 
+// Bytes per trainable weight, per gradient and per element of a 32-bit optimizer state: 4 with fp32
+// master weights, 2 in pure-bf16 training (MasterWeights::bf16).
+inline double master_element_bytes(const TrainingConfig& config) {
+  return config.master_weights == MasterWeights::bf16 ? 2.0 : 4.0;
+}
+
+// torchtune's CEWithChunkedOutputLoss splits the output projection and the loss into 8 chunks
+// (num_output_chunks = 8, torchtune/modules/loss/ce_chunked_output_loss.py).
+inline constexpr double kLossChunks = 8;
+
+// The share of the logits' gradient pair in flight at once in backward: whole for the plain loss, one
+// chunk for the chunked one, none whole for the fused one (made chunk by chunk inside the loss).
+inline double logits_in_flight_share(const TrainingConfig& config) {
+  return config.loss == LossImpl::plain ? 1.0 : config.loss == LossImpl::chunked ? 1.0 / kLossChunks : 0.0;
+}
+
+// Whether block `segment` is recomputed in backward: every block under full checkpointing, every Nth
+// (counting from the first) with checkpoint_every N.
+inline bool checkpointed(const TrainingConfig& config, int segment) {
+  return config.checkpointing && segment >= 0 && segment % std::max(1, config.checkpoint_every) == 0;
+}
+
+// What selective checkpointing keeps of a checkpointed block: the outputs of GEMMs and attention (counted
+// on the layers that produce them) are saved, so those layers are not recomputed; the memory-bound ops'
+// tensors are recomputed.
+inline bool kept_under_selective(const workload::Layer& layer) {
+  using workload::OpClass;
+  return layer.op == OpClass::matmul || layer.op == OpClass::attention || layer.op == OpClass::conv;
+}
+
+// Whether `layer` runs its forward again in backward.
+inline bool recomputed(const TrainingConfig& config, const workload::Layer& layer) {
+  return checkpointed(config, layer.segment) && !(config.selective_checkpointing && kept_under_selective(layer));
+}
+
+// Whether LoRA adapts matrix `m` under config.lora_targets.
+inline bool adapts(const TrainingConfig& config, const workload::Matrix& m) {
+  return config.lora_targets == LoraTargets::all || (config.lora_targets == LoraTargets::attention) == m.attention;
+}
+
+// Bytes of optimizer state per trainable parameter that holds a full-size state (the factored Adafactor's
+// rows and columns are counted by the caller). bitsandbytes' 8-bit states: 1 byte each plus one fp32
+// absmax per block of 256 values (bitsandbytes optim: blockwise quantization, block size 256).
+double optimizer_state_bytes_per_param(const TrainingConfig& config);
+
 struct AdapterShape {
-  double linear_params = 0;   // parameters of the adaptable matrices (what QLoRA quantizes)
-  double adapter_params = 0;  // LoRA parameters: r * (in + out) per adapted matrix
+  double linear_params = 0;   // parameters of the adaptable matrices, all of them (what QLoRA quantizes)
+  double adapter_params = 0;  // LoRA parameters: r * (in + out) per adapted matrix (--lora-targets)
+  double adapted_matrices = 0;  // how many matrices carry adapters
 };
 AdapterShape adapter_shape(const workload::Workload& w, const TrainingConfig& config);
 

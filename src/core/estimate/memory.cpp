@@ -9,20 +9,47 @@ namespace gpusage::estimate {
 
 namespace {
 
-// Optimizer state per trainable parameter, fp32: momentum keeps one buffer, Adam/AdamW two
-// (ZeRO, Rajbhandari et al. SC'20, section 3.1: 4+4+K bytes with K = 4 (momentum) or 8 (Adam)).
-double optimizer_bytes_per_param(Optimizer optimizer) {
-  switch (optimizer) {
-    case Optimizer::sgd: return 0;
-    case Optimizer::momentum: return 4;
-    case Optimizer::adam:
-    case Optimizer::adamw: return 8;
+// Adafactor's factored second moment of a matrix: one row and one column vector (Shazeer and Stern 2018,
+// "Adafactor", section 3), against a full state for vectors (norm weights, biases). A layer's weight
+// matrix is out x (params / out) with out its output's last dimension; an embedding's is vocabulary x width.
+double adafactor_state_elements(const workload::Workload& w, const TrainingConfig& config, int rank) {
+  double elements = 0;
+  if (rank > 0) {
+    for (const auto& layer : w.layers) {
+      for (const auto& m : layer.lora_targets) {
+        if (adapts(config, m)) elements += 2.0 * rank + static_cast<double>(m.in + m.out);  // A: r x in, B: out x r
+      }
+    }
+    return elements;
   }
-  return 8;
+  for (const auto& layer : w.layers) {
+    if (layer.params == 0) continue;
+    const double width = layer.output_shape.empty() ? 0 : static_cast<double>(layer.output_shape.back());
+    const bool matrix = (layer.op == workload::OpClass::matmul || layer.op == workload::OpClass::embedding) &&
+                        width > 0 && layer.params > 2 * width;
+    elements += matrix ? static_cast<double>(layer.params) / width + width : static_cast<double>(layer.params);
+  }
+  return elements;
+}
+
+// What the loss keeps for backward per logit element (the loss layer's input), by implementation (LossImpl):
+// plain, the fp32 log-softmax; chunked, the 16-bit logits chunks plus one of the chunks' fp32 log-softmax;
+// fused, nothing whole (one chunk about the size of the hidden states at a time, left out).
+double loss_saved_bytes_per_logit(const TrainingConfig& config) {
+  switch (config.loss) {
+    case LossImpl::plain: return 4;  // layers.cpp's cross_entropy, which saved_bytes_per_sample uses
+    case LossImpl::chunked: return activation_element_bytes(config.precision) + 4.0 / kLossChunks;
+    case LossImpl::fused: return 0;
+  }
+  return 4;
 }
 
 // Bytes one layer keeps for backward, per sample.
 double saved_bytes_per_sample(const workload::Layer& layer, const TrainingConfig& config) {
+  // The plain loss is the graph's own account (layers.cpp, cross_entropy: the fp32 log-softmax).
+  if (layer.op == workload::OpClass::loss && config.loss != LossImpl::plain) {
+    return layer.input_elements * loss_saved_bytes_per_logit(config);
+  }
   const double autocast = runs_under_autocast(config) ? 1.0 : 0.0;
   return layer.saved_elements * activation_element_bytes(config.precision) + layer.saved_fixed_bytes +
          autocast * layer.autocast_extra_saved_bytes;
@@ -37,16 +64,19 @@ double saved_bytes_per_sample(const workload::Layer& layer, const TrainingConfig
 double backward_in_flight_bytes_per_sample(const workload::Workload& w, const TrainingConfig& config) {
   const double element = activation_element_bytes(config.precision);
   double saved_after = 0, in_flight = 0;
+  bool feeds_loss = false;  // the layer visited next (the one before in the graph) produced the logits
   for (auto layer = w.layers.rbegin(); layer != w.layers.rend(); ++layer) {
-    in_flight = std::max(in_flight, 2 * layer->output_elements() * element - saved_after);
+    const double share = feeds_loss ? logits_in_flight_share(config) : 1.0;
+    in_flight = std::max(in_flight, 2 * layer->output_elements() * element * share - saved_after);
     saved_after += saved_bytes_per_sample(*layer, config);
+    feeds_loss = layer->op == workload::OpClass::loss;
   }
   return in_flight;
 }
 
-// Activations kept for backward, per sample. With checkpointing, each segment keeps only its input
-// and one segment at a time is recomputed, so its full working set is added once (Chen et al. 2016,
-// "Training Deep Nets with Sublinear Memory Cost").
+// Activations kept for backward, per sample. With checkpointing, each checkpointed segment keeps only its
+// input (selective: also its GEMM outputs) and one segment at a time is recomputed, so its recomputed
+// working set is added once (Chen et al. 2016, "Training Deep Nets with Sublinear Memory Cost").
 double activation_bytes_per_sample(const workload::Workload& w, const TrainingConfig& config) {
   auto saved = [&config](const workload::Layer& layer) { return saved_bytes_per_sample(layer, config); };
   const double element = activation_element_bytes(config.precision);
@@ -55,24 +85,44 @@ double activation_bytes_per_sample(const workload::Workload& w, const TrainingCo
     for (const auto& layer : w.layers) total += saved(layer);
     return total;
   }
-  double outside = 0;
-  std::map<int, double> segment_saved;
+  double kept = 0;
+  std::map<int, double> segment_recomputed;
   std::map<int, double> segment_input;
   for (const auto& layer : w.layers) {
-    if (layer.segment < 0) {
-      outside += saved(layer);
+    if (!checkpointed(config, layer.segment)) {
+      kept += saved(layer);
       continue;
     }
     if (!segment_input.count(layer.segment)) segment_input[layer.segment] = layer.input_elements * element;
-    segment_saved[layer.segment] += saved(layer);
+    if (config.selective_checkpointing && kept_under_selective(layer)) {
+      kept += saved(layer);
+    } else {
+      segment_recomputed[layer.segment] += saved(layer);
+    }
   }
   double inputs = 0, largest = 0;
   for (const auto& [segment, bytes] : segment_input) inputs += bytes;
-  for (const auto& [segment, bytes] : segment_saved) largest = std::max(largest, bytes);
-  return outside + inputs + largest;
+  for (const auto& [segment, bytes] : segment_recomputed) largest = std::max(largest, bytes);
+  return kept + inputs + largest;
 }
 
 }  // namespace
+
+double optimizer_state_bytes_per_param(const TrainingConfig& config) {
+  const double element = master_element_bytes(config);
+  switch (config.optimizer) {
+    case Optimizer::sgd: return 0;
+    case Optimizer::momentum:
+    case Optimizer::lion: return element;
+    case Optimizer::adam:
+    case Optimizer::adamw:
+    case Optimizer::paged_adamw: return 2 * element;
+    case Optimizer::adamw8bit:
+    case Optimizer::paged_adamw8bit: return 2 * (1 + 4.0 / 256);
+    case Optimizer::adafactor: return 0;
+  }
+  return 2 * element;
+}
 
 AdapterShape adapter_shape(const workload::Workload& w, const TrainingConfig& config) {
   AdapterShape shape;
@@ -82,7 +132,11 @@ AdapterShape adapter_shape(const workload::Workload& w, const TrainingConfig& co
   const int rank = lora_rank(config);
   if (rank > 0) {
     for (const auto& layer : w.layers) {
-      for (const auto& m : layer.lora_targets) shape.adapter_params += static_cast<double>(rank) * (m.in + m.out);
+      for (const auto& m : layer.lora_targets) {
+        if (!adapts(config, m)) continue;
+        shape.adapter_params += static_cast<double>(rank) * static_cast<double>(m.in + m.out);
+        shape.adapted_matrices += 1;
+      }
     }
   }
   return shape;
@@ -97,21 +151,35 @@ MemoryBreakdown estimate_memory(const workload::Workload& w, const TrainingConfi
   const bool adapted = lora_rank(config) > 0;
   const double trainable = adapted ? adapters.adapter_params : params;
 
+  // Trainable weights, their gradients and 32-bit optimizer states: fp32 (master weights, also under
+  // autocast) or bf16 (pure-bf16 training). The frozen base of LoRA is stored in the training dtype
+  // (16-bit under mixed precision, as PEFT loads it); QLoRA stores every adaptable linear map in NF4 (the
+  // lm_head stays 16-bit), and PEFT's prepare_model_for_kbit_training casts the parameters it did not
+  // quantize (embeddings, norms, lm_head) to fp32: with fp32 master weights, the Hugging Face path,
+  // those are 4 bytes; pure-bf16 recipes (torchtune, LitGPT) keep them 16-bit.
+  const double master = master_element_bytes(config);
   MemoryBreakdown m;
   if (!adapted) {
-    m.weights_bytes = 4 * params;  // fp32 master weights, also under autocast
+    m.weights_bytes = master * params;
   } else {
-    // A frozen base is stored in the training dtype (16-bit under mixed precision, as PEFT loads it);
-    // QLoRA stores the linear layers in NF4 and keeps the rest (embeddings, norms) in 16-bit.
     const double base_element = low_precision ? 2 : 4;
     double base = params * base_element;
     if (config.qlora) {
-      base = adapters.linear_params * k.qlora_bits_per_param / 8 + (params - adapters.linear_params) * 2;
+      const double kept_element = config.master_weights == MasterWeights::fp32 ? 4 : 2;
+      base = adapters.linear_params * k.qlora_bits_per_param / 8 + (params - adapters.linear_params) * kept_element;
     }
-    m.weights_bytes = base + 4 * adapters.adapter_params;
+    m.weights_bytes = base + master * adapters.adapter_params;
   }
-  m.gradients_bytes = 4 * trainable;
-  m.optimizer_bytes = optimizer_bytes_per_param(config.optimizer) * trainable;
+  m.gradients_bytes = master * trainable;
+  if (config.optimizer_in_backward && !adapted) {
+    double largest = 0;  // one parameter tensor's gradient at a time: a layer's weight at most
+    for (const auto& layer : w.layers) largest = std::max(largest, static_cast<double>(layer.params));
+    m.gradients_bytes = master * largest;
+  }
+  m.optimizer_bytes = optimizer_state_bytes_per_param(config) * trainable;
+  if (config.optimizer == Optimizer::adafactor) {
+    m.optimizer_bytes = master * adafactor_state_elements(w, config, lora_rank(config));
+  }
 
   const bool sharded = config.parallel == Parallel::fsdp && config.world_size() > 1;
   if (sharded) {
@@ -124,10 +192,15 @@ MemoryBreakdown estimate_memory(const workload::Workload& w, const TrainingConfi
     for (const auto& [segment, p] : unit_params) {
       if (segment >= 0) largest_unit = std::max(largest_unit, p);
     }
-    const double gathered_element = low_precision ? 2 : 4;
+    // A unit is gathered as it is stored: 16-bit in mixed precision, NF4 under QLoRA (FSDP-QLoRA shards the
+    // quantized storage and gathers it before dequantizing; a block's parameters are nearly all linear).
+    const double gathered_element = config.qlora ? k.qlora_bits_per_param / 8 : low_precision ? 2 : 4;
     m.weights_bytes = m.weights_bytes / n + 2 * largest_unit * gathered_element;
     m.gradients_bytes /= n;
     m.optimizer_bytes /= n;
+  }
+  if (config.optimizer == Optimizer::paged_adamw || config.optimizer == Optimizer::paged_adamw8bit) {
+    m.paged_bytes = m.optimizer_bytes;
   }
 
   m.activations_bytes = config.batch_per_gpu * activation_bytes_per_sample(w, config);
@@ -139,20 +212,28 @@ MemoryBreakdown estimate_memory(const workload::Workload& w, const TrainingConfi
   // Under FSDP there is no whole-model 16-bit copy: a unit's parameters are gathered in the compute dtype
   // (FSDP's mixed-precision param_dtype) and freed after use, which the gathered units above already count;
   // autocast caches casts of leaf tensors only, and FSDP's parameters are views of its flat shards.
+  // The logits' pair counts only in the share the loss implementation holds whole.
   double in_flight = 0;
   if (config.checkpointing) {
     double largest_output = 0;
-    for (const auto& layer : w.layers) largest_output = std::max(largest_output, layer.output_elements());
+    for (std::size_t i = 0; i < w.layers.size(); ++i) {
+      const bool logits = i + 1 < w.layers.size() && w.layers[i + 1].op == workload::OpClass::loss;
+      largest_output =
+          std::max(largest_output, w.layers[i].output_elements() * (logits ? logits_in_flight_share(config) : 1.0));
+    }
     in_flight = 2 * largest_output * activation_element_bytes(config.precision);
   } else {
     in_flight = backward_in_flight_bytes_per_sample(w, config);
   }
   m.workspace_bytes = k.library_workspace_bytes + config.batch_per_gpu * in_flight;
-  if (low_precision && !adapted && !sharded) m.workspace_bytes += 2 * params;
+  if (low_precision && !adapted && !sharded && config.master_weights == MasterWeights::fp32) {
+    m.workspace_bytes += 2 * params;
+  }
 
   const double allocated = m.activations_bytes + m.workspace_bytes;
   m.context_bytes = (config.eager_module_loading ? k.cuda_context_eager_bytes : k.cuda_context_bytes) +
                    k.allocator_overhead_fraction * allocated;
+  m.allocator_reserve_bytes = k.allocator_overhead_fraction * allocated;
   m.releasable_bytes =
       std::max(0.0, k.allocator_overhead_fraction - k.allocator_unreleasable_fraction) * allocated;
   // Data parallel (DDP or FSDP) opens an NCCL communicator on every rank, outside PyTorch's allocator.
@@ -161,10 +242,16 @@ MemoryBreakdown estimate_memory(const workload::Workload& w, const TrainingConfi
   }
   // nvidia-smi cannot show more than the card has: at the edge the allocator gives back cached segments
   // rather than fail, so a step that fits peaks at the capacity. (What has to fit does not change.)
+  // Paged optimizer states that do not fit beside the rest live on the host: the cache gives way first.
   const double over = m.total_bytes() - gpu.memory_bytes();
-  if (over > 0 && over <= m.releasable_bytes) {
-    m.context_bytes -= over;
-    m.releasable_bytes -= over;
+  if (over > 0 && over <= m.releasable_bytes + m.paged_bytes) {
+    const double cache = std::min(over, m.releasable_bytes);
+    m.context_bytes -= cache;
+    m.releasable_bytes -= cache;
+    m.allocator_reserve_bytes -= cache;
+    m.optimizer_bytes -= over - cache;
+    m.paged_bytes -= over - cache;
+    m.paged_out_bytes = over - cache;
   }
   return m;
 }

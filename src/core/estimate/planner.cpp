@@ -53,15 +53,64 @@ const char* to_string(Optimizer optimizer) {
     case Optimizer::momentum: return "momentum";
     case Optimizer::adam: return "adam";
     case Optimizer::adamw: return "adamw";
+    case Optimizer::adamw8bit: return "adamw8bit";
+    case Optimizer::paged_adamw: return "paged_adamw";
+    case Optimizer::paged_adamw8bit: return "paged_adamw8bit";
+    case Optimizer::adafactor: return "adafactor";
+    case Optimizer::lion: return "lion";
   }
   return "?";
 }
 
-std::optional<Optimizer> parse_optimizer(const std::string& name) {
-  for (Optimizer o : {Optimizer::sgd, Optimizer::momentum, Optimizer::adam, Optimizer::adamw}) {
-    if (name == to_string(o)) return o;
+namespace {
+constexpr Optimizer kOptimizers[] = {Optimizer::sgd,         Optimizer::momentum,        Optimizer::adam,
+                                     Optimizer::adamw,       Optimizer::adamw8bit,       Optimizer::paged_adamw,
+                                     Optimizer::paged_adamw8bit, Optimizer::adafactor,   Optimizer::lion};
+
+// The value of `all` whose to_string is `name`: the one parser of every named option value.
+template <typename E, std::size_t N>
+std::optional<E> parse_named(const std::string& name, const E (&all)[N]) {
+  for (E value : all) {
+    if (name == to_string(value)) return value;
   }
   return std::nullopt;
+}
+}  // namespace
+
+std::optional<Optimizer> parse_optimizer(const std::string& name) { return parse_named(name, kOptimizers); }
+
+std::string optimizer_names() {
+  std::string names;
+  for (Optimizer o : kOptimizers) names += std::string(names.empty() ? "" : "|") + to_string(o);
+  return names;
+}
+
+const char* to_string(LossImpl loss) {
+  switch (loss) {
+    case LossImpl::plain: return "plain";
+    case LossImpl::chunked: return "chunked";
+    case LossImpl::fused: return "fused";
+  }
+  return "?";
+}
+
+std::optional<LossImpl> parse_loss(const std::string& name) {
+  constexpr LossImpl kAll[] = {LossImpl::plain, LossImpl::chunked, LossImpl::fused};
+  return parse_named(name, kAll);
+}
+
+const char* to_string(LoraTargets targets) {
+  switch (targets) {
+    case LoraTargets::attention: return "attn";
+    case LoraTargets::mlp: return "mlp";
+    case LoraTargets::all: return "all";
+  }
+  return "?";
+}
+
+std::optional<LoraTargets> parse_lora_targets(const std::string& name) {
+  constexpr LoraTargets kAll[] = {LoraTargets::attention, LoraTargets::mlp, LoraTargets::all};
+  return parse_named(name, kAll);
 }
 
 const char* to_string(Bound bound) {
@@ -228,7 +277,7 @@ Prediction predict(const workload::Workload& w, const TrainingConfig& config, co
 }
 
 Prediction predict(const workload::Workload& w, const TrainingConfig& config, const catalog::Gpu& gpu,
-                   const Calibration* calibration, int known_max_batch) {
+                   const Calibration* calibration, int known_max_batch, const workload::Workload* timed) {
   if (config.batch_per_gpu < 1) throw InputError(fmt::format("batch {} must be at least 1", config.batch_per_gpu));
   if (config.gpus_per_node < 1 || config.nodes < 1) throw InputError("--gpus and --nodes must be at least 1");
   Prediction p;
@@ -238,11 +287,12 @@ Prediction predict(const workload::Workload& w, const TrainingConfig& config, co
   p.capacity_bytes = gpu.memory_bytes();
   p.fits = p.memory.fits(p.capacity_bytes);
   p.max_batch = known_max_batch;
-  p.time = estimate_step_time(w, config, gpu, calibration);
+  const workload::Workload& timed_workload = timed ? *timed : w;
+  p.time = estimate_step_time(timed_workload, config, gpu, calibration);
   const int accumulation = std::max(1, config.accumulation_steps);
   p.effective_batch = config.batch_per_gpu * accumulation * config.world_size();
   p.throughput = config.batch_per_gpu * accumulation / p.time.step_s;
-  if (w.domain == workload::Domain::language) p.tokens_per_s = p.throughput * w.seq_len;
+  if (w.domain == workload::Domain::language) p.tokens_per_s = p.throughput * timed_workload.seq_len;
   const double dataset = config.dataset_size > 0 ? config.dataset_size : default_dataset_size(w);
   if (dataset > 0) {
     p.epoch_time_s = dataset / (p.throughput * config.world_size());

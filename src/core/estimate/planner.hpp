@@ -14,17 +14,58 @@
 
 namespace gpusage::estimate {
 
-enum class Optimizer { sgd, momentum, adam, adamw };
+// adamw8bit / paged_adamw8bit: bitsandbytes' blockwise 8-bit states; paged_adamw: 32-bit states in unified
+// memory (paged to the host only under pressure, so on the GPU like adamw); adafactor: factored second
+// moment, no first moment (transformers' default); lion: one momentum state.
+enum class Optimizer { sgd, momentum, adam, adamw, adamw8bit, paged_adamw, paged_adamw8bit, adafactor, lion };
 const char* to_string(Optimizer optimizer);
 std::optional<Optimizer> parse_optimizer(const std::string& name);
+// Every optimizer name parse_optimizer accepts, "|"-separated, for help and error messages.
+std::string optimizer_names();
 
 enum class Parallel { ddp, fsdp };
+
+// Where the trainable weights, their gradients and 32-bit optimizer states live: fp32 master weights
+// (autocast, apex O2, DeepSpeed/FSDP mixed precision) or the pure-bf16 training of torchtune, LitGPT
+// (bf16-true) and torchtitan, where weights, gradients and AdamW's states are all bf16.
+enum class MasterWeights { fp32, bf16 };
+
+// How the language-model loss treats the logits (batch x tokens x vocabulary):
+//   plain   F.cross_entropy(logits.float()): the fp32 log-softmax is kept for backward, and the 16-bit
+//           logits and their gradient are in flight (Hugging Face's default path);
+//   chunked torchtune's CEWithChunkedOutputLoss: the output projection runs in 8 chunks, each upcast and
+//           reduced on its own, so only the 16-bit logits and one chunk's fp32 copies exist;
+//   fused   fused linear cross-entropy (Liger, Unsloth, Apple's Cut Cross-Entropy): the logits are never
+//           whole; each chunk's gradient is made in the forward pass and the chunk freed.
+enum class LossImpl { plain, chunked, fused };
+const char* to_string(LossImpl loss);
+std::optional<LossImpl> parse_loss(const std::string& name);
+
+// Which linear maps of a transformer block LoRA adapts: attention (q, k, v, o), MLP (gate, up, down), or
+// both (PEFT's "all-linear", QLoRA's recipe).
+enum class LoraTargets { attention, mlp, all };
+const char* to_string(LoraTargets targets);
+std::optional<LoraTargets> parse_lora_targets(const std::string& name);
 
 struct TrainingConfig {
   int batch_per_gpu = 32;
   catalog::Precision precision = catalog::Precision::fp32;  // fp16/bf16 = autocast with fp32 master weights
   Optimizer optimizer = Optimizer::momentum;
   bool checkpointing = false;     // activation checkpointing per segment (block)
+  // With checkpointing: keep what the GEMMs and attention produce and recompute only the memory-bound
+  // ops (norms, activations, residual adds, rotary) inside each block: selective activation checkpointing
+  // as torchtitan's op-level policy and PyTorch's SAC keep the compute-intensive outputs.
+  bool selective_checkpointing = false;
+  // With checkpointing: only every Nth block is checkpointed (torchtitan's layer-level selective AC,
+  // ac_freq); the others keep all they save.
+  int checkpoint_every = 1;
+  MasterWeights master_weights = MasterWeights::fp32;
+  LossImpl loss = LossImpl::plain;
+  LoraTargets lora_targets = LoraTargets::all;
+  // The optimizer step fused into backward (torchtune's optimizer_in_bwd, PyTorch's
+  // register_post_accumulate_grad_hook): each parameter is stepped as soon as its gradient is made, and the
+  // gradient freed, so only one tensor's gradient exists at a time.
+  bool optimizer_in_backward = false;
   bool channels_last = false;
   // fp16/bf16 as a pure 16-bit model with fp32 master weights (apex amp O2, model.half()) instead of
   // autocast: every op, softmax and norms included, runs and saves in 16-bit.
@@ -56,12 +97,25 @@ struct MemoryBreakdown {
   // reports out-of-memory (ModelConstants::allocator_unreleasable_fraction): nvidia-smi shows them at the
   // peak, but they need not fit.
   double releasable_bytes = 0;
+  // Of context_bytes, the caching allocator's reserve beyond the live tensors (rounding, segments,
+  // fragmentation): what torch.cuda.max_memory_reserved() counts above max_memory_allocated().
+  double allocator_reserve_bytes = 0;
+  // Of optimizer_bytes, the paged optimizers' states (bitsandbytes paged_*: CUDA unified memory) that the
+  // driver may move to host memory under pressure: they need not fit. Those it had to move are not counted
+  // on the GPU at all (optimizer_bytes is what stays).
+  double paged_bytes = 0;
+  double paged_out_bytes = 0;  // the paged states the driver keeps on the host at the peak (not in the total)
+  // What torch.cuda.max_memory_allocated() reports: the live tensors at the peak. Paged optimizer states are
+  // CUDA managed memory (cudaMallocManaged), outside PyTorch's allocator: nvidia-smi counts the resident ones.
+  double allocated_bytes() const { return total_bytes() - context_bytes - paged_bytes; }
+  // What torch.cuda.max_memory_reserved() reports: the allocator's segments (no CUDA context, no NCCL).
+  double reserved_bytes() const { return allocated_bytes() + allocator_reserve_bytes; }
   // What nvidia-smi shows at the step's peak.
   double total_bytes() const {
     return weights_bytes + gradients_bytes + optimizer_bytes + activations_bytes + workspace_bytes + context_bytes;
   }
   // What has to fit in the card's memory for the step to run.
-  double required_bytes() const { return total_bytes() - releasable_bytes; }
+  double required_bytes() const { return total_bytes() - releasable_bytes - paged_bytes; }
   bool fits(double capacity_bytes) const { return required_bytes() <= capacity_bytes; }
 };
 
@@ -116,8 +170,11 @@ int max_batch(const workload::Workload& workload, const TrainingConfig& config, 
 Prediction predict(const workload::Workload& workload, const TrainingConfig& config, const catalog::Gpu& gpu,
                    const Calibration* calibration = nullptr);
 // The same with max_batch(workload, config, gpu, calibration) already known (a sweep computes it once per GPU).
+// `timed`, when given, is the workload at the tokens each sample really computes (packing, unpadded data:
+// plan's --tokens-per-sample): step time and tokens/s come from it, memory from `workload` (the padded
+// length, which the longest sample still needs).
 Prediction predict(const workload::Workload& workload, const TrainingConfig& config, const catalog::Gpu& gpu,
-                   const Calibration* calibration, int known_max_batch);
+                   const Calibration* calibration, int known_max_batch, const workload::Workload* timed = nullptr);
 
 }  // namespace gpusage::estimate
 

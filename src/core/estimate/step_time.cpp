@@ -17,16 +17,11 @@ using workload::OpClass;
 
 bool is_gemm_like(OpClass op) { return op == OpClass::conv || op == OpClass::matmul || op == OpClass::attention; }
 
-// Bytes moved per parameter by one optimizer step (read param, grad and state; write param and state),
-// all fp32: SGD 12, momentum 20, Adam/AdamW 28.
-double optimizer_traffic_per_param(Optimizer optimizer) {
-  switch (optimizer) {
-    case Optimizer::sgd: return 12;
-    case Optimizer::momentum: return 20;
-    case Optimizer::adam:
-    case Optimizer::adamw: return 28;
-  }
-  return 28;
+// Bytes moved per trainable parameter by one optimizer step: read the weight and its gradient, write the
+// weight (3 x the master element), and read and write each state: SGD 12, momentum 20, Adam/AdamW 28 in
+// fp32; pure bf16 halves them; 8-bit AdamW moves 1-byte states. Adafactor's factored state is negligible.
+double optimizer_traffic_per_param(const TrainingConfig& config) {
+  return 3 * master_element_bytes(config) + 2 * optimizer_state_bytes_per_param(config);
 }
 
 // Per-direction bandwidth of a PCIe x16 link by generation, GB/s (PCI-SIG: 8/16/32 GT/s with
@@ -64,6 +59,44 @@ double power_limited_clock_fraction(const ModelConstants& k, const catalog::Gpu&
   if (!gpu.power_flagship_fp16_tflops_per_watt || !gpu.fp16_tflops || *gpu.fp16_tflops <= 0) return clock;
   const double sustained = k.power_headroom * *gpu.power_flagship_fp16_tflops_per_watt * gpu.tdp_w;
   return std::min(clock, sustained / *gpu.fp16_tflops);
+}
+
+// The memory-bound work LoRA adds to one layer per micro-batch, in bytes and kernels. Each adapted matrix
+// W (in x out) runs x -> A (in x r) -> B (r x out) -> scale -> add into W's output, as PEFT's LoRA layer
+// does (result + lora_B(lora_A(dropout(x))) * scaling): A reads x, and B's output is written, scaled
+// (read and written) and added to the base output (two reads, one write): in + 6 out elements per row, the
+// thin GEMMs' FLOPs (2 r (in + out) per row) being negligible beside them. Backward moves about twice
+// that in six kernels (the scale's and the add's gradients, input and weight gradients of A and B).
+// QLoRA dequantizes every NF4 matrix, adapted or not, before each use, in forward and again for the
+// input-gradient GEMM in backward (bitsandbytes MatMul4Bit): read 4.127 bits, write 16 bits per weight,
+// in two kernels (the double-quantized constants, then the weights).
+struct AdapterCost {
+  double forward_bytes = 0, backward_bytes = 0;
+  double forward_kernels = 0, backward_kernels = 0;
+};
+
+AdapterCost adapter_cost(const workload::Layer& layer, const TrainingConfig& config, const ModelConstants& k,
+                         double batch, double element) {
+  AdapterCost c;
+  if (lora_rank(config) <= 0) return c;
+  for (const workload::Matrix& m : layer.lora_targets) {
+    if (config.qlora) {
+      const double dequant_bytes = static_cast<double>(m.in) * static_cast<double>(m.out) *
+                                   (k.qlora_bits_per_param / 8 + 2);
+      c.forward_bytes += dequant_bytes;
+      c.backward_bytes += dequant_bytes;
+      c.forward_kernels += 2;
+      c.backward_kernels += 2;
+    }
+    if (!adapts(config, m) || m.in <= 0) continue;
+    const double rows = batch * layer.input_elements / static_cast<double>(m.in);
+    const double bytes = rows * static_cast<double>(m.in + 6 * m.out) * element;
+    c.forward_bytes += bytes;
+    c.backward_bytes += 2 * bytes;
+    c.forward_kernels += 4;
+    c.backward_kernels += 6;
+  }
+  return c;
 }
 
 struct Roofline {
@@ -223,7 +256,21 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
     kernels += is_gemm_like(layer.op) ? 3 : 2;
     (f.compute_bound ? t.compute_s : t.memory_s) += f.time_s - f.fixed_s;
     (b.compute_bound ? t.compute_s : t.memory_s) += b.time_s - b.fixed_s;
-    if (config.checkpointing && layer.segment >= 0) {
+    // LoRA's adapters and QLoRA's dequantization: memory-bound kernels beside the base GEMM.
+    const AdapterCost extra = adapter_cost(layer, config, k, batch, element);
+    const double extra_forward_s = extra.forward_bytes / bandwidth + extra.forward_kernels * k.kernel_fixed_s;
+    forward_s += extra_forward_s;
+    backward_s += extra.backward_bytes / bandwidth + extra.backward_kernels * k.kernel_fixed_s;
+    t.memory_s += (extra.forward_bytes + extra.backward_bytes) / bandwidth;
+    fixed_s += (extra.forward_kernels + extra.backward_kernels) * k.kernel_fixed_s;
+    kernels += extra.forward_kernels + extra.backward_kernels;
+    if (recomputed(config, layer)) {
+      recompute_s += extra_forward_s;
+      t.memory_s += extra.forward_bytes / bandwidth;
+      fixed_s += extra.forward_kernels * k.kernel_fixed_s;
+      kernels += extra.forward_kernels;
+    }
+    if (recomputed(config, layer)) {
       recompute_s += f.time_s;
       kernels += 1;
       (f.compute_bound ? t.compute_s : t.memory_s) += f.time_s - f.fixed_s;
@@ -233,8 +280,9 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
   }
   const double params = static_cast<double>(w.params());
   const double trainable = trains_base ? params : adapter_shape(w, config).adapter_params;
-  // Autocast casts each fp32 weight to 16-bit once per forward: read 4 B, write 2 B per parameter.
-  if (element < 4 && trains_base) {
+  // Autocast casts each fp32 weight to 16-bit once per forward: read 4 B, write 2 B per parameter (pure
+  // bf16 training has no fp32 copy to cast).
+  if (element < 4 && trains_base && config.master_weights == MasterWeights::fp32) {
     const double cast_s = 6 * params / bandwidth + parameter_tensors / 2 * k.kernel_fixed_s;
     forward_s += cast_s;
     t.memory_s += 6 * params / bandwidth;
@@ -244,10 +292,16 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
 
   // Optimizer: a memory-bound sweep over trainable parameters and their state, in multi-tensor kernels.
   // Mixed precision adds the grad scaler's unscale and inf check (read and write each gradient).
-  double optimizer_bytes = optimizer_traffic_per_param(config.optimizer) * trainable;
+  double optimizer_bytes = optimizer_traffic_per_param(config) * trainable;
   if (config.precision == catalog::Precision::fp16) optimizer_bytes += 8 * trainable;
   const double optimizer_kernels = std::ceil(parameter_tensors / k.optimizer_tensors_per_kernel) * 4;
   t.optimizer_s = optimizer_bytes / bandwidth + optimizer_kernels * k.kernel_fixed_s;
+  // Paged optimizer states the driver moved to the host come back over PCIe for the step and go out again
+  // when the next forward needs the room: twice their bytes per optimizer step.
+  if (config.optimizer == Optimizer::paged_adamw || config.optimizer == Optimizer::paged_adamw8bit) {
+    const double paged_out = estimate_memory(w, config, gpu, calibration).paged_out_bytes;
+    t.optimizer_s += 2 * paged_out / (pcie_gbs(gpu) * 1e9 * k.link_efficiency);
+  }
 
   // Data-parallel communication, once per optimizer step (DDP's no_sync skips it on accumulation steps).
   const int world = config.world_size();
@@ -266,7 +320,7 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
     const double ring = 2.0 * (world - 1) / world;  // ring all-reduce: 2(n-1)/n of the bytes per rank
     double exposed = 0;
     if (config.parallel == Parallel::ddp) {
-      const double gradient_bytes = 4 * trainable;
+      const double gradient_bytes = master_element_bytes(config) * trainable;
       const double total_s = ring * gradient_bytes / bus;
       const double last_bucket_s = ring * std::min(gradient_bytes, k.ddp_bucket_bytes) / bus;
       exposed = std::max(last_bucket_s, total_s - k.allreduce_overlap_fraction * backward_s);

@@ -23,6 +23,9 @@ struct SweepRequest {
 
 struct Sweep {
   workload::Workload workload;
+  // The workload at the tokens each sample really computes (--tokens-per-sample), when below the
+  // sequence length: step time comes from it (predict's `timed`).
+  std::optional<workload::Workload> timed_workload;
   std::vector<Prediction> predictions;  // GPU-major, then batch
   std::vector<std::string> notes;       // calibration, then each derived or modelled catalog figure
   // Keeps the completed GPU records alive: predictions point into it.
@@ -31,7 +34,10 @@ struct Sweep {
 
 // `base` is the training setup at any batch (the sweep sets batch and accumulation). A GPU on which even
 // batch 1 does not fit gets one prediction at batch 1 (reported as not fitting, with advice).
+// A base with accumulation_steps above 1 (plan's --accumulate) keeps them: a target batch then sets only
+// the per-GPU batch, or is refused when it cannot be split so.
 Sweep run_sweep(workload::Workload workload, const TrainingConfig& base, const Calibration& calibration,
-                const SweepRequest& request, const catalog::Catalog& catalog);
+                const SweepRequest& request, const catalog::Catalog& catalog,
+                std::optional<workload::Workload> timed_workload = std::nullopt);
 
 }  // namespace gpusage::estimate

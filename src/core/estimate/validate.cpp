@@ -4,18 +4,15 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <mutex>
-#include <regex>
 #include <set>
 #include <thread>
 
 #include "core/common/error.hpp"
 #include "core/common/stats.hpp"
-#include "core/common/text.hpp"
 #include "core/estimate/gpu_rates.hpp"
 #include "core/estimate/planner.hpp"
 
@@ -27,41 +24,14 @@ namespace {
 // kernels; software before it runs attention unfused, keeping the s^2 probabilities.
 constexpr const char* kFusedAttentionSince = "2023-03";
 
-// The first month of lazy CUDA module loading by default (PyTorch 1.13, Measurement::loads_modules_eagerly).
-constexpr const char* kLazyModuleLoadingSince = "2022-11";
-
 // What a row needs for a prediction, built once per row.
 struct Prepared {
   workload::Workload workload;        // at the row's sequence length: what memory has to hold
   workload::Workload timed_workload;  // at the tokens each sample really computes (Measurement::tokens)
   TrainingConfig config;
-  // Memory is judged with this one: Measurement::checkpointing's selective rows at full checkpointing.
-  TrainingConfig memory_config;
   catalog::Gpu gpu;
   std::string key;  // everything the prediction depends on: rows with equal keys predict alike
 };
-
-// Measurement::superlinear for every data-parallel throughput row that has a single-GPU counterpart: the same
-// source (repository or site), framework release, model, GPU, precision, batch, sequence and layout.
-void mark_superlinear(std::vector<Measurement>& rows) {
-  auto key = [](const Measurement& m) {
-    return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", cv_group_of(m, CvGroup::source), m.framework, m.model,
-                       m.gpu, m.precision, m.batch_per_gpu, m.resolution.value_or(0), m.seq_len.value_or(0),
-                       m.tokens.value_or(0), m.task, m.channels_last.value_or(false),
-                       m.flash_attention ? (*m.flash_attention ? "flash" : "eager") : "", m.pure_16bit);
-  };
-  std::map<std::string, double> single;
-  for (const Measurement& m : rows) {
-    if (m.metric != Metric::train_throughput || m.num_gpus != 1) continue;
-    double& best = single[key(m)];
-    best = std::max(best, m.value);
-  }
-  for (Measurement& m : rows) {
-    if (m.metric != Metric::train_throughput || m.num_gpus == 1) continue;
-    auto it = single.find(key(m));
-    m.superlinear = it != single.end() && m.value > it->second * (1 + kSuperlinearTolerance);
-  }
-}
 
 std::optional<Prepared> prepare(const Measurement& m, const catalog::Catalog& catalog, std::string& skipped) {
   try {
@@ -71,8 +41,8 @@ std::optional<Prepared> prepare(const Measurement& m, const catalog::Catalog& ca
     options.flash_attention = m.flash_attention.value_or(!m.software_date.empty() &&
                                                          m.software_date >= kFusedAttentionSince);
     if (m.task == "squad") options.head = workload::Head::question_answering;
-    Prepared p{workload::build(m.model, options), {}, {}, {},
-               complete_tensor_rates(catalog.resolve(m.gpu), catalog).gpu, {}};
+    Prepared p{workload::build(m.model, options), {}, {}, complete_tensor_rates(catalog.resolve(m.gpu), catalog).gpu,
+               {}};
     if (m.tokens) options.seq_len = m.tokens;
     p.timed_workload = m.tokens ? workload::build(m.model, options) : p.workload;
     auto precision = catalog::parse_precision(m.precision);
@@ -80,21 +50,31 @@ std::optional<Prepared> prepare(const Measurement& m, const catalog::Catalog& ca
     p.config.precision = *precision;
     p.config.batch_per_gpu = m.batch_per_gpu;
     p.config.accumulation_steps = m.accumulation;
-    p.config.optimizer = p.workload.domain == workload::Domain::vision ? Optimizer::momentum : Optimizer::adamw;
+    p.config.optimizer = m.optimizer.value_or(p.workload.domain == workload::Domain::vision ? Optimizer::momentum
+                                                                                          : Optimizer::adamw);
+    p.config.master_weights = m.master_weights;
+    p.config.loss = m.loss;
+    p.config.lora_rank = m.lora_rank;
+    p.config.qlora = m.qlora;
+    p.config.lora_targets = m.lora_targets;
+    p.config.optimizer_in_backward = m.optimizer_in_backward;
     p.config.gpus_per_node = std::min(m.num_gpus, 8);
     p.config.nodes = std::max(1, m.num_gpus / 8);
     p.config.parallel = m.fsdp ? Parallel::fsdp : Parallel::ddp;
     p.config.channels_last = m.channels_last.value_or(false);
     p.config.pure_16bit = m.pure_16bit;
-    p.config.checkpointing = m.checkpointing == "full";
+    p.config.checkpointing = !m.checkpointing.empty() && m.checkpointing != "none";
+    p.config.selective_checkpointing = m.checkpointing == "selective";
+    if (m.checkpointing.starts_with("every:")) p.config.checkpoint_every = std::stoi(m.checkpointing.substr(6));
     if (m.gpu_memory_gb) p.gpu.memory_gb = *m.gpu_memory_gb;
     p.config.eager_module_loading = m.loads_modules_eagerly();
-    p.memory_config = p.config;
-    p.memory_config.checkpointing = m.checkpointing == "full" || m.checkpointing == "selective";
-    p.key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", m.model, m.gpu, m.precision, m.batch_per_gpu,
-                        m.num_gpus, m.resolution.value_or(0), m.seq_len.value_or(0), m.tokens.value_or(0),
-                        m.accumulation, options.flash_attention, m.fsdp, p.config.channels_last, m.task,
-                        m.pure_16bit, m.checkpointing, m.gpu_memory_gb.value_or(0));
+    p.key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", m.optimizer_in_backward,
+                        m.model, m.gpu,
+                        m.precision, m.batch_per_gpu, m.num_gpus, m.resolution.value_or(0), m.seq_len.value_or(0),
+                        m.tokens.value_or(0), m.accumulation, options.flash_attention, m.fsdp,
+                        p.config.channels_last, m.task, m.pure_16bit, m.checkpointing, m.gpu_memory_gb.value_or(0),
+                        to_string(p.config.optimizer), m.master_weights == MasterWeights::bf16 ? "bf16" : "fp32", to_string(m.loss),
+                        m.lora_rank.value_or(0), m.qlora, to_string(m.lora_targets));
     return p;
   } catch (const InputError& e) {
     skipped = e.what();
@@ -117,21 +97,62 @@ bool in_bracket(const Measurement& m, int predicted) {
 void predict_row(ValidationRow& row, const Prepared& p, const Calibration& calibration) {
   const Measurement& m = row.measurement;
   if (m.metric == Metric::max_batch) {
-    const int predicted = max_batch(p.workload, p.memory_config, p.gpu, &calibration);
+    const int predicted = max_batch(p.workload, p.config, p.gpu, &calibration);
     row.predicted = predicted;
     row.bracket_hit = in_bracket(m, predicted);
   } else {
     // A throughput or peak-memory row is a run that ran: its memory says whether plan has it fit.
-    const MemoryBreakdown memory = estimate_memory(p.workload, p.memory_config, p.gpu, &calibration);
-    row.predicted = m.metric == Metric::peak_memory ? memory.total_bytes() : predict_throughput(p, calibration);
+    const MemoryBreakdown memory = estimate_memory(p.workload, p.config, p.gpu, &calibration);
+    switch (m.metric) {
+      case Metric::peak_memory: row.predicted = memory.total_bytes(); break;
+      case Metric::peak_allocated: row.predicted = memory.allocated_bytes(); break;
+      case Metric::peak_reserved: row.predicted = memory.reserved_bytes(); break;
+      default: row.predicted = predict_throughput(p, calibration); break;
+    }
     row.predicted_oom = !memory.fits(p.gpu.memory_bytes());
   }
   row.error = (*row.predicted - m.value) / m.value;
 }
 
+const char* gpu_class(const catalog::Gpu& gpu) {
+  switch (gpu.family) {
+    case catalog::Family::rtx50:
+    case catalog::Family::rtx40:
+    case catalog::Family::rtx30: return "geforce";
+    case catalog::Family::workstation: return "workstation";
+    case catalog::Family::datacenter: return "datacenter";
+  }
+  return "?";
+}
+
+bool is_memory(Metric metric) {
+  return metric == Metric::peak_memory || metric == Metric::peak_allocated || metric == Metric::peak_reserved;
+}
+
+// The fine-tuning figures of a report: every current-software fine-tuning row, whatever its GPU count.
+void summarize_fine_tuning(ValidationReport& report) {
+  std::vector<double> throughput, memory;
+  std::map<std::pair<std::string, std::string>, std::pair<std::vector<double>, std::vector<double>>> cells;
+  for (const ValidationRow& row : report.rows) {
+    const Measurement& m = row.measurement;
+    if (!row.error || !m.fine_tuning() || m.legacy() || m.metric == Metric::max_batch) continue;
+    ++report.fine_tuning_ran_rows;
+    report.fine_tuning_ran_predicted_oom += row.predicted_oom;
+    auto& cell = cells[{m.method(), row.gpu_class}];
+    (is_memory(m.metric) ? memory : throughput).push_back(*row.error);
+    (is_memory(m.metric) ? cell.second : cell.first).push_back(*row.error);
+  }
+  report.fine_tuning_throughput = summarize(throughput);
+  report.fine_tuning_memory = summarize(memory);
+  for (const auto& [key, errors] : cells) {
+    report.fine_tuning_cells.push_back({key.first, key.second, summarize(errors.first), summarize(errors.second)});
+  }
+}
+
 // Fills the summaries of a report from its predicted rows.
 void summarize_report(ValidationReport& report) {
-  std::vector<double> single, multi, legacy, superlinear, memory, legacy_memory, other_memory;
+  summarize_fine_tuning(report);
+  std::vector<double> single, multi, legacy, superlinear, memory, legacy_memory, other_memory, allocator_memory;
   std::vector<double> single_cards[2], multi_cards[2];  // [0] data center, [1] GeForce
   std::map<std::string, std::vector<double>> architecture_cards[3];  // [0] data center, [1] GeForce, [2] all
   std::map<Cell, std::vector<double>> cells;
@@ -143,6 +164,7 @@ void summarize_report(ValidationReport& report) {
       ++(other ? report.other_framework_ran_rows : report.ran_rows);
       if (row.predicted_oom) ++(other ? report.other_framework_ran_predicted_oom : report.ran_predicted_oom);
     }
+    if (m.fine_tuning() && m.metric != Metric::max_batch) continue;  // summarize_fine_tuning's
     switch (m.metric) {
       case Metric::train_throughput:
         if (m.legacy()) {
@@ -165,6 +187,10 @@ void summarize_report(ValidationReport& report) {
       case Metric::peak_memory:
         (other ? other_memory : m.legacy() ? legacy_memory : memory).push_back(*row.error);
         break;
+      case Metric::peak_allocated:
+      case Metric::peak_reserved:
+        (other ? other_memory : m.legacy() ? legacy_memory : allocator_memory).push_back(*row.error);
+        break;
       case Metric::max_batch:
         ++(other ? report.other_framework_max_batch_rows : report.max_batch_rows);
         if (row.bracket_hit.value_or(false)) ++(other ? report.other_framework_max_batch_hits : report.max_batch_hits);
@@ -183,6 +209,7 @@ void summarize_report(ValidationReport& report) {
   report.legacy_throughput = summarize(legacy);
   report.superlinear_throughput = summarize(superlinear);
   report.peak_memory = summarize(memory);
+  report.allocator_peak_memory = summarize(allocator_memory);
   report.legacy_peak_memory = summarize(legacy_memory);
   report.other_framework_peak_memory = summarize(other_memory);
   for (const auto& [cell, errors] : cells) report.cells.push_back({cell, summarize(errors)});
@@ -340,7 +367,7 @@ struct MemoryVerdicts {
   std::vector<Bracket> brackets;
 };
 
-bool judges_fragmentation(const Measurement& m) { return !m.legacy() && !m.other_framework(); }
+bool judges_fragmentation(const Measurement& m) { return !m.legacy() && !m.other_framework() && !m.fine_tuning(); }
 
 MemoryVerdicts memory_verdicts(const std::vector<Measurement>& measurements,
                                const std::vector<const Prepared*>& prepared, const ModelConstants& k) {
@@ -359,12 +386,12 @@ MemoryVerdicts memory_verdicts(const std::vector<Measurement>& measurements,
     if (m.metric == Metric::max_batch) {
       MemoryVerdicts::Bracket b{i, {}};
       for (const Calibration& at : at_candidate) {
-        const int predicted = max_batch(p.workload, p.memory_config, p.gpu, &at);
+        const int predicted = max_batch(p.workload, p.config, p.gpu, &at);
         b.hit.push_back(in_bracket(m, predicted));
       }
       v.brackets.push_back(std::move(b));
     } else {
-      const MemoryBreakdown mm = estimate_memory(p.workload, p.memory_config, p.gpu, &calibration);
+      const MemoryBreakdown mm = estimate_memory(p.workload, p.config, p.gpu, &calibration);
       const double allocated = mm.activations_bytes + mm.workspace_bytes;
       v.ran.push_back({i, mm.required_bytes() - k.allocator_unreleasable_fraction * allocated, allocated,
                        p.gpu.memory_bytes()});
@@ -409,100 +436,6 @@ double fit_unreleasable_fraction(const MemoryVerdicts& v, const std::function<bo
 
 }  // namespace
 
-// PyTorch 1.13 (October 2022, pytorch/pytorch#86509, on its release branch) sets CUDA_MODULE_LOADING=LAZY,
-// which needs CUDA >= 11.7; software before it loads every kernel into the CUDA context at start
-// (constants.hpp). Known from the row's date, else from the versions its framework names: "PyTorch 1.8.0a0"
-// (a pre-release counts as before its release), "NGC 21.07" / "20.10 NGC" containers, "CUDA 11.3".
-// A row that says nothing is taken as today's software.
-bool Measurement::loads_modules_eagerly() const {
-  if (!software_date.empty()) return software_date < kLazyModuleLoadingSince;
-  std::smatch match;
-  const std::string& f = framework;
-  static const std::regex pytorch(R"(PyTorch (\d+)\.(\d+)(\.\d+a0)?)");
-  if (std::regex_search(f, match, pytorch)) {
-    const int major = std::stoi(match[1]), minor = std::stoi(match[2]);
-    return major < 1 || (major == 1 && (minor < 13 || (minor == 13 && match[3].matched)));
-  }
-  static const std::regex container(R"((?:NGC \(?(\d\d)\.(\d\d))|(?:(\d\d)\.(\d\d) NGC))");
-  if (std::regex_search(f, match, container)) {
-    const int year = std::stoi(match[1].matched ? match[1] : match[3]);
-    const int month = std::stoi(match[2].matched ? match[2] : match[4]);
-    return year < 22 || (year == 22 && month < 11);
-  }
-  static const std::regex cuda(R"(CUDA (\d+)\.(\d+))");
-  if (std::regex_search(f, match, cuda)) {
-    const int major = std::stoi(match[1]), minor = std::stoi(match[2]);
-    return major < 11 || (major == 11 && minor < 7);
-  }
-  return false;
-}
-
-bool Measurement::other_framework() const {
-  const std::string f = text::to_lower(framework);
-  if (f.find("pytorch") != std::string::npos) return false;
-  for (const char* name : {"tensorflow", "mxnet", "paddle", "jax"}) {
-    if (f.find(name) != std::string::npos) return true;
-  }
-  // MLPerf submissions name TensorFlow by its short form and version ("tf2.0", "tf1.15").
-  return f.size() > 2 && f.compare(0, 2, "tf") == 0 && std::isdigit(static_cast<unsigned char>(f[2]));
-}
-
-const char* to_string(Metric metric) {
-  switch (metric) {
-    case Metric::train_throughput: return "train_throughput";
-    case Metric::peak_memory: return "peak_memory";
-    case Metric::max_batch: return "max_batch";
-  }
-  return "?";
-}
-
-std::optional<CvGroup> parse_cv_group(const std::string& name) {
-  if (name == "gpu") return CvGroup::gpu;
-  if (name == "source") return CvGroup::source;
-  if (name == "model") return CvGroup::model;
-  return std::nullopt;
-}
-
-const char* to_string(CvGroup group) {
-  switch (group) {
-    case CvGroup::gpu: return "gpu";
-    case CvGroup::source: return "source";
-    case CvGroup::model: return "model";
-  }
-  return "?";
-}
-
-std::string cv_group_of(const Measurement& m, CvGroup group) {
-  switch (group) {
-    case CvGroup::gpu: return m.gpu;
-    case CvGroup::model: return m.model;
-    case CvGroup::source: break;
-  }
-  std::string s = text::to_lower(m.source);
-  for (const char* scheme : {"https://", "http://"}) {
-    if (s.starts_with(scheme)) s = s.substr(std::string(scheme).size());
-  }
-  if (s.starts_with("www.")) s = s.substr(4);
-  const auto first = s.find('/');
-  const std::string host = s.substr(0, first);
-  if (host == "github.com" && first != std::string::npos) {
-    const auto second = s.find('/', first + 1);
-    const auto third = second == std::string::npos ? second : s.find('/', second + 1);
-    return s.substr(0, third == std::string::npos ? s.find_first_of("#?") : third);
-  }
-  return host.empty() ? "unknown" : host;
-}
-
-std::string model_family(const std::string& model_id) {
-  std::string family;
-  for (char c : model_id) {
-    if (!std::isalpha(static_cast<unsigned char>(c))) break;
-    family += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  if (family == "gpt") return "gpt2";
-  return family.empty() ? model_id : family;
-}
-
 ErrorSummary summarize(const std::vector<double>& signed_errors) {
   ErrorSummary s;
   s.count = static_cast<int>(signed_errors.size());
@@ -525,139 +458,15 @@ const FitBounds& fit_bounds() {
   return bounds;
 }
 
-std::vector<Measurement> parse_measurements(const std::string& csv_text, const std::string& origin) {
-  std::vector<Measurement> out;
-  std::map<std::string, std::size_t> column;
-  int line_number = 0;
-  std::size_t start = 0;
-  while (start < csv_text.size()) {
-    std::size_t end = csv_text.find('\n', start);
-    if (end == std::string::npos) end = csv_text.size();
-    std::string line = csv_text.substr(start, end - start);
-    start = end + 1;
-    ++line_number;
-    if (text::trim(line).empty() || line[0] == '#') continue;
-    auto fields = text::csv_fields(line);
-    if (column.empty()) {
-      for (std::size_t i = 0; i < fields.size(); ++i) {
-        // A second column of the same name would silently win over the first.
-        if (!column.emplace(text::trim(fields[i]), i).second)
-          throw InputError(fmt::format("{}:{}: the header names the column '{}' twice", origin, line_number,
-                                       text::trim(fields[i])));
-      }
-      for (const char* required : {"model", "gpu", "precision", "batch_per_gpu", "metric", "value"}) {
-        if (!column.count(required)) {
-          throw InputError(fmt::format("{}:{}: header lacks the column '{}' (needed: model, gpu, precision, "
-                                       "batch_per_gpu, metric, value)",
-                                       origin, line_number, required));
-        }
-      }
-      continue;
-    }
-    auto get = [&](const char* name) -> std::string {
-      auto it = column.find(name);
-      return it != column.end() && it->second < fields.size() ? text::trim(fields[it->second]) : "";
-    };
-    auto number = [&](const char* name, bool required) -> std::optional<double> {
-      std::string s = get(name);
-      if (s.empty()) {
-        if (required) throw InputError(fmt::format("{}:{}: '{}' is empty", origin, line_number, name));
-        return std::nullopt;
-      }
-      char* e = nullptr;
-      double v = std::strtod(s.c_str(), &e);
-      if (*e != '\0' || !(v > 0) || !std::isfinite(v)) {
-        throw InputError(fmt::format("{}:{}: '{}' = '{}' is not a positive number", origin, line_number, name, s));
-      }
-      return v;
-    };
-    // Counts (batch, GPUs, pixels, tokens) are whole numbers within what plan accepts.
-    auto count = [&](const char* name, bool required) -> std::optional<int> {
-      auto v = number(name, required);
-      if (!v) return std::nullopt;
-      if (*v != std::floor(*v) || *v > 1e7) {
-        throw InputError(fmt::format("{}:{}: '{}' = '{}' is not a whole number from 1 to 10000000", origin,
-                                     line_number, name, get(name)));
-      }
-      return static_cast<int>(*v);
-    };
-    auto choice = [&](const char* name, std::initializer_list<const char*> accepted) {
-      const std::string v = get(name);
-      if (v.empty()) return v;
-      for (const char* a : accepted) {
-        if (v == a) return v;
-      }
-      std::string list;
-      for (const char* a : accepted) list += std::string(list.empty() ? "" : ", ") + a;
-      throw InputError(fmt::format("{}:{}: {} '{}' is not one of {}", origin, line_number, name, v, list));
-    };
-    Measurement m;
-    m.line = line_number;
-    auto text_field = [&](const char* name) {
-      std::string v = get(name);
-      if (v.empty()) throw InputError(fmt::format("{}:{}: '{}' is empty", origin, line_number, name));
-      return v;
-    };
-    m.model = text_field("model");
-    m.gpu = text_field("gpu");
-    m.precision = text_field("precision");
-    m.batch_per_gpu = *count("batch_per_gpu", true);
-    m.num_gpus = count("num_gpus", false).value_or(1);
-    m.resolution = count("resolution", false);
-    m.seq_len = count("seq_len", false);
-    m.tokens = count("tokens", false);
-    if (m.tokens && (!m.seq_len || *m.tokens > *m.seq_len)) {
-      throw InputError(fmt::format("{}:{}: tokens {} needs a seq_len at least as long (the padded length)", origin,
-                                   line_number, *m.tokens));
-    }
-    m.accumulation = count("accumulation", false).value_or(1);
-    m.fails_at = count("fails_at", false);
-    const std::string metric = choice("metric", {"train_throughput", "peak_memory", "max_batch"});
-    if (metric.empty()) throw InputError(fmt::format("{}:{}: 'metric' is empty", origin, line_number));
-    m.metric = metric == "train_throughput" ? Metric::train_throughput
-               : metric == "peak_memory"    ? Metric::peak_memory
-                                            : Metric::max_batch;
-    m.value = *number("value", true);
-    if (m.metric == Metric::max_batch && m.fails_at && *m.fails_at <= m.value) {
-      throw InputError(fmt::format("{}:{}: fails_at {} is not above the batch that ran ({})", origin, line_number,
-                                   *m.fails_at, m.value));
-    }
-    m.source = get("source");
-    m.framework = get("framework");
-    m.software_date = get("software_date");
-    if (!m.software_date.empty() &&
-        (m.software_date.size() != 7 || m.software_date[4] != '-' ||
-         !std::all_of(m.software_date.begin(), m.software_date.begin() + 4, ::isdigit) ||
-         !std::isdigit(static_cast<unsigned char>(m.software_date[5])) ||
-         !std::isdigit(static_cast<unsigned char>(m.software_date[6])))) {
-      throw InputError(
-          fmt::format("{}:{}: software_date '{}' is not YYYY-MM", origin, line_number, m.software_date));
-    }
-    const std::string attention = choice("attention", {"flash", "eager"});
-    if (!attention.empty()) m.flash_attention = attention == "flash";
-    m.fsdp = choice("parallel", {"ddp", "fsdp"}) == "fsdp";
-    const std::string layout = choice("layout", {"nhwc", "nchw"});
-    if (!layout.empty()) m.channels_last = layout == "nhwc";
-    m.task = choice("task", {"squad", "pretrain"});
-    m.pure_16bit = choice("amp", {"autocast", "o2"}) == "o2";
-    m.checkpointing = choice("checkpointing", {"none", "full", "selective"});
-    m.gpu_memory_gb = number("gpu_memory_gb", false);
-    m.data = choice("data", {"synthetic", "real"});
-    out.push_back(std::move(m));
-  }
-  if (column.empty()) throw InputError(fmt::format("{}: empty file (expected a CSV header)", origin));
-  mark_superlinear(out);
-  return out;
-}
-
 ValidationReport validate(const std::vector<Measurement>& measurements, const catalog::Catalog& catalog,
                           const Calibration& calibration) {
   ValidationReport report;
   for (const Measurement& m : measurements) {
-    ValidationRow row{m, std::nullopt, std::nullopt, {}, {}, {}, false, std::nullopt};
+    ValidationRow row{m, std::nullopt, std::nullopt, {}, {}, {}, {}, false, std::nullopt};
     if (auto p = prepare(m, catalog, row.skipped)) {
       row.architecture = p->gpu.architecture;
       row.geforce = catalog::is_geforce(p->gpu.family);
+      row.gpu_class = gpu_class(p->gpu);
       predict_row(row, *p, calibration);
     }
     report.rows.push_back(std::move(row));
@@ -675,11 +484,12 @@ ValidationReport cross_validate(const std::vector<Measurement>& measurements, co
   std::vector<std::string> groups_of;
   std::vector<std::string> groups;
   for (const Measurement& m : measurements) {
-    ValidationRow row{m, std::nullopt, std::nullopt, {}, {}, cv_group_of(m, group), false, std::nullopt};
+    ValidationRow row{m, std::nullopt, std::nullopt, {}, {}, {}, cv_group_of(m, group), false, std::nullopt};
     prepared.push_back(prepare(m, catalog, row.skipped));
     if (prepared.back()) {
       row.architecture = prepared.back()->gpu.architecture;
       row.geforce = catalog::is_geforce(prepared.back()->gpu.family);
+      row.gpu_class = gpu_class(prepared.back()->gpu);
     }
     if (prepared.back() && std::find(groups.begin(), groups.end(), row.group) == groups.end()) {
       groups.push_back(row.group);

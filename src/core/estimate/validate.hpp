@@ -12,13 +12,17 @@
 
 #include "core/catalog/catalog.hpp"
 #include "core/estimate/calibration.hpp"
+#include "core/estimate/planner.hpp"
 
 namespace gpusage::estimate {
 
 // train_throughput: samples/s per GPU. peak_memory: bytes in use on one GPU as nvidia-smi counts them
 // (CUDA context + the caching allocator's reserve). max_batch: a bracket, the largest batch that ran
 // (value) and the smallest that failed with out-of-memory (fails_at, when one was tried).
-enum class Metric { train_throughput, peak_memory, max_batch };
+// peak_allocated / peak_reserved: torch.cuda.max_memory_allocated() / max_memory_reserved(), what training
+// scripts print (LitGPT's "Memory used", torchtune's peak_memory_alloc / peak_memory_reserved); judged
+// against MemoryBreakdown::allocated_bytes() / reserved_bytes() and summarised with peak_memory.
+enum class Metric { train_throughput, peak_memory, max_batch, peak_allocated, peak_reserved };
 const char* to_string(Metric metric);
 
 // `plan` models today's software (PyTorch >= 2.x, cuDNN 8.9+). Rows measured with software released
@@ -50,15 +54,27 @@ struct Measurement {
   bool fsdp = false;                  // column `parallel`: ddp (default) or fsdp
   std::optional<bool> channels_last;  // column `layout`: nhwc or nchw; empty: nchw (PyTorch's default)
   bool pure_16bit = false;            // column `amp`: o2 (pure 16-bit model) or autocast (default)
-  // Column `checkpointing`: none (default), full (every block recomputed, plan's --checkpointing) or
-  // selective (torchtitan's and Megatron's: some layers or some ops recomputed), which plan cannot express.
-  // A selective row's memory is scored at full checkpointing, the least it could need: predicted not to
-  // fit even then is a miss of the model; its step time is predicted without the recompute.
+  // Column `checkpointing`: none (default), full (every block recomputed, plan's --checkpointing), selective
+  // (torchtitan's and Megatron's: predicted as plan's --checkpointing selective) or every:N (every Nth block).
   std::string checkpointing;
+  // The fine-tuning recipe, as plan's options: columns optimizer (plan's names; empty: momentum for vision,
+  // adamw for language), master_weights (fp32|bf16), loss (plain|chunked|fused), lora_rank, qlora (yes|no;
+  // yes implies rank 16 when lora_rank is empty), lora_targets (attn|mlp|all).
+  std::optional<Optimizer> optimizer;
+  MasterWeights master_weights = MasterWeights::fp32;
+  LossImpl loss = LossImpl::plain;
+  std::optional<int> lora_rank;
+  bool qlora = false;
+  LoraTargets lora_targets = LoraTargets::all;
+  bool optimizer_in_backward = false;  // column optimizer_in_backward: yes|no
+  // Column `task` finetune: a language model fine-tuned (full, LoRA or QLoRA): reported in its own cells.
+  bool fine_tuning() const { return task == "finetune"; }
+  // full, lora or qlora.
+  const char* method() const { return qlora ? "qlora" : lora_rank ? "lora" : "full"; }
   // Column `gpu_memory_gb`: the memory of the card the run used when it is a variant the catalog maps to a
   // sibling (torchtitan's 96 GB H100 runs on h100-sxm5-80gb's rates): the fit is judged against it.
   std::optional<double> gpu_memory_gb;
-  std::string task;                   // column `task`: squad (question-answering head) or pretrain
+  std::string task;                   // column `task`: squad (question-answering head), pretrain or finetune
   std::string data;                   // column `data`: synthetic or real (informational)
   std::string framework;
   std::string software_date;  // YYYY-MM of the framework / container release; empty when unknown
@@ -71,8 +87,12 @@ struct Measurement {
   // accounting): it is reported as its own group, never fitted, never in the headline.
   bool superlinear = false;
   // A throughput row that counts: fitted, in the headline and in plan's intervals (neither legacy nor
-  // superlinear, which are reported as their own groups).
-  bool current_throughput() const { return metric == Metric::train_throughput && !legacy() && !superlinear; }
+  // superlinear, which are reported as their own groups, nor fine-tuning).
+  // The fine-tuning rows (fine_tuning()) are neither fitted nor in the headline: they are reported in their
+  // own cells, so every figure validate gives for them is out of sample, --cv or not (docs/MODEL.md).
+  bool current_throughput() const {
+    return metric == Metric::train_throughput && !legacy() && !superlinear && !fine_tuning();
+  }
   // Measured under TensorFlow, MXNet, PaddlePaddle or JAX rather than PyTorch. The memory model is
   // PyTorch's (autograd's saved tensors, the caching allocator, autocast's copies), so such rows' memory
   // figures are a group of their own; their throughput runs the same cuDNN and cuBLAS kernels and counts.
@@ -122,6 +142,7 @@ struct ValidationRow {
   std::optional<double> error;      // (predicted - measured) / measured
   std::string skipped;              // why it was not predicted
   std::string architecture;         // of the row's GPU, when it resolved
+  std::string gpu_class;            // geforce, workstation or datacenter (fine-tuning cells)
   std::string group;                // the cross-validation group it was predicted from outside of
   bool predicted_oom = false;       // the memory model says this run does not fit (the run did)
   std::optional<bool> bracket_hit;  // max_batch: the predicted largest batch lies in [value, fails_at)
@@ -158,6 +179,15 @@ struct ArchitectureSummary {
   CardsSummary throughput;
 };
 
+// The fine-tuning rows (Measurement::fine_tuning) of one method (full, lora, qlora) on one class of GPU
+// (geforce, workstation, datacenter).
+struct FineTuneCell {
+  std::string method;
+  std::string gpu_class;
+  ErrorSummary throughput;  // per GPU, single- and multi-GPU rows
+  ErrorSummary memory;      // peak_memory, peak_allocated and peak_reserved rows
+};
+
 struct ValidationReport {
   std::vector<ValidationRow> rows;
   std::optional<CvGroup> cv;  // empty: every row predicted with the constants given (no holding out)
@@ -166,7 +196,9 @@ struct ValidationReport {
   ErrorSummary multi_gpu_throughput;   // per-GPU throughput of data-parallel runs
   ErrorSummary legacy_throughput;      // rows measured with pre-kLegacySoftwareBefore software
   ErrorSummary superlinear_throughput;  // data-parallel rows faster per GPU than one GPU (Measurement::superlinear)
-  ErrorSummary peak_memory;         // current software
+  ErrorSummary peak_memory;         // current software, as nvidia-smi counts it (metric peak_memory)
+  // Current-software peak_allocated and peak_reserved rows: the allocator's own figures, a metric apart.
+  ErrorSummary allocator_peak_memory;
   ErrorSummary legacy_peak_memory;  // pre-kLegacySoftwareBefore software (older CUDA contexts and allocators)
   int max_batch_rows = 0;
   int max_batch_hits = 0;
@@ -184,6 +216,13 @@ struct ValidationReport {
   CardsSummary multi_gpu_by_cards;
   std::vector<ArchitectureSummary> architectures;  // single-GPU throughput per architecture
   std::vector<CellSummary> cells;  // single-GPU throughput per cell, cells with rows only
+  // The LLM fine-tuning rows (Measurement::fine_tuning) apart: throughput (every GPU count) and memory,
+  // the runs among them that ran and how many plan has not fit, and per method x GPU class.
+  ErrorSummary fine_tuning_throughput;
+  ErrorSummary fine_tuning_memory;
+  int fine_tuning_ran_rows = 0;
+  int fine_tuning_ran_predicted_oom = 0;
+  std::vector<FineTuneCell> fine_tuning_cells;
   // With cv: the constants each fold fitted, by held-out group (how stable the fit is across folds).
   std::map<std::string, ModelConstants> fold_constants;
 };

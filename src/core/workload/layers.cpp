@@ -215,7 +215,7 @@ Tensor linear(Graph& g, const std::string& name, const Tensor& x, const LinearSp
   s.backward_flops = (l.input_needs_grad ? 2.0 : 1.0) * s.forward_flops;
   s.forward_io_elements = x.elements() + rows * static_cast<double>(l.out_features);
   s.saved_inputs = {x};
-  if (l.lora) s.lora_targets.push_back(Matrix{in_features, l.out_features});
+  if (l.lora) s.lora_targets.push_back(Matrix{in_features, l.out_features, l.attention});
   return g.add(std::move(s));
 }
 

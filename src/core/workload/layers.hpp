@@ -55,6 +55,7 @@ struct LinearSpec {
   bool bias = true;
   bool weight_tied = false;  // weight shared with an embedding (GPT-2 lm_head, BERT MLM decoder)
   bool lora = false;         // a matrix LoRA may adapt
+  bool attention = false;    // … and it is an attention projection (not an MLP matrix)
   bool input_needs_grad = true;
 };
 Tensor linear(Graph& g, const std::string& name, const Tensor& x, const LinearSpec& l);

@@ -41,7 +41,9 @@ AttentionSpec attention_spec(const TransformerConfig& c, int seq_len, bool causa
   return a;
 }
 
-LinearSpec lora_linear(std::int64_t out, bool bias) { return LinearSpec{out, bias, false, true}; }
+// Matrices LoRA may adapt, tagged by block for --lora-targets.
+LinearSpec lora_mlp(std::int64_t out, bool bias) { return LinearSpec{out, bias, false, true}; }
+LinearSpec lora_attention(std::int64_t out, bool bias) { return LinearSpec{out, bias, false, true, true}; }
 
 // LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM: pre-RMSNorm decoder blocks, rotary
 // positions, grouped-query attention, SwiGLU MLP (down(silu(gate(x)) * up(x))), final RMSNorm, lm_head
@@ -54,19 +56,19 @@ void llama_family(Graph& g, const TransformerConfig& c, int seq, bool flash) {
     g.set_segment(i);
     const std::string p = "model.layers." + std::to_string(i);
     Tensor y = rms_norm(g, p + ".input_layernorm", x);
-    Tensor q = linear(g, p + ".self_attn.q_proj", y, lora_linear(c.heads * c.head_dim, c.qkv_bias));
-    Tensor k = linear(g, p + ".self_attn.k_proj", y, lora_linear(c.kv_heads * c.head_dim, c.qkv_bias));
-    Tensor v = linear(g, p + ".self_attn.v_proj", y, lora_linear(c.kv_heads * c.head_dim, c.qkv_bias));
+    Tensor q = linear(g, p + ".self_attn.q_proj", y, lora_attention(c.heads * c.head_dim, c.qkv_bias));
+    Tensor k = linear(g, p + ".self_attn.k_proj", y, lora_attention(c.kv_heads * c.head_dim, c.qkv_bias));
+    Tensor v = linear(g, p + ".self_attn.v_proj", y, lora_attention(c.kv_heads * c.head_dim, c.qkv_bias));
     const Tensor qk = rotary(g, p + ".self_attn.rotary", q, k);
     y = attention(g, p + ".self_attn.core", {qk, v}, attn);
-    y = linear(g, p + ".self_attn.o_proj", y, lora_linear(h, c.o_bias));
+    y = linear(g, p + ".self_attn.o_proj", y, lora_attention(h, c.o_bias));
     x = add(g, p + ".add", y, x);
     y = rms_norm(g, p + ".post_attention_layernorm", x);
-    Tensor gate = linear(g, p + ".mlp.gate_proj", y, lora_linear(c.intermediate, c.mlp_bias));
+    Tensor gate = linear(g, p + ".mlp.gate_proj", y, lora_mlp(c.intermediate, c.mlp_bias));
     gate = activation(g, p + ".mlp.act_fn", gate, Activation::silu);
-    Tensor up = linear(g, p + ".mlp.up_proj", y, lora_linear(c.intermediate, c.mlp_bias));
+    Tensor up = linear(g, p + ".mlp.up_proj", y, lora_mlp(c.intermediate, c.mlp_bias));
     y = mul(g, p + ".mlp.mul", gate, up);
-    y = linear(g, p + ".mlp.down_proj", y, lora_linear(h, c.mlp_bias));
+    y = linear(g, p + ".mlp.down_proj", y, lora_mlp(h, c.mlp_bias));
     x = add(g, p + ".add#2", y, x);
   }
   g.set_segment(-1);
@@ -90,15 +92,15 @@ void gpt2(Graph& g, const TransformerConfig& c, int seq, bool flash) {
     g.set_segment(i);
     const std::string p = "transformer.h." + std::to_string(i);
     Tensor y = layer_norm(g, p + ".ln_1", x);
-    Tensor qkv = linear(g, p + ".attn.c_attn", y, lora_linear(3 * h, true));
+    Tensor qkv = linear(g, p + ".attn.c_attn", y, lora_attention(3 * h, true));
     y = attention(g, p + ".attn.core", {qkv}, attn);
-    y = linear(g, p + ".attn.c_proj", y, lora_linear(h, true));
+    y = linear(g, p + ".attn.c_proj", y, lora_attention(h, true));
     y = dropout(g, p + ".attn.resid_dropout", y, c.hidden_dropout);
     x = add(g, p + ".add", y, x);
     y = layer_norm(g, p + ".ln_2", x);
-    y = linear(g, p + ".mlp.c_fc", y, lora_linear(c.intermediate, true));
+    y = linear(g, p + ".mlp.c_fc", y, lora_mlp(c.intermediate, true));
     y = activation(g, p + ".mlp.act", y, Activation::gelu);
-    y = linear(g, p + ".mlp.c_proj", y, lora_linear(h, true));
+    y = linear(g, p + ".mlp.c_proj", y, lora_mlp(h, true));
     y = dropout(g, p + ".mlp.dropout", y, c.hidden_dropout);
     x = add(g, p + ".add#2", y, x);
   }
@@ -129,17 +131,17 @@ void bert(Graph& g, const TransformerConfig& c, int seq, bool flash, Head head) 
   for (int i = 0; i < c.layers; ++i) {
     g.set_segment(i);
     const std::string p = "bert.encoder.layer." + std::to_string(i);
-    Tensor q = linear(g, p + ".attention.self.query", x, lora_linear(h, true));
-    Tensor k = linear(g, p + ".attention.self.key", x, lora_linear(h, true));
-    Tensor v = linear(g, p + ".attention.self.value", x, lora_linear(h, true));
+    Tensor q = linear(g, p + ".attention.self.query", x, lora_attention(h, true));
+    Tensor k = linear(g, p + ".attention.self.key", x, lora_attention(h, true));
+    Tensor v = linear(g, p + ".attention.self.value", x, lora_attention(h, true));
     Tensor y = attention(g, p + ".attention.self.core", {q, k, v}, attn);
-    y = linear(g, p + ".attention.output.dense", y, lora_linear(h, true));
+    y = linear(g, p + ".attention.output.dense", y, lora_attention(h, true));
     y = dropout(g, p + ".attention.output.dropout", y, c.hidden_dropout);
     y = add(g, p + ".attention.output.add", y, x);
     const Tensor attended = layer_norm(g, p + ".attention.output.LayerNorm", y);
-    y = linear(g, p + ".intermediate.dense", attended, lora_linear(c.intermediate, true));
+    y = linear(g, p + ".intermediate.dense", attended, lora_mlp(c.intermediate, true));
     y = activation(g, p + ".intermediate.intermediate_act_fn", y, Activation::gelu);
-    y = linear(g, p + ".output.dense", y, lora_linear(h, true));
+    y = linear(g, p + ".output.dense", y, lora_mlp(h, true));
     y = dropout(g, p + ".output.dropout", y, c.hidden_dropout);
     y = add(g, p + ".output.add", y, attended);
     x = layer_norm(g, p + ".output.LayerNorm", y);

@@ -33,6 +33,7 @@ enum class Domain { vision, language };
 struct Matrix {
   std::int64_t in = 0;
   std::int64_t out = 0;
+  bool attention = false;  // an attention projection (q/k/v/o); else an MLP matrix (--lora-targets)
 };
 
 struct Layer {

@@ -265,6 +265,29 @@ const std::vector<ZooModel>& models() {
         "Mistral 7B v0.1, causal LM, GQA with 8 KV heads, 4096-token sliding window", 7'241'732'096,
         hf_params_source("MistralForCausalLM", "mistralai/Mistral-7B-v0.1", llama_note),
         "Hugging Face MistralForCausalLM (transformers/models/mistral/modeling_mistral.py)"));
+    // The models people fine-tune most on one or a few GPUs (issue 27). Parameter totals: the Hub
+    // checkpoints' safetensors totals, as each model card's "Model size" reports them.
+    const std::string tied_note = "num_parameters(), lm_head tied to the embeddings";
+    m.push_back(language_model(
+        "llama3.1-8b", "Llama 3.1 8B", "Llama 3.1 8B, causal LM, GQA with 8 KV heads", 8'030'261'248,
+        hf_params_source("LlamaForCausalLM", "meta-llama/Llama-3.1-8B", llama_note), llama_arch));
+    m.push_back(language_model(
+        "llama3.2-1b", "Llama 3.2 1B", "Llama 3.2 1B, causal LM, GQA, tied embeddings", 1'235'814'400,
+        hf_params_source("LlamaForCausalLM", "meta-llama/Llama-3.2-1B", tied_note), llama_arch));
+    m.push_back(language_model(
+        "llama3.2-3b", "Llama 3.2 3B", "Llama 3.2 3B, causal LM, GQA, tied embeddings", 3'212'749'824,
+        hf_params_source("LlamaForCausalLM", "meta-llama/Llama-3.2-3B", tied_note), llama_arch));
+    const std::string qwen_arch = "Hugging Face Qwen2ForCausalLM (transformers/models/qwen2/modeling_qwen2.py)";
+    m.push_back(language_model(
+        "qwen2.5-7b", "Qwen2.5 7B", "Qwen2.5 7B, causal LM, GQA with 4 KV heads, 152k vocabulary", 7'615'616'512,
+        hf_params_source("Qwen2ForCausalLM", "Qwen/Qwen2.5-7B", llama_note), qwen_arch));
+    m.push_back(language_model(
+        "qwen2.5-14b", "Qwen2.5 14B", "Qwen2.5 14B, causal LM, GQA with 8 KV heads, 152k vocabulary",
+        14'770'033'664, hf_params_source("Qwen2ForCausalLM", "Qwen/Qwen2.5-14B", llama_note), qwen_arch));
+    m.push_back(language_model(
+        "mistral-7b-v0.3", "Mistral 7B v0.3", "Mistral 7B v0.3, causal LM, GQA with 8 KV heads, full attention",
+        7'248'023'552, hf_params_source("MistralForCausalLM", "mistralai/Mistral-7B-v0.3", llama_note),
+        "Hugging Face MistralForCausalLM (transformers/models/mistral/modeling_mistral.py)"));
     return m;
   }();
   return all;

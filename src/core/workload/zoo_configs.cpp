@@ -85,6 +85,55 @@ constexpr const char* kMistral7b = R"json({
   "rope_theta": 10000.0, "sliding_window": 4096, "tie_word_embeddings": false, "vocab_size": 32000
 })json";
 
+// https://huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json (rope_scaling left out: it changes
+// positions, not shapes)
+constexpr const char* kLlama31_8b = R"json({
+  "_name_or_path": "meta-llama/Llama-3.1-8B", "architectures": ["LlamaForCausalLM"], "hidden_act": "silu",
+  "hidden_size": 4096, "intermediate_size": 14336, "max_position_embeddings": 131072, "model_type": "llama",
+  "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8, "rms_norm_eps": 1e-05,
+  "rope_theta": 500000.0, "tie_word_embeddings": false, "vocab_size": 128256
+})json";
+
+// https://huggingface.co/meta-llama/Llama-3.2-1B/blob/main/config.json
+constexpr const char* kLlama32_1b = R"json({
+  "_name_or_path": "meta-llama/Llama-3.2-1B", "architectures": ["LlamaForCausalLM"], "hidden_act": "silu",
+  "hidden_size": 2048, "head_dim": 64, "intermediate_size": 8192, "max_position_embeddings": 131072,
+  "model_type": "llama", "num_attention_heads": 32, "num_hidden_layers": 16, "num_key_value_heads": 8,
+  "rms_norm_eps": 1e-05, "rope_theta": 500000.0, "tie_word_embeddings": true, "vocab_size": 128256
+})json";
+
+// https://huggingface.co/meta-llama/Llama-3.2-3B/blob/main/config.json
+constexpr const char* kLlama32_3b = R"json({
+  "_name_or_path": "meta-llama/Llama-3.2-3B", "architectures": ["LlamaForCausalLM"], "hidden_act": "silu",
+  "hidden_size": 3072, "head_dim": 128, "intermediate_size": 8192, "max_position_embeddings": 131072,
+  "model_type": "llama", "num_attention_heads": 24, "num_hidden_layers": 28, "num_key_value_heads": 8,
+  "rms_norm_eps": 1e-05, "rope_theta": 500000.0, "tie_word_embeddings": true, "vocab_size": 128256
+})json";
+
+// https://huggingface.co/Qwen/Qwen2.5-7B/blob/main/config.json
+constexpr const char* kQwen25_7b = R"json({
+  "_name_or_path": "Qwen/Qwen2.5-7B", "architectures": ["Qwen2ForCausalLM"], "hidden_act": "silu",
+  "hidden_size": 3584, "intermediate_size": 18944, "max_position_embeddings": 131072, "model_type": "qwen2",
+  "num_attention_heads": 28, "num_hidden_layers": 28, "num_key_value_heads": 4, "rms_norm_eps": 1e-06,
+  "rope_theta": 1000000.0, "tie_word_embeddings": false, "use_sliding_window": false, "vocab_size": 152064
+})json";
+
+// https://huggingface.co/Qwen/Qwen2.5-14B/blob/main/config.json
+constexpr const char* kQwen25_14b = R"json({
+  "_name_or_path": "Qwen/Qwen2.5-14B", "architectures": ["Qwen2ForCausalLM"], "hidden_act": "silu",
+  "hidden_size": 5120, "intermediate_size": 13824, "max_position_embeddings": 131072, "model_type": "qwen2",
+  "num_attention_heads": 40, "num_hidden_layers": 48, "num_key_value_heads": 8, "rms_norm_eps": 1e-05,
+  "rope_theta": 1000000.0, "tie_word_embeddings": false, "use_sliding_window": false, "vocab_size": 152064
+})json";
+
+// https://huggingface.co/mistralai/Mistral-7B-v0.3/blob/main/config.json
+constexpr const char* kMistral7bV03 = R"json({
+  "_name_or_path": "mistralai/Mistral-7B-v0.3", "architectures": ["MistralForCausalLM"], "hidden_act": "silu",
+  "hidden_size": 4096, "intermediate_size": 14336, "max_position_embeddings": 32768, "model_type": "mistral",
+  "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8, "rms_norm_eps": 1e-05,
+  "rope_theta": 1000000.0, "sliding_window": null, "tie_word_embeddings": false, "vocab_size": 32768
+})json";
+
 }  // namespace
 
 const std::string& zoo_hf_config(const std::string& id) {
@@ -92,7 +141,9 @@ const std::string& zoo_hf_config(const std::string& id) {
       {"bert-base", kBertBase},     {"bert-large", kBertLarge},  {"gpt2", kGpt2},
       {"gpt2-medium", kGpt2Medium}, {"gpt2-large", kGpt2Large},  {"gpt2-xl", kGpt2Xl},
       {"llama2-7b", kLlama2_7b},    {"llama2-13b", kLlama2_13b}, {"llama3-8b", kLlama3_8b},
-      {"mistral-7b", kMistral7b},
+      {"mistral-7b", kMistral7b},   {"llama3.1-8b", kLlama31_8b}, {"llama3.2-1b", kLlama32_1b},
+      {"llama3.2-3b", kLlama32_3b}, {"qwen2.5-7b", kQwen25_7b},   {"qwen2.5-14b", kQwen25_14b},
+      {"mistral-7b-v0.3", kMistral7bV03},
   };
   const auto it = configs.find(id);
   if (it == configs.end()) throw std::logic_error("no config.json for zoo model " + id);

@@ -39,6 +39,53 @@ TEST(RunOptions, ParsesTheModelAndTheTrainingSetup) {
   EXPECT_EQ(c.batch_per_gpu, 1);
 }
 
+TEST(RunOptions, TheFineTuningRecipeOptionsReachTheTrainingConfig) {
+  const RunOptions o =
+      parse_run({"llama3.2-1b", "--seq-len", "512", "--master-weights", "bf16", "--optimizer", "paged_adamw8bit",
+                 "--loss", "fused", "--qlora", "--lora-targets", "mlp", "--accumulate", "4", "--checkpointing",
+                 "every:2", "--tokens-per-sample", "300"});
+  const workload::Workload w = o.build_workload();
+  const estimate::TrainingConfig c = o.training_config(w);
+  EXPECT_EQ(c.master_weights, estimate::MasterWeights::bf16);
+  EXPECT_EQ(c.optimizer, estimate::Optimizer::paged_adamw8bit);
+  EXPECT_EQ(c.loss, estimate::LossImpl::fused);
+  EXPECT_EQ(c.lora_targets, estimate::LoraTargets::mlp);
+  EXPECT_EQ(c.accumulation_steps, 4);
+  EXPECT_TRUE(c.checkpointing);
+  EXPECT_FALSE(c.selective_checkpointing);
+  EXPECT_EQ(c.checkpoint_every, 2);
+  ASSERT_TRUE(o.build_timed_workload(w));
+  EXPECT_EQ(o.build_timed_workload(w)->seq_len, 300);
+  const RunOptions selective = parse_run({"llama3.2-1b", "--checkpointing", "selective"});
+  EXPECT_TRUE(selective.training_config(selective.build_workload()).selective_checkpointing);
+}
+
+TEST(RunOptions, RecipeMistakesNameTheValueAndWhatIsAccepted) {
+  auto error = [](std::vector<std::string> args) {
+    const RunOptions o = parse_run(std::move(args));
+    try {
+      const workload::Workload w = o.build_workload();
+      o.training_config(w);
+      o.build_timed_workload(w);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no InputError");
+  };
+  EXPECT_EQ(error({"gpt2", "--checkpointing", "every:0"}),
+            "--checkpointing 'every:0' is not one of full, selective, every:N (N from 1 to 1000), none (give the "
+            "model before a bare --checkpointing)");
+  EXPECT_EQ(error({"gpt2", "--lora-targets", "attn"}),
+            "--lora-targets attn needs --lora RANK or --qlora (without them every weight trains)");
+  EXPECT_EQ(error({"resnet50", "--loss", "fused"}),
+            "--loss fused applies to language models' vocabulary logits; ResNet-50 is a vision model");
+  EXPECT_EQ(error({"gpt2", "--seq-len", "512", "--tokens-per-sample", "600"}),
+            "--tokens-per-sample 600 is above the sequence length 512: give at most --seq-len");
+  EXPECT_EQ(error({"gpt2", "--optimizer-in-backward", "--accumulate", "2"}),
+            "--optimizer-in-backward steps on every micro-batch's gradients, so it cannot accumulate: drop "
+            "--accumulate 2 or the flag");
+}
+
 TEST(RunOptions, TheOptimizerDefaultsByDomain) {
   const RunOptions vision = parse_run({"resnet50"});
   EXPECT_EQ(vision.training_config(vision.build_workload()).optimizer, estimate::Optimizer::momentum);

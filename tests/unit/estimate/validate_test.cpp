@@ -146,6 +146,36 @@ TEST(ParseMeasurements, CheckpointingAndAVariantCardsMemoryAreRead) {
               HasSubstr("t.csv:2: checkpointing 'some' is not one of none, full, selective"));
 }
 
+// The fine-tuning recipe columns are plan's options; fine-tuning rows are never fitted.
+TEST(ParseMeasurements, TheFineTuningRecipeColumnsAreRead) {
+  const auto rows = parse_measurements(
+      "model,gpu,precision,batch_per_gpu,seq_len,metric,value,task,optimizer,master_weights,loss,lora_rank,qlora,"
+      "lora_targets,optimizer_in_backward,checkpointing\n"
+      "llama3.1-8b,rtx4090,bf16,2,2048,peak_reserved,7.9e9,finetune,adamw,bf16,chunked,8,yes,mlp,,every:2\n"
+      "llama3.1-8b,rtx4090,bf16,2,2048,train_throughput,0.8,finetune,paged_adamw8bit,bf16,fused,,,,yes,\n",
+      "t.csv");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].metric, Metric::peak_reserved);
+  EXPECT_EQ(rows[0].optimizer, Optimizer::adamw);
+  EXPECT_EQ(rows[0].master_weights, MasterWeights::bf16);
+  EXPECT_EQ(rows[0].loss, LossImpl::chunked);
+  EXPECT_EQ(rows[0].lora_rank, 8);
+  EXPECT_TRUE(rows[0].qlora);
+  EXPECT_EQ(rows[0].lora_targets, LoraTargets::mlp);
+  EXPECT_EQ(rows[0].checkpointing, "every:2");
+  EXPECT_STREQ(rows[0].method(), "qlora");
+  EXPECT_TRUE(rows[1].optimizer_in_backward);
+  EXPECT_STREQ(rows[1].method(), "full");
+  EXPECT_TRUE(rows[1].fine_tuning());
+  EXPECT_FALSE(rows[1].current_throughput());
+  EXPECT_THAT(parse_error("model,gpu,precision,batch_per_gpu,metric,value,optimizer\n"
+                          "gpt2,rtx4090,bf16,2,train_throughput,0.7,adam8bit\n"),
+              HasSubstr("t.csv:2: optimizer 'adam8bit' is not one of sgd|momentum|adam|adamw|adamw8bit"));
+  EXPECT_THAT(parse_error("model,gpu,precision,batch_per_gpu,metric,value,checkpointing\n"
+                          "gpt2,rtx4090,bf16,2,train_throughput,0.7,every:0\n"),
+              HasSubstr("t.csv:2: checkpointing 'every:0' is not every:N with N from 1 to 9999"));
+}
+
 // A data-parallel row more than 10% faster per GPU than the same source's single-GPU run of the same
 // configuration is its own group; within the tolerance, or against another framework release, it is not.
 TEST(ParseMeasurements, DataParallelRowsFasterPerGpuThanOneGpuAreSuperlinear) {

@@ -58,7 +58,13 @@ TEST(Zoo, ListsTheModelsInDisplayOrder) {
                                            "llama2-7b",
                                            "llama2-13b",
                                            "llama3-8b",
-                                           "mistral-7b"}));
+                                           "mistral-7b",
+                                           "llama3.1-8b",
+                                           "llama3.2-1b",
+                                           "llama3.2-3b",
+                                           "qwen2.5-7b",
+                                           "qwen2.5-14b",
+                                           "mistral-7b-v0.3"}));
 }
 
 TEST(Zoo, EveryEntryNamesItsSourceAndVisionEntriesCarryGflops) {
@@ -85,6 +91,10 @@ TEST(Zoo, ParameterCountsOfNamedModels) {
   EXPECT_EQ(build("llama2-7b").params(), 6'738'415'616);
   EXPECT_EQ(build("llama3-8b").params(), 8'030'261'248);
   EXPECT_EQ(build("mistral-7b").params(), 7'241'732'096);
+  // The fine-tuning shortcuts (issue 27), against their Hub checkpoints' totals.
+  EXPECT_EQ(build("llama3.2-1b").params(), 1'235'814'400);
+  EXPECT_EQ(build("qwen2.5-7b").params(), 7'615'616'512);
+  EXPECT_EQ(build("mistral-7b-v0.3").params(), 7'248'023'552);
   // BertForPreTraining = BertModel (109,482,240 with pooler) + MLM transform, decoder bias and NSP head.
   EXPECT_EQ(build("bert-base").params(), 110'106'428);
   EXPECT_EQ(build("bert-large").params(), 336'226'108);
