@@ -52,28 +52,33 @@ struct ModelConstants {
 
   // ---- Speed ----
   // Fraction of the dense tensor-core peak that large conv / GEMM kernels reach in training.
-  double conv_tensor_efficiency = 0.89;
-  double matmul_tensor_efficiency = 0.6796;
+  double conv_tensor_efficiency = 0.8573;
+  double matmul_tensor_efficiency = 0.6662;
   // TF32 GEMMs and convolutions relative to the 16-bit ones, as a fraction of their own (half as high)
   // peak: the same tile shapes move twice the bytes per FLOP through shared memory and registers, so at
-  // BERT's and ResNet's shapes TF32 kernels sit further below their peak (fitted).
-  double tf32_relative_efficiency = 0.7932;
+  // BERT's and ResNet's shapes TF32 kernels sit further below their peak (fitted). Only on cards whose tensor
+  // cores do TF32 faster than their CUDA cores do FP32 (A100: 1,024 TF32 FLOPs per SM and cycle, H100 1,893,
+  // the workstation cards 512): GeForce RTX 30/40/50 tensor cores do TF32 at the FP32 rate (256 per SM and
+  // cycle on the RTX 4090), slowly enough for the operands to keep up, so their TF32 kernels reach the
+  // 16-bit efficiency (step_time.cpp; issue 28, docs/MODEL.md: GeForce TF32 rows went from -17%..-31% to
+  // -4%..-27%).
+  double tf32_relative_efficiency = 0.8398;
   // Fraction of the CUDA-core FP32 peak reached by FP32 (non-TF32) conv / GEMM kernels.
   double conv_fp32_efficiency = 0.9057;
-  double matmul_fp32_efficiency = 0.9078;
+  double matmul_fp32_efficiency = 0.7861;
   // Attention core (softmax(QK^T)V) as a fraction of the matmul efficiency (FlashAttention reaches
   // 50-70% of peak on A100/H100: Dao 2023, "FlashAttention-2").
-  double attention_relative_efficiency = 0.7922;
+  double attention_relative_efficiency = 0.8018;
   // Depthwise convolutions (MobileNet, EfficientNet) do a few MACs per output element and run as
   // memory-bound kernels, but cuDNN's depthwise kernels (their weight gradient above all) reach only a
   // fraction of the bandwidth plain elementwise kernels do. Relative to memory_efficiency.
-  double depthwise_conv_relative_efficiency = 0.3335;
+  double depthwise_conv_relative_efficiency = 0.3277;
   // Per-architecture factor on the tensor-core GEMM/conv rate, keyed by compute capability: how close
   // the libraries of the day get to each architecture's tensor peak (e.g. Hopper needs wgmma kernels
   // that older cuDNN lacks). FP32 CUDA-core math has no such factor. Fitted where published runs exist;
   // others get the median factor (step_time.cpp).
   std::map<std::string, double> architecture_compute_factor = {
-      {"7.0", 0.8833}, {"7.5", 0.9444}, {"8.0", 1.102}, {"8.6", 1.102}, {"8.9", 1.08}, {"9.0", 0.9259}, {"10.0", 0.6996}, {"12.0", 1}};
+      {"7.0", 0.9009}, {"7.5", 0.9444}, {"8.0", 1.08}, {"8.6", 1}, {"8.9", 1}, {"9.0", 0.8573}, {"10.0", 0.7279}, {"12.0", 1.166}};
   // NCHW tensors under tensor cores: cuDNN's tensor-core convolutions work on NHWC, so an NCHW
   // convolution transposes its input and output on the way (NVIDIA Deep Learning Performance Guide,
   // "Convolutional Layers": "tensor layout ... NHWC ... NCHW inputs are transposed"). Each pass is one
@@ -129,7 +134,7 @@ struct ModelConstants {
   // GPU it ranged 195-1,867 cycles, standing in for whatever the held-out card lacked (docs/MODEL.md).
   double gemm_tile_fixed_cycles = 300;
   // GPU-side fixed time per kernel (launch latency, ramp-up and tail), seconds.
-  double kernel_fixed_s = 2.169e-06;
+  double kernel_fixed_s = 1.026e-06;
   // Host-side dispatch time per kernel in eager PyTorch (Python + dispatcher + launch): 10-20 us per op
   // is the usual figure; the GPU is starved when kernels are shorter than this.
   double host_dispatch_s = 1.2e-05;

@@ -136,7 +136,11 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
     return l2_bytes > 0 && tensor_bytes > 0 ? std::exp(-tensor_bytes / l2_bytes) : 0.0;
   };
 
-  const double tf32 = config.precision == catalog::Precision::tf32 ? k.tf32_relative_efficiency : 1.0;
+  // TF32 kernels fall short of their own peak only where the tensor cores do TF32 faster than the CUDA cores
+  // do FP32 (constants.hpp, tf32_relative_efficiency); GeForce's TF32 tensor rate is its FP32 rate.
+  const bool fast_tf32 = datasheet_peak > gpu.fp32_tflops * 1e12 * 1.01;
+  const double tf32 =
+      config.precision == catalog::Precision::tf32 && fast_tf32 ? k.tf32_relative_efficiency : 1.0;
   auto efficiency = [&](OpClass op) {
     if (op == OpClass::conv) return tensor_cores ? k.conv_tensor_efficiency * tf32 : k.conv_fp32_efficiency;
     double matmul = tensor_cores ? k.matmul_tensor_efficiency * tf32 : k.matmul_fp32_efficiency;

@@ -229,6 +229,24 @@ TEST(StepTime, GeForceMathRunsAtTheBoostClockRatio) {
   EXPECT_NEAR(ratio, default_constants().geforce_boost_clock_ratio, 1e-9);
 }
 
+// TF32 kernels fall short of their own peak (tf32_relative_efficiency) only where the tensor cores do TF32
+// faster than the CUDA cores do FP32; a GeForce card's TF32 tensor rate is its FP32 rate, and its TF32
+// GEMM runs at the 16-bit efficiency of that rate.
+TEST(StepTime, Tf32LosesItsShortfallOnlyWhereTensorCoresOutrunTheCudaCores) {
+  const ModelConstants& k = default_constants();
+  auto w = big_gemm();
+  auto fast = toy::gpu(80);  // TF32 80 TFLOPS against FP32 40
+  auto geforce_like = fast;
+  geforce_like.tf32_tflops = geforce_like.fp32_tflops;
+  const auto config = sgd_config(8, Precision::tf32);
+  const double flops = 8 * 3 * w.layers[0].forward_flops;
+  const double factor = k.architecture_compute_factor.at("8.0");
+  const double fast_s = flops / (80e12 * k.matmul_tensor_efficiency * k.tf32_relative_efficiency * factor);
+  const double slow_s = flops / (40e12 * k.matmul_tensor_efficiency * factor);
+  EXPECT_NEAR(estimate_step_time(w, config, fast).compute_s, fast_s, 0.02 * fast_s);
+  EXPECT_NEAR(estimate_step_time(w, config, geforce_like).compute_s, slow_s, 0.02 * slow_s);
+}
+
 // A memory-bound layer reads what the layer before it wrote; the part of it still in L2, exp(-S / L2) of
 // S bytes, does not cross the DRAM bus: forward its input, backward its output gradient.
 TEST(StepTime, AnL2KeepsPartOfWhatAMemoryBoundLayerReads) {
