@@ -82,6 +82,11 @@ void RunOptions::add_to(CLI::App& command, bool with_model) {
   command.add_option("--parallel", parallel, "ddp | fsdp (FSDP shards weights, gradients and optimizer state)")
       ->check(CLI::IsMember({"ddp", "fsdp"}))
       ->capture_default_str();
+  command.add_option("--interconnect", interconnect,
+                     "How a node's GPUs talk: card (NVLink where the card has it, else PCIe) | pcie (no NVLink "
+                     "bridge: two RTX 3090s without theirs; GeForce cards then stage through host memory) | nvlink")
+      ->check(CLI::IsMember({"card", "pcie", "nvlink"}))
+      ->capture_default_str();
   command.add_option("--dataset-size", dataset_size, "Samples per epoch (default: ImageNet-1k's 1,281,167 for vision)")
       ->check(CLI::Range(1.0, 1e12));  // 10^12: 70,000 times ImageNet-21k's 14.2 million images
   command.add_option("--network-gbps", network_gbps, "Network per node in Gb/s when --nodes > 1 (default 100)")
@@ -180,6 +185,7 @@ estimate::TrainingConfig RunOptions::training_config(const workload::Workload& w
   c.gpus_per_node = gpus;
   c.nodes = nodes;
   c.parallel = parallel == "fsdp" ? estimate::Parallel::fsdp : estimate::Parallel::ddp;
+  c.interconnect = *estimate::parse_interconnect(interconnect);
   c.dataset_size = dataset_size;
   c.network_gbs = network_gbps / 8;
   return c;

@@ -32,6 +32,7 @@ struct RunOptions {
   int gpus = 1;
   int nodes = 1;
   std::string parallel = "ddp";
+  std::string interconnect = "card";
   double dataset_size = 0;
   double network_gbps = 0;
   std::string calibration_file;

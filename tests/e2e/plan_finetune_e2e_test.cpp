@@ -71,6 +71,19 @@ TEST(PlanFinetuneE2E, TokensPerSampleSpeedsUpTheStepButNotTheMemory) {
   EXPECT_LT(packed["step_time_s"].get<double>(), padded["step_time_s"].get<double>());
 }
 
+TEST(PlanFinetuneE2E, TwoRtx3090sWithoutTheirBridgeAllReduceOverPcie) {
+  const std::string base = "llama2-7b --gpu rtx3090 --gpus 2 --lora 64 --precision bf16 --master-weights bf16 "
+                           "--batch 1 --seq-len 512 --checkpointing --parallel fsdp";
+  auto bridged = plan_json(base);
+  auto pcie = plan_json(base + " --interconnect pcie");
+  EXPECT_EQ(bridged["step_time_s"], plan_json(base + " --interconnect card")["step_time_s"]);
+  EXPECT_GT(pcie["time"]["communication_s"].get<double>(), bridged["time"]["communication_s"].get<double>());
+  EXPECT_LT(pcie["throughput"].get<double>(), bridged["throughput"].get<double>());
+  auto r = run_cli("plan llama2-7b --gpu rtx4090 --gpus 2 --interconnect nvlink");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "gpusage: --interconnect nvlink: GeForce RTX 4090 has no NVLink (accepted for it: card or pcie)\n");
+}
+
 TEST(PlanFinetuneE2E, RecipeMistakesAreOneLineAndExitTwo) {
   for (const char* args : {"plan gpt2 --master-weights fp16", "plan gpt2 --loss liger", "plan gpt2 --qlora --lora-targets qkv",
                            "plan gpt2 --optimizer adam8bit", "plan gpt2 --checkpointing every:x",

@@ -253,6 +253,7 @@ std::vector<Measurement> parse_measurements(const std::string& csv_text, const s
     const std::string attention = choice("attention", {"flash", "eager"});
     if (!attention.empty()) m.flash_attention = attention == "flash";
     m.fsdp = choice("parallel", {"ddp", "fsdp"}) == "fsdp";
+    m.interconnect = parse_interconnect(choice("interconnect", {"pcie", "nvlink"})).value_or(Interconnect::card);
     const std::string layout = choice("layout", {"nhwc", "nchw"});
     if (!layout.empty()) m.channels_last = layout == "nhwc";
     m.task = choice("task", {"squad", "pretrain", "finetune"});

@@ -47,6 +47,22 @@ const ModelConstants& prior_constants() {
   return prior;
 }
 
+const char* to_string(Interconnect interconnect) {
+  switch (interconnect) {
+    case Interconnect::card: return "card";
+    case Interconnect::pcie: return "pcie";
+    case Interconnect::nvlink: return "nvlink";
+  }
+  return "card";
+}
+
+std::optional<Interconnect> parse_interconnect(const std::string& name) {
+  for (Interconnect i : {Interconnect::card, Interconnect::pcie, Interconnect::nvlink}) {
+    if (name == to_string(i)) return i;
+  }
+  return std::nullopt;
+}
+
 const char* to_string(Optimizer optimizer) {
   switch (optimizer) {
     case Optimizer::sgd: return "sgd";

@@ -25,6 +25,12 @@ std::string optimizer_names();
 
 enum class Parallel { ddp, fsdp };
 
+// How the GPUs of a node talk: card (the catalog's: NVLink where the card has it, else PCIe), pcie (no
+// bridge or switch: two RTX 3090s without their NVLink bridge) or nvlink (the card must have it).
+enum class Interconnect { card, pcie, nvlink };
+const char* to_string(Interconnect interconnect);
+std::optional<Interconnect> parse_interconnect(const std::string& name);
+
 // Where the trainable weights, their gradients and 32-bit optimizer states live: fp32 master weights
 // (autocast, apex O2, DeepSpeed/FSDP mixed precision) or the pure-bf16 training of torchtune, LitGPT
 // (bf16-true) and torchtitan, where weights, gradients and AdamW's states are all bf16.
@@ -75,6 +81,7 @@ struct TrainingConfig {
   int gpus_per_node = 1;
   int nodes = 1;
   Parallel parallel = Parallel::ddp;
+  Interconnect interconnect = Interconnect::card;
   int accumulation_steps = 1;     // micro-batches of batch_per_gpu per optimizer step
   double dataset_size = 0;        // samples per epoch; 0: the workload's default (ImageNet-1k for vision)
   double network_gbs = 0;         // per-node network bandwidth for --nodes > 1, GB/s; 0: the default

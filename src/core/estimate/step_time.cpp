@@ -5,6 +5,9 @@
 #include <map>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "core/common/error.hpp"
 #include "core/common/stats.hpp"
 #include "core/estimate/adapters.hpp"
 #include "core/estimate/planner.hpp"
@@ -310,10 +313,14 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
   // Data-parallel communication, once per optimizer step (DDP's no_sync skips it on accumulation steps).
   const int world = config.world_size();
   if (world > 1) {
-    double link_gbs = gpu.nvlink_gbs ? *gpu.nvlink_gbs / 2 : pcie_gbs(gpu);  // per direction
+    if (config.interconnect == Interconnect::nvlink && !gpu.nvlink_gbs) {
+      throw InputError(fmt::format("--interconnect nvlink: {} has no NVLink (accepted for it: card or pcie)", gpu.name));
+    }
+    const bool nvlink = gpu.nvlink_gbs && config.interconnect != Interconnect::pcie;
+    double link_gbs = nvlink ? *gpu.nvlink_gbs / 2 : pcie_gbs(gpu);  // per direction
     // GeForce cards have no peer-to-peer over PCIe (the driver disables it), so NCCL stages every
     // transfer through host memory (its SHM transport): each byte crosses PCIe twice.
-    if (!gpu.nvlink_gbs && catalog::is_geforce(gpu.family)) link_gbs /= 2;
+    if (!nvlink && catalog::is_geforce(gpu.family)) link_gbs /= 2;
     if (config.gpus_per_node == 1) link_gbs = 1e18;                          // no intra-node hop
     if (config.nodes > 1) {
       const double network = config.network_gbs > 0 ? config.network_gbs : k.default_network_gbs;

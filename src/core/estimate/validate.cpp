@@ -61,6 +61,7 @@ std::optional<Prepared> prepare(const Measurement& m, const catalog::Catalog& ca
     p.config.gpus_per_node = std::min(m.num_gpus, 8);
     p.config.nodes = std::max(1, m.num_gpus / 8);
     p.config.parallel = m.fsdp ? Parallel::fsdp : Parallel::ddp;
+    p.config.interconnect = m.interconnect;
     p.config.channels_last = m.channels_last.value_or(false);
     p.config.pure_16bit = m.pure_16bit;
     p.config.checkpointing = !m.checkpointing.empty() && m.checkpointing != "none";
@@ -68,8 +69,8 @@ std::optional<Prepared> prepare(const Measurement& m, const catalog::Catalog& ca
     if (m.checkpointing.starts_with("every:")) p.config.checkpoint_every = std::stoi(m.checkpointing.substr(6));
     if (m.gpu_memory_gb) p.gpu.memory_gb = *m.gpu_memory_gb;
     p.config.eager_module_loading = m.loads_modules_eagerly();
-    p.key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", m.optimizer_in_backward,
-                        m.model, m.gpu,
+    p.key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", m.optimizer_in_backward,
+                        to_string(m.interconnect), m.model, m.gpu,
                         m.precision, m.batch_per_gpu, m.num_gpus, m.resolution.value_or(0), m.seq_len.value_or(0),
                         m.tokens.value_or(0), m.accumulation, options.flash_attention, m.fsdp,
                         p.config.channels_last, m.task, m.pure_16bit, m.checkpointing, m.gpu_memory_gb.value_or(0),

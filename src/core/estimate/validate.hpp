@@ -52,6 +52,8 @@ struct Measurement {
   // PyTorch 2.0, March 2023, on; unfused before).
   std::optional<bool> flash_attention;
   bool fsdp = false;                  // column `parallel`: ddp (default) or fsdp
+  // Column `interconnect`: pcie (no NVLink bridge) or nvlink; empty: the catalog card's.
+  Interconnect interconnect = Interconnect::card;
   std::optional<bool> channels_last;  // column `layout`: nhwc or nchw; empty: nchw (PyTorch's default)
   bool pure_16bit = false;            // column `amp`: o2 (pure 16-bit model) or autocast (default)
   // Column `checkpointing`: none (default), full (every block recomputed, plan's --checkpointing), selective
@@ -107,7 +109,7 @@ struct Measurement {
 constexpr double kSuperlinearTolerance = 0.10;
 
 // Parses CSV with a header that has at least model,gpu,precision,batch_per_gpu,metric,value (optional:
-// num_gpus, resolution, seq_len, tokens, accumulation, fails_at, attention, parallel, layout, task, amp,
+// num_gpus, resolution, seq_len, tokens, accumulation, fails_at, attention, parallel, interconnect, layout, task, amp,
 // checkpointing, gpu_memory_gb, data, framework, software_date, source; anything else ignored). Throws
 // InputError naming the line and the column.
 std::vector<Measurement> parse_measurements(const std::string& csv_text, const std::string& origin);

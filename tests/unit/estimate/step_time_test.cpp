@@ -119,6 +119,37 @@ TEST(StepTime, DataParallelAllReduceIsHiddenUnlessTheLinkIsSlow) {
   EXPECT_LE(ethernet.communication_s, ring_s);
 }
 
+// --interconnect pcie: a card with NVLink run without its bridge all-reduces over PCIe (gen 4 x16 here), and a
+// GeForce card has no PCIe peer-to-peer, so NCCL stages through host memory: each byte crosses PCIe twice.
+// --interconnect nvlink on a card without NVLink is the user's mistake.
+TEST(StepTime, InterconnectPcieDropsTheBridgeAndGeForceStagesThroughTheHost) {
+  auto w = big_gemm();
+  auto gpu = toy::gpu(80);
+  gpu.nvlink_gbs = 112.5;
+  gpu.pcie_gen = 4;
+  gpu.pcie_lanes = 16;
+  auto c = sgd_config(1, Precision::fp16);
+  c.gpus_per_node = 2;
+  const double card = estimate_step_time(w, c, gpu).communication_s;
+  c.interconnect = Interconnect::pcie;
+  const double pcie = estimate_step_time(w, c, gpu).communication_s;
+  auto geforce = gpu;
+  geforce.family = catalog::Family::rtx30;
+  const double staged = estimate_step_time(w, c, geforce).communication_s;
+  EXPECT_GT(pcie, card);
+  EXPECT_GT(staged, pcie);
+  // 64 MiB of fp32 gradients, ring 2 x 1/2, over PCIe 4.0 x16 (31.5 GB/s a direction) at 80% (staged: half
+  // that): no more than the whole transfer is exposed.
+  const double ring_pcie_s = 4.0 * 4096 * 4096 / (31.5e9 * 0.8);
+  EXPECT_LE(pcie, ring_pcie_s * 1.001);
+  EXPECT_GT(staged, pcie + 0.5 * ring_pcie_s);
+  EXPECT_LE(staged, 2 * ring_pcie_s * 1.001);
+  c.interconnect = Interconnect::nvlink;
+  auto no_bridge = gpu;
+  no_bridge.nvlink_gbs.reset();
+  EXPECT_THROW(estimate_step_time(w, c, no_bridge), InputError);
+}
+
 // A card whose FP16 peak per watt exceeds its flagship's clocks down to power_headroom x the
 // flagship's FLOPs per watt x its TDP: 1.228 x 0.2 TFLOPS/W x 400 W = 98 TFLOPS of its 160.
 TEST(StepTime, APowerLimitedCardSustainsItsShareOfTheFlagshipsFlopsPerWatt) {
