@@ -246,6 +246,18 @@ Tensor rms_norm(Graph& g, const std::string& name, const Tensor& x) {
   return g.add(std::move(s));
 }
 
+// The same kernels with a row per head: fp32 rstd (and, for LayerNorm, mean) per head and token. The
+// input is a projection's 16-bit output, not the fp32 residual stream: no autocast extra.
+Tensor head_norm(Graph& g, const std::string& name, const Tensor& x, std::int64_t head_dim,
+                 std::int64_t params, bool layer_norm) {
+  LayerSpec s = elementwise_spec(name, OpClass::normalization, {x}, x.shape,
+                                 layer_norm ? kLayerNormFlopsPerElement : kRmsNormFlopsPerElement);
+  s.params = params;
+  s.saved_inputs = {x};
+  s.saved_fixed_bytes = (layer_norm ? 2 : 1) * kFp32Bytes * x.elements() / static_cast<double>(head_dim);
+  return g.add(std::move(s));
+}
+
 // Embedding backward (embedding_dense_backward) needs only the int64 indices: 8 bytes per token when
 // the indices are per sample. Forward is a gather: reads and writes seq x dim; backward scatter-adds.
 Tensor embedding(Graph& g, const std::string& name, std::int64_t seq, std::int64_t rows, std::int64_t dim,

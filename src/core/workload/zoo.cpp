@@ -363,6 +363,22 @@ const char* hf_class(detail::Family f) {
       return "MistralForCausalLM";
     case detail::Family::qwen2:
       return "Qwen2ForCausalLM";
+    case detail::Family::qwen3:
+      return "Qwen3ForCausalLM";
+    case detail::Family::gemma:
+      return "GemmaForCausalLM";
+    case detail::Family::gemma2:
+      return "Gemma2ForCausalLM";
+    case detail::Family::gemma3:
+      return "Gemma3ForCausalLM";
+    case detail::Family::phi3:
+      return "Phi3ForCausalLM";
+    case detail::Family::phi:
+      return "PhiForCausalLM";
+    case detail::Family::stablelm:
+      return "StableLmForCausalLM";
+    case detail::Family::falcon:
+      return "FalconForCausalLM";
     case detail::Family::gpt2:
       return "GPT2LMHeadModel";
     case detail::Family::bert:
