@@ -63,6 +63,7 @@ enum class Family {
   bert
 };
 const char* to_string(Family f);
+const char* hf_class(Family f);  // "LlamaForCausalLM", ...
 
 // Norms over each head's features of q and k, by how many weights they hold: one RMSNorm weight of
 // head_dim shared by the heads (Qwen3, Gemma 3 q_norm/k_norm), one LayerNorm of head_dim shared

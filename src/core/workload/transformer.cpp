@@ -42,6 +42,39 @@ const char* to_string(Family f) {
   return "?";
 }
 
+// The transformers class that runs a config.json of this family for causal LM (pre-training for BERT).
+const char* hf_class(Family f) {
+  switch (f) {
+    case Family::llama:
+      return "LlamaForCausalLM";
+    case Family::mistral:
+      return "MistralForCausalLM";
+    case Family::qwen2:
+      return "Qwen2ForCausalLM";
+    case Family::qwen3:
+      return "Qwen3ForCausalLM";
+    case Family::gemma:
+      return "GemmaForCausalLM";
+    case Family::gemma2:
+      return "Gemma2ForCausalLM";
+    case Family::gemma3:
+      return "Gemma3ForCausalLM";
+    case Family::phi3:
+      return "Phi3ForCausalLM";
+    case Family::phi:
+      return "PhiForCausalLM";
+    case Family::stablelm:
+      return "StableLmForCausalLM";
+    case Family::falcon:
+      return "FalconForCausalLM";
+    case Family::gpt2:
+      return "GPT2LMHeadModel";
+    case Family::bert:
+      return "BertForPreTraining";
+  }
+  return "?";
+}
+
 AttentionSpec attention_spec(const TransformerConfig& c, int seq_len, bool causal, bool flash) {
   AttentionSpec a;
   a.seq = seq_len;

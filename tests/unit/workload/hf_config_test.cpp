@@ -26,7 +26,8 @@ TEST(HfConfig, ImportedConfigsBuildTheSameGraphAsTheZoo) {
   const std::vector<std::pair<std::string, std::string>> pairs = {
       {"llama-2-7b-hf.config.json", "llama2-7b"},     {"meta-llama-3-8b.config.json", "llama3-8b"},
       {"mistral-7b-v0.1.config.json", "mistral-7b"},  {"gpt2.config.json", "gpt2"},
-      {"bert-base-uncased.config.json", "bert-base"},
+      {"bert-base-uncased.config.json", "bert-base"}, {"qwen3-8b.config.json", "qwen3-8b"},
+      {"gemma-2-9b.config.json", "gemma2-9b"},        {"phi-3-mini-4k-instruct.config.json", "phi3-mini"},
   };
   for (const auto& [fixture, id] : pairs) {
     const Workload imported = from_hf_config(read_fixture(fixture));
