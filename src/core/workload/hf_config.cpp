@@ -187,11 +187,7 @@ void parse_gpt2(const Fields& f, TransformerConfig& c) {
 }
 
 void parse_bert(const Fields& f, TransformerConfig& c) {
-  c.hidden = f.required("hidden_size");
-  c.intermediate = f.required("intermediate_size");
-  c.layers = static_cast<int>(f.required("num_hidden_layers"));
-  c.heads = f.required("num_attention_heads");
-  c.vocab = f.required("vocab_size");
+  read_decoder_sizes(f, c);
   c.max_positions = f.required("max_position_embeddings");
   c.type_vocab = f.optional("type_vocab_size", 2);
   c.kv_heads = c.heads;

@@ -46,6 +46,20 @@ std::vector<bool> sliding_layers(const Fields& f, const json& j, int layers, std
   return sliding;
 }
 
+// Sizes, head_dim = hidden / heads, and tying, as the families without a head_dim field read them.
+void read_mha_decoder(const Fields& f, TransformerConfig& c, bool tie_default) {
+  read_decoder_sizes(f, c);
+  check_heads(c, "hidden_size", "num_attention_heads", false);
+  c.tie_embeddings = f.flag("tie_word_embeddings", tie_default);
+}
+
+// PhiConfig's and Phi3Config's dropouts, all 0 by default (Phi-2's checkpoint sets resid_pdrop 0.1).
+void read_phi_dropouts(const Fields& f, TransformerConfig& c) {
+  c.hidden_dropout = f.probability("resid_pdrop", 0.0);
+  c.embedding_dropout = f.probability("embd_pdrop", 0.0);
+  c.attention_dropout = f.probability("attention_dropout", 0.0);
+}
+
 }  // namespace
 
 void read_decoder_sizes(const Fields& f, TransformerConfig& c) {
@@ -94,24 +108,18 @@ void parse_gemma_family(const Fields& f, const json& j, TransformerConfig& c) {
 // one gate_up_proj. The fused GEMMs do the same FLOPs as the split ones; LoRA adapts the fused
 // matrices, as PEFT's Phi-3 target modules name them.
 void parse_phi3(const Fields& f, TransformerConfig& c) {
-  read_decoder_sizes(f, c);
-  check_heads(c, "hidden_size", "num_attention_heads", false);
-  c.tie_embeddings = f.flag("tie_word_embeddings", false);
+  read_mha_decoder(f, c, false);
   c.fused_qkv = c.fused_gate_up = true;
   c.max_positions = f.optional("max_position_embeddings", 4096);
   c.sliding_window = f.optional("sliding_window", 0);  // Phi-3-mini-4k: 2047
-  c.hidden_dropout = f.probability("resid_pdrop", 0.0);
-  c.embedding_dropout = f.probability("embd_pdrop", 0.0);
-  c.attention_dropout = f.probability("attention_dropout", 0.0);
+  read_phi_dropouts(f, c);
   finish_rope_decoder(c);
 }
 
 // PhiForCausalLM (Phi-1, Phi-1.5, Phi-2): one LayerNorm feeding attention and a GELU MLP in parallel,
 // biases on every projection and on lm_head, partial rotary (partial_rotary_factor).
 void parse_phi(const Fields& f, TransformerConfig& c) {
-  read_decoder_sizes(f, c);
-  check_heads(c, "hidden_size", "num_attention_heads", false);
-  c.tie_embeddings = f.flag("tie_word_embeddings", false);
+  read_mha_decoder(f, c, false);
   c.layer_norm = c.parallel_block = true;
   c.gated_mlp = false;
   c.gelu_mlp = true;  // gelu_new
@@ -119,9 +127,7 @@ void parse_phi(const Fields& f, TransformerConfig& c) {
   // PhiAttention's optional q/k LayerNorm: one LayerNorm(head_dim) shared by the heads.
   if (f.flag("qk_layernorm", false)) c.qk_norm = QkNorm::layer_shared;
   c.max_positions = f.optional("max_position_embeddings", 2048);
-  c.hidden_dropout = f.probability("resid_pdrop", 0.0);
-  c.embedding_dropout = f.probability("embd_pdrop", 0.0);
-  c.attention_dropout = f.probability("attention_dropout", 0.0);
+  read_phi_dropouts(f, c);
   finish_rope_decoder(c);
 }
 
@@ -129,9 +135,7 @@ void parse_phi(const Fields& f, TransformerConfig& c) {
 // optional q/k/v biases (use_qkv_bias), optional per-head q/k LayerNorms (qk_layernorm, one LayerNorm
 // without bias per head) and an optional parallel residual (use_parallel_residual).
 void parse_stablelm(const Fields& f, TransformerConfig& c) {
-  read_decoder_sizes(f, c);
-  check_heads(c, "hidden_size", "num_attention_heads", false);
-  c.tie_embeddings = f.flag("tie_word_embeddings", false);
+  read_mha_decoder(f, c, false);
   c.layer_norm = true;
   c.qkv_bias = f.flag("use_qkv_bias", false);
   if (f.flag("qk_layernorm", false)) c.qk_norm = QkNorm::layer_per_head;
