@@ -1,6 +1,7 @@
 // Decoder-only language models with rotary positions, layer by layer as Hugging Face's modeling code
 // runs them in training mode: Llama, Mistral, Qwen2/Qwen3 (transformers/models/<type>/modeling_<type>.py),
-// Gemma 1/2/3, Phi-3, Phi-2 ("phi"), StableLM and Falcon. One builder covers them; TransformerConfig's
+// Gemma 1/2/3, Phi-3, Phi-2 ("phi"), StableLM, Falcon, and the mixtures of experts Mixtral, Qwen2-MoE and
+// Qwen3-MoE. One builder covers them; TransformerConfig's
 // decoder fields (models.hpp) say where each departs from Llama. Layer names are the HF module paths.
 #include <string>
 
@@ -79,27 +80,59 @@ Tensor decoder_attention_block(Graph& g, const TransformerConfig& c, const Decod
   return linear(g, a + "." + n.o, out, lora_attention(c.hidden, c.o_bias));
 }
 
-Tensor decoder_mlp_block(Graph& g, const TransformerConfig& c, const DecoderNames& n, const std::string& p,
-                         const Tensor& y) {
-  const std::string m = p + ".mlp";
+// The MLP module `m` of `width`: gated (down(act(gate(x)) * up(x))) or not (fc2(act(fc1(x)))). `experts` > 1:
+// the matrices of a mixture-of-experts layer, whose input rows are the dispatched tokens.
+Tensor decoder_mlp_block(Graph& g, const TransformerConfig& c, const DecoderNames& n, const std::string& m,
+                         const Tensor& y, std::int64_t width, std::int64_t experts = 1) {
   const Activation act = c.gelu_mlp ? Activation::gelu : Activation::silu;
+  const auto spec = [&](std::int64_t out) {
+    LinearSpec s = lora_mlp(out, c.mlp_bias);
+    s.experts = experts;
+    return s;
+  };
+  const bool mixtral = experts > 1 && c.family == Family::mixtral;  // Mixtral names them w1 (gate), w3, w2
   if (!c.gated_mlp) {
-    Tensor h = linear(g, m + "." + n.fc_in, y, lora_mlp(c.intermediate, c.mlp_bias));
+    Tensor h = linear(g, m + "." + n.fc_in, y, spec(width));
     h = activation(g, m + ".act", h, act);
-    return linear(g, m + "." + n.fc_out, h, lora_mlp(c.hidden, c.mlp_bias));
+    return linear(g, m + "." + n.fc_out, h, spec(c.hidden));
   }
   Tensor gate, up;
   if (c.fused_gate_up) {
-    const Tensor gate_up = linear(g, m + ".gate_up_proj", y, lora_mlp(2 * c.intermediate, c.mlp_bias));
-    gate = activation(g, m + ".act_fn", select(gate_up, {y.shape.at(0), c.intermediate}), act);
-    up = select(gate_up, {y.shape.at(0), c.intermediate});
+    const Tensor gate_up = linear(g, m + ".gate_up_proj", y, spec(2 * width));
+    gate = activation(g, m + ".act_fn", select(gate_up, {y.shape.at(0), width}), act);
+    up = select(gate_up, {y.shape.at(0), width});
   } else {
-    gate = linear(g, m + ".gate_proj", y, lora_mlp(c.intermediate, c.mlp_bias));
+    gate = linear(g, m + (mixtral ? ".w1" : ".gate_proj"), y, spec(width));
     gate = activation(g, m + ".act_fn", gate, act);
-    up = linear(g, m + ".up_proj", y, lora_mlp(c.intermediate, c.mlp_bias));
+    up = linear(g, m + (mixtral ? ".w3" : ".up_proj"), y, spec(width));
   }
   const Tensor h = mul(g, m + ".mul", gate, up);
-  return linear(g, m + ".down_proj", h, lora_mlp(c.hidden, c.mlp_bias));
+  return linear(g, m + (mixtral ? ".w2" : ".down_proj"), h, spec(c.hidden));
+}
+
+// A mixture-of-experts MLP as HF runs it in eager mode: the router (a GEMM to one logit per expert; its
+// softmax, like a sigmoid, keeps its output for backward), each token's hidden state dispatched to its
+// top-k experts, the experts' GEMMs over the dispatched rows (weights of every expert, FLOPs of the
+// chosen ones), and the outputs scaled by their routing weights and summed back. Qwen2-MoE adds a shared
+// expert scaled by sigmoid(shared_expert_gate(x)). Expert parallelism is not modelled: every GPU holds
+// every expert (or its FSDP shard).
+Tensor decoder_moe_block(Graph& g, const TransformerConfig& c, const DecoderNames& n, const std::string& p,
+                         const Tensor& y) {
+  const std::string m = p + (c.family == Family::mixtral ? ".block_sparse_moe" : ".mlp");
+  const std::int64_t seq = y.shape.at(0);
+  Tensor probs = linear(g, m + ".gate", y, LinearSpec{c.experts, false});
+  probs = activation(g, m + ".router_softmax", probs, Activation::sigmoid);
+  const Tensor tokens = expert_dispatch(g, m + ".dispatch", y, c.experts_per_token);
+  const Tensor routed = decoder_mlp_block(g, c, n, m + ".experts", tokens, c.expert_intermediate, c.experts);
+  Tensor out = expert_combine(g, m + ".combine", routed, select(probs, {seq, c.experts_per_token}), seq);
+  if (c.shared_expert_intermediate > 0) {
+    Tensor shared = decoder_mlp_block(g, c, n, m + ".shared_expert", y, c.shared_expert_intermediate);
+    Tensor gate = linear(g, m + ".shared_expert_gate", y, LinearSpec{1, false});
+    gate = activation(g, m + ".shared_expert_gate.act", gate, Activation::sigmoid);
+    shared = mul(g, m + ".shared_expert.scale", shared, gate);
+    out = add(g, m + ".add_shared", out, shared);
+  }
+  return out;
 }
 
 // One decoder layer. Sequential (Llama): x += attn(norm(x)); x += mlp(norm(x)). Gemma 2/3 also norm
@@ -107,13 +140,16 @@ Tensor decoder_mlp_block(Graph& g, const TransformerConfig& c, const DecoderName
 // use_parallel_residual): x += attn(norm(x)) + mlp(norm(x)), with falcon's new decoder norming the
 // two branches separately (ln_attn, ln_mlp).
 Tensor decoder_layer(Graph& g, const TransformerConfig& c, const DecoderNames& n, const std::string& p,
-                     Tensor x, const AttentionSpec& spec) {
+                     Tensor x, const AttentionSpec& spec, bool moe) {
+  const auto mlp = [&](const Tensor& y) {
+    return moe ? decoder_moe_block(g, c, n, p, y) : decoder_mlp_block(g, c, n, p + ".mlp", y, c.intermediate);
+  };
   if (c.parallel_block) {
     const Tensor y_attn = decoder_norm(g, c, p + (c.parallel_two_norms ? ".ln_attn" : ".input_layernorm"), x);
     const Tensor y_mlp = c.parallel_two_norms ? decoder_norm(g, c, p + ".ln_mlp", x) : y_attn;
     Tensor a = decoder_attention_block(g, c, n, p, y_attn, spec);
     a = dropout(g, p + ".resid_dropout", a, c.hidden_dropout);
-    Tensor m = decoder_mlp_block(g, c, n, p, y_mlp);
+    Tensor m = mlp(y_mlp);
     m = dropout(g, p + ".resid_dropout#2", m, c.hidden_dropout);
     return add(g, p + ".add#2", add(g, p + ".add", a, m), x);
   }
@@ -124,7 +160,7 @@ Tensor decoder_layer(Graph& g, const TransformerConfig& c, const DecoderNames& n
   x = add(g, p + ".add", y, x);
   y = decoder_norm(g, c, p + (c.sandwich_norms ? ".pre_feedforward_layernorm" : ".post_attention_layernorm"),
                    x);
-  y = decoder_mlp_block(g, c, n, p, y);
+  y = mlp(y);
   if (c.sandwich_norms) y = decoder_norm(g, c, p + ".post_feedforward_layernorm", y);
   y = dropout(g, p + ".resid_mlp_dropout", y, c.hidden_dropout);
   return add(g, p + ".add#2", y, x);
@@ -147,7 +183,8 @@ void decoder(Graph& g, const TransformerConfig& c, int seq, bool flash) {
     AttentionSpec layer_spec = spec;
     const bool sliding = c.sliding_layers.empty() || c.sliding_layers.at(static_cast<std::size_t>(i));
     layer_spec.sliding_window = sliding ? c.sliding_window : 0;
-    x = decoder_layer(g, c, n, n.layers + "." + std::to_string(i), x, layer_spec);
+    const bool moe = c.experts > 0 && (c.moe_layers.empty() || c.moe_layers.at(static_cast<std::size_t>(i)));
+    x = decoder_layer(g, c, n, n.layers + "." + std::to_string(i), x, layer_spec, moe);
   }
   g.set_segment(-1);
   x = decoder_norm(g, c, n.final_norm, x);

@@ -29,7 +29,10 @@ const std::vector<HfConfigLimit>& hf_config_limits() {
       {"max_position_embeddings", 16777216}, {"n_positions", 16777216},
       {"sliding_window", 16777216},        {"sliding_window_pattern", 1024},
       {"num_kv_heads", 4096},              {"ffn_hidden_size", 1048576},
-      {"num_ln_in_parallel_attn", 2},
+      {"num_ln_in_parallel_attn", 2},      {"num_local_experts", 4096},
+      {"num_experts", 4096},               {"num_experts_per_tok", 4096},
+      {"moe_intermediate_size", 1048576},  {"shared_expert_intermediate_size", 1048576},
+      {"decoder_sparse_step", 1024},
   };
   return limits;
 }
@@ -49,9 +52,9 @@ std::int64_t limit_of(std::string_view key) {
 }
 
 const std::vector<std::string>& supported_types() {
-  static const std::vector<std::string> types = {"bert",        "falcon", "gemma", "gemma2",  "gemma3",
-                                                 "gemma3_text", "gpt2",   "llama", "mistral", "phi",
-                                                 "phi3",        "qwen2",  "qwen3", "stablelm"};
+  static const std::vector<std::string> types = {
+      "bert",    "falcon",  "gemma", "gemma2", "gemma3", "gemma3_text", "gpt2",  "llama",    "mistral",
+      "mixtral", "phi",     "phi3",  "qwen2",  "qwen2_moe", "qwen3",    "qwen3_moe", "stablelm"};
   return types;
 }
 
@@ -133,7 +136,7 @@ void parse_llama_family(const Fields& f, TransformerConfig& c) {
   read_decoder_sizes(f, c);
   // Qwen3Config's head_dim defaults to 128 (not hidden / heads): Qwen3-0.6B's 16 heads x 128 exceed its
   // hidden size of 1024.
-  const bool head_dim_given = f.has("head_dim") || c.family == Family::qwen3;
+  const bool head_dim_given = f.has("head_dim") || c.family == Family::qwen3 || c.family == Family::qwen3_moe;
   if (head_dim_given) c.head_dim = f.optional("head_dim", 128);
   check_heads(c, "hidden_size", "num_attention_heads", head_dim_given);
   c.tie_embeddings = f.flag("tie_word_embeddings", false);
@@ -145,10 +148,12 @@ void parse_llama_family(const Fields& f, TransformerConfig& c) {
       c.mlp_bias = f.flag("mlp_bias", false);
       break;
     case Family::mistral:
+    case Family::mixtral:  // MixtralConfig: Mistral's attention and defaults
       c.max_positions = f.optional("max_position_embeddings", 4096 * 32);
       c.sliding_window = f.optional("sliding_window", 0);  // null in v0.2+: full attention
       break;
     case Family::qwen2:
+    case Family::qwen2_moe:
       c.max_positions = f.optional("max_position_embeddings", 32768);
       c.qkv_bias = true;  // Qwen2Attention: q/k/v projections with bias, o_proj without
       // Qwen2 applies its window only with use_sliding_window (off in released checkpoints); when on,
@@ -156,6 +161,7 @@ void parse_llama_family(const Fields& f, TransformerConfig& c) {
       if (f.flag("use_sliding_window", false)) c.sliding_window = f.optional("sliding_window", 4096);
       break;
     case Family::qwen3:
+    case Family::qwen3_moe:
       // Qwen3: Qwen2's layout without the q/k/v biases, and an RMSNorm over each head of q and k.
       c.max_positions = f.optional("max_position_embeddings", 32768);
       c.qkv_bias = c.o_bias = f.flag("attention_bias", false);
@@ -221,6 +227,7 @@ TransformerConfig parse_hf_config(const std::string& json_text) {
       {"qwen3", Family::qwen3},   {"gemma", Family::gemma},        {"gemma2", Family::gemma2},
       {"gemma3", Family::gemma3}, {"gemma3_text", Family::gemma3}, {"phi3", Family::phi3},
       {"phi", Family::phi},       {"stablelm", Family::stablelm},  {"falcon", Family::falcon},
+      {"mixtral", Family::mixtral}, {"qwen2_moe", Family::qwen2_moe}, {"qwen3_moe", Family::qwen3_moe},
       {"gpt2", Family::gpt2},     {"bert", Family::bert},
   };
   const auto family_it = families.find(type);
@@ -268,6 +275,8 @@ TransformerConfig parse_hf_config(const std::string& json_text) {
       break;
     default:
       parse_llama_family(f, c);
+      if (c.family == Family::mixtral || c.family == Family::qwen2_moe || c.family == Family::qwen3_moe)
+        parse_moe(f, *model, c);
       break;
   }
   const auto name_it = j.find("_name_or_path");

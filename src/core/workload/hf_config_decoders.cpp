@@ -176,4 +176,45 @@ void parse_falcon(const Fields& f, TransformerConfig& c) {
   finish_rope_decoder(c);
 }
 
+// MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM: the MLP of an MoE layer is a router (one
+// logit per expert, softmax, top-k) and `experts` expert MLPs, of which each token runs experts_per_token.
+// Mixtral's experts are intermediate_size wide and every layer is MoE; Qwen's are moe_intermediate_size
+// wide, every decoder_sparse_step-th layer not in mlp_only_layers is MoE (the others a dense MLP of
+// intermediate_size), and Qwen2-MoE adds a shared expert. Defaults: MixtralConfig, Qwen2MoeConfig,
+// Qwen3MoeConfig.
+void parse_moe(const Fields& f, const json& j, TransformerConfig& c) {
+  if (c.family == Family::mixtral) {
+    c.experts = f.optional("num_local_experts", 8);
+    c.experts_per_token = f.optional("num_experts_per_tok", 2);
+    c.expert_intermediate = c.intermediate;
+  } else {
+    const bool qwen2 = c.family == Family::qwen2_moe;
+    c.experts = f.optional("num_experts", qwen2 ? 60 : 128);
+    c.experts_per_token = f.optional("num_experts_per_tok", qwen2 ? 4 : 8);
+    c.expert_intermediate = f.optional("moe_intermediate_size", qwen2 ? 1408 : 768);
+    if (qwen2) c.shared_expert_intermediate = f.optional("shared_expert_intermediate_size", 5632);
+    const std::int64_t step = f.optional("decoder_sparse_step", 1);
+    c.moe_layers.assign(static_cast<std::size_t>(c.layers), false);
+    for (int i = 0; i < c.layers; ++i) c.moe_layers[static_cast<std::size_t>(i)] = (i + 1) % step == 0;
+    const auto dense = j.find("mlp_only_layers");
+    if (dense != j.end() && !dense->is_null()) {
+      if (!dense->is_array()) {
+        throw InputError("config.json field 'mlp_only_layers' is " + dense->dump() +
+                         "; expected a list of layer indices");
+      }
+      for (const json& v : *dense) {
+        if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() >= c.layers) {
+          throw InputError("config.json 'mlp_only_layers' entry " + v.dump() +
+                           " is not a layer index from 0 to " + std::to_string(c.layers - 1));
+        }
+        c.moe_layers[v.get<std::size_t>()] = false;
+      }
+    }
+  }
+  if (c.experts_per_token > c.experts) {
+    throw InputError("config.json 'num_experts_per_tok' " + std::to_string(c.experts_per_token) +
+                     " is more than the " + std::to_string(c.experts) + " experts");
+  }
+}
+
 }  // namespace gpusage::workload::detail

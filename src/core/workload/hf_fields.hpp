@@ -45,6 +45,8 @@ void parse_phi3(const Fields& f, TransformerConfig& c);
 void parse_phi(const Fields& f, TransformerConfig& c);
 void parse_stablelm(const Fields& f, TransformerConfig& c);
 void parse_falcon(const Fields& f, TransformerConfig& c);
+// The mixture-of-experts fields of mixtral, qwen2_moe and qwen3_moe (after parse_llama_family's).
+void parse_moe(const Fields& f, const nlohmann::json& j, TransformerConfig& c);
 
 // RoPE models train at many lengths; the default is the config's context capped at 8,192 tokens,
 // the pretraining length of Llama 3 and Mistral 7B (Llama 2's 4,096 stays 4,096).

@@ -59,6 +59,9 @@ enum class Family {
   phi,
   stablelm,
   falcon,
+  mixtral,  // mixture of experts
+  qwen2_moe,
+  qwen3_moe,
   gpt2,
   bert
 };
@@ -106,6 +109,12 @@ struct TransformerConfig {
   bool rotary = true;                // false: ALiBi (falcon alibi), a bias on the scores
   bool lm_head_bias = false;         // phi
   std::vector<bool> sliding_layers;  // per layer, whether sliding_window applies; empty: every layer
+  // Mixture of experts (mixtral, qwen2_moe, qwen3_moe); experts == 0 is a dense MLP everywhere.
+  std::int64_t experts = 0;                     // routed experts in an MoE layer
+  std::int64_t experts_per_token = 0;           // top-k
+  std::int64_t expert_intermediate = 0;         // each routed expert's MLP width
+  std::int64_t shared_expert_intermediate = 0;  // qwen2_moe: an always-on expert behind a sigmoid gate
+  std::vector<bool> moe_layers;                 // per layer, whether it is MoE; empty: every layer
 };
 
 // The attention core's shape for a language model (sliding_window from the config).

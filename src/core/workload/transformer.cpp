@@ -34,6 +34,12 @@ const char* to_string(Family f) {
       return "stablelm";
     case Family::falcon:
       return "falcon";
+    case Family::mixtral:
+      return "mixtral";
+    case Family::qwen2_moe:
+      return "qwen2_moe";
+    case Family::qwen3_moe:
+      return "qwen3_moe";
     case Family::gpt2:
       return "gpt2";
     case Family::bert:
@@ -67,6 +73,12 @@ const char* hf_class(Family f) {
       return "StableLmForCausalLM";
     case Family::falcon:
       return "FalconForCausalLM";
+    case Family::mixtral:
+      return "MixtralForCausalLM";
+    case Family::qwen2_moe:
+      return "Qwen2MoeForCausalLM";
+    case Family::qwen3_moe:
+      return "Qwen3MoeForCausalLM";
     case Family::gpt2:
       return "GPT2LMHeadModel";
     case Family::bert:

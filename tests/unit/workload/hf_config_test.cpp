@@ -89,8 +89,8 @@ TEST(HfConfigErrors, UnknownModelTypeListsTheSupportedTypes) {
       input_error_of([] { from_hf_config(read_fixture("unsupported-mamba.config.json")); });
   EXPECT_THAT(message, HasSubstr("model_type 'mamba' is not supported"));
   EXPECT_THAT(message,
-              HasSubstr("bert, falcon, gemma, gemma2, gemma3, gemma3_text, gpt2, llama, mistral, phi, "
-                        "phi3, qwen2, qwen3, stablelm"));
+              HasSubstr("bert, falcon, gemma, gemma2, gemma3, gemma3_text, gpt2, llama, mistral, mixtral, phi, "
+                        "phi3, qwen2, qwen2_moe, qwen3, qwen3_moe, stablelm"));
 }
 
 TEST(HfConfigErrors, MissingFieldIsNamed) {
