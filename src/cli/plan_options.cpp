@@ -11,6 +11,7 @@
 #include "core/catalog/catalog.hpp"
 #include "core/common/error.hpp"
 #include "core/common/io.hpp"
+#include "core/common/text.hpp"
 #include "core/estimate/calibration_file.hpp"
 
 namespace gpusage::cli {
@@ -23,10 +24,13 @@ void RunOptions::add_to(CLI::App& command, bool with_model) {
                                        "vit_tiny_patch16_224, vit_small_patch16_224/32_224, vit_base_patch8_224, "
                                        "vit_large_patch14_224, bert-base, bert-large, gpt2[-medium|-large|-xl], "
                                        "llama2-7b, llama2-13b, llama3-8b, llama3.1-8b, llama3.2-1b/3b, mistral-7b, "
-                                       "mistral-7b-v0.3, qwen2.5-7b/14b");
+                                       "mistral-7b-v0.3, qwen2.5-0.5b/1.5b/3b/7b/14b, qwen3-8b, gemma2-2b/9b, "
+                                       "phi3-mini, tinyllama-1.1b");
   }
-  command.add_option("--hf-config", hf_config, "Build the model from a Hugging Face config.json instead")
-      ->check(CLI::ExistingFile);
+  command.add_option("--hf-config", hf_config,
+                     "Build the model from a Hugging Face config.json instead: the file, a model directory holding "
+                     "one, or a Hugging Face cache entry (~/.cache/huggingface/hub/models--ORG--NAME); read "
+                     "locally, never downloaded");
   // Upper bounds keep every accepted plan fast and its sizes far from overflow (issue 15): 8192 px is 36x
   // ImageNet's 224 px in pixels, 2^24 tokens is past the longest released context (10,485,760).
   command.add_option("--resolution", resolution, "Input side in pixels for vision models (default 224)")
@@ -124,6 +128,46 @@ void apply_checkpointing(estimate::TrainingConfig& c, const std::string& mode) {
 
 }  // namespace
 
+// The layout huggingface_hub writes (its cache docs, "Manage huggingface_hub cache-system"):
+// models--ORG--NAME/refs/main holds the commit hash of the revision last downloaded from main, and
+// snapshots/<hash>/ holds that revision's files (links into blobs/).
+std::string hf_config_file(const std::string& given) {
+  namespace fs = std::filesystem;
+  const std::string accepted =
+      "give a config.json, a model directory holding one, or a Hugging Face cache entry (models--ORG--NAME)";
+  std::error_code ec;
+  const fs::path path(given);
+  if (!fs::exists(path, ec)) throw InputError(fmt::format("--hf-config '{}' does not exist; {}", given, accepted));
+  if (!fs::is_directory(path, ec)) return given;
+  if (fs::is_regular_file(path / "config.json", ec)) return (path / "config.json").string();
+  const fs::path snapshots = path / "snapshots";
+  if (!fs::is_directory(snapshots, ec)) {
+    throw InputError(fmt::format("--hf-config directory '{}' has no config.json and no snapshots/ (it is not a "
+                                 "Hugging Face cache entry); {}",
+                                 given, accepted));
+  }
+  fs::path snapshot;
+  if (const auto ref = io::try_read_file((path / "refs" / "main").string())) {
+    snapshot = snapshots / text::trim(*ref);
+  } else {
+    std::vector<fs::path> found;
+    for (const auto& entry : fs::directory_iterator(snapshots, ec))
+      if (entry.is_directory()) found.push_back(entry.path());
+    if (found.size() != 1) {
+      throw InputError(fmt::format("--hf-config cache entry '{}' has no refs/main and {} snapshots; give one "
+                                   "snapshot directory ({}/snapshots/<hash>)",
+                                   given, found.size(), given));
+    }
+    snapshot = found.front();
+  }
+  if (!fs::is_regular_file(snapshot / "config.json", ec)) {
+    throw InputError(fmt::format("--hf-config cache entry '{}': snapshot '{}' has no config.json (download it with "
+                                 "the model, or give the file)",
+                                 given, snapshot.string()));
+  }
+  return (snapshot / "config.json").string();
+}
+
 workload::Workload RunOptions::build_workload() const {
   workload::WorkloadOptions options;
   options.resolution = resolution;
@@ -131,7 +175,7 @@ workload::Workload RunOptions::build_workload() const {
   options.flash_attention = !no_flash_attention;
   if (!hf_config.empty()) {
     if (!model.empty()) throw InputError("give either a MODEL or --hf-config, not both");
-    return workload::from_hf_config(io::read_file(hf_config, "Hugging Face config"), options);
+    return workload::from_hf_config(io::read_file(hf_config_file(hf_config), "Hugging Face config"), options);
   }
   if (model.empty()) throw InputError("which model? give a zoo id (e.g. resnet50) or --hf-config FILE");
   return workload::build(model, options);

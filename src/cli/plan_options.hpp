@@ -12,6 +12,11 @@
 
 namespace gpusage::cli {
 
+// The config.json that --hf-config names: the file itself, DIR/config.json for a model directory, or, for
+// a Hugging Face cache entry (models--ORG--NAME), the config.json of the snapshot refs/main names (else of
+// its only snapshot). Throws InputError naming the path and what is accepted.
+std::string hf_config_file(const std::string& given);
+
 struct RunOptions {
   std::string model;
   std::string hf_config;

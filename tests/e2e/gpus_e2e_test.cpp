@@ -369,7 +369,7 @@ TEST(GpusBuiltin, AllFamiliesListTheContractIdsInOrderEachWithSources) {
                 "h200-sxm-141gb", "h20",            "b300",           "b200",
                 // cards measured in the validation data, appended at the end of gpus.toml
                 "quadro-rtx8000", "quadro-rtx6000", "quadro-rtx5000", "rtxa5500", "rtxa5000", "rtxa4500", "rtxa4000",
-                "a40", "a10"}));
+                "a40", "a10", "a10g"}));
   for (const auto& gpu : nlohmann::json::parse(r.out)) {
     ASSERT_TRUE(gpu["sources"].is_array()) << gpu["id"];
     EXPECT_FALSE(gpu["sources"].empty()) << gpu["id"];

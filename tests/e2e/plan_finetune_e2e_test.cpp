@@ -2,7 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include "e2e/run_cli.hpp"
 
@@ -96,6 +99,52 @@ TEST(PlanFinetuneE2E, RecipeMistakesAreOneLineAndExitTwo) {
   }
   EXPECT_EQ(run_cli("plan gpt2 --gpu rtx4090 --batch 2 --target-batch 31").err,
             "gpusage: --target-batch 31 is not a multiple of --batch 2 x 1 GPU(s) = 2\n");
+}
+
+// A directory laid out as huggingface_hub's cache lays out one model: refs/main names the snapshot, whose
+// config.json is a link into blobs/.
+TEST(PlanFinetuneE2E, HfConfigReadsAModelDirectoryOrACacheEntryWithoutNetwork) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::path(GPUSAGE_BINARY_DIR) / ("e2e-hf-cache-" + std::to_string(::getpid()));
+  const fs::path entry = root / "models--TinyLlama--TinyLlama-1.1B-Chat-v1.0";
+  const std::string hash = "fe8a4ea1ffedaf415f4da2f062534de366a451e6";
+  fs::create_directories(entry / "refs");
+  fs::create_directories(entry / "blobs");
+  fs::create_directories(entry / "snapshots" / hash);
+  fs::create_directories(entry / "snapshots" / "0000000000000000000000000000000000000000");  // an older one
+  std::ofstream(entry / "refs" / "main") << hash;  // written without a newline, as huggingface_hub does
+  std::ofstream(entry / "blobs" / "cfg") << R"({"model_type": "llama", "hidden_size": 2048, "intermediate_size": 5632,
+    "num_hidden_layers": 22, "num_attention_heads": 32, "num_key_value_heads": 4, "vocab_size": 32000,
+    "max_position_embeddings": 2048, "tie_word_embeddings": false})";
+  fs::create_symlink("../../blobs/cfg", entry / "snapshots" / hash / "config.json");
+  const std::string args = " --gpu a10g --batch 1 --precision bf16 --lora 8";
+  const auto cached = plan_json("--hf-config " + entry.string() + args);
+  EXPECT_EQ(cached["gpu"], "a10g");
+  auto r = run_cli("plan --hf-config " + entry.string() + args + " --format json");
+  EXPECT_EQ(nlohmann::json::parse(r.out)["model"]["params"], 1100048384LL);  // TinyLlama 1.1B
+
+  // A model directory (what save_pretrained writes) is read as DIR/config.json.
+  const auto from_dir = plan_json("--hf-config " + (entry / "snapshots" / hash).string() + args);
+  EXPECT_EQ(from_dir["memory"], cached["memory"]);
+
+  // Nothing to read: one line naming the path and what is accepted, exit 2.
+  fs::remove(entry / "refs" / "main");
+  r = run_cli("plan --hf-config " + entry.string() + args);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "gpusage: --hf-config cache entry '" + entry.string() +
+                       "' has no refs/main and 2 snapshots; give one snapshot directory (" + entry.string() +
+                       "/snapshots/<hash>)\n");
+  r = run_cli("plan --hf-config " + root.string() + args);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("'" + root.string() + "' has no config.json and no snapshots/"), std::string::npos) << r.err;
+  r = run_cli("plan --hf-config " + (root / "missing").string() + args);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("does not exist; give a config.json, a model directory holding one, or a Hugging Face cache "
+                       "entry (models--ORG--NAME)"),
+            std::string::npos)
+      << r.err;
+  fs::remove_all(root);
 }
 
 }  // namespace

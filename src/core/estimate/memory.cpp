@@ -17,7 +17,8 @@ double adafactor_state_elements(const workload::Workload& w, const TrainingConfi
   if (rank > 0) {
     for (const auto& layer : w.layers) {
       for (const auto& m : layer.lora_targets) {
-        if (adapts(config, m)) elements += 2.0 * rank + static_cast<double>(m.in + m.out);  // A: r x in, B: out x r
+        // A: r x in, B: out x r, for each copy (an MoE layer's experts)
+        if (adapts(config, m)) elements += static_cast<double>(m.copies) * (2.0 * rank + static_cast<double>(m.in + m.out));
       }
     }
     return elements;
@@ -127,15 +128,15 @@ double optimizer_state_bytes_per_param(const TrainingConfig& config) {
 AdapterShape adapter_shape(const workload::Workload& w, const TrainingConfig& config) {
   AdapterShape shape;
   for (const auto& layer : w.layers) {
-    for (const auto& m : layer.lora_targets) shape.linear_params += static_cast<double>(m.in * m.out);
+    for (const auto& m : layer.lora_targets) shape.linear_params += static_cast<double>(m.copies * m.in * m.out);
   }
   const int rank = lora_rank(config);
   if (rank > 0) {
     for (const auto& layer : w.layers) {
       for (const auto& m : layer.lora_targets) {
         if (!adapts(config, m)) continue;
-        shape.adapter_params += static_cast<double>(rank) * static_cast<double>(m.in + m.out);
-        shape.adapted_matrices += 1;
+        shape.adapter_params += static_cast<double>(m.copies * rank) * static_cast<double>(m.in + m.out);
+        shape.adapted_matrices += static_cast<double>(m.copies);
       }
     }
   }

@@ -210,12 +210,12 @@ Tensor linear(Graph& g, const std::string& name, const Tensor& x, const LinearSp
   s.op = OpClass::matmul;
   s.inputs = {x};
   s.output_shape = out_shape;
-  s.params = (l.weight_tied ? 0 : static_cast<std::int64_t>(weights)) + (l.bias ? l.out_features : 0);
+  s.params = l.experts * ((l.weight_tied ? 0 : static_cast<std::int64_t>(weights)) + (l.bias ? l.out_features : 0));
   s.forward_flops = 2.0 * rows * weights;
   s.backward_flops = (l.input_needs_grad ? 2.0 : 1.0) * s.forward_flops;
   s.forward_io_elements = x.elements() + rows * static_cast<double>(l.out_features);
   s.saved_inputs = {x};
-  if (l.lora) s.lora_targets.push_back(Matrix{in_features, l.out_features, l.attention});
+  if (l.lora) s.lora_targets.push_back(Matrix{in_features, l.out_features, l.attention, l.experts});
   return g.add(std::move(s));
 }
 
@@ -243,6 +243,18 @@ Tensor rms_norm(Graph& g, const std::string& name, const Tensor& x) {
   s.saved_inputs = {x};
   s.saved_fixed_bytes = kFp32Bytes * rows;
   s.autocast_extra_saved_bytes = (kFp32Bytes - 2) * x.elements();  // fp32 residual stream (layer_norm)
+  return g.add(std::move(s));
+}
+
+// The same kernels with a row per head: fp32 rstd (and, for LayerNorm, mean) per head and token. The
+// input is a projection's 16-bit output, not the fp32 residual stream: no autocast extra.
+Tensor head_norm(Graph& g, const std::string& name, const Tensor& x, std::int64_t head_dim,
+                 std::int64_t params, bool layer_norm) {
+  LayerSpec s = elementwise_spec(name, OpClass::normalization, {x}, x.shape,
+                                 layer_norm ? kLayerNormFlopsPerElement : kRmsNormFlopsPerElement);
+  s.params = params;
+  s.saved_inputs = {x};
+  s.saved_fixed_bytes = (layer_norm ? 2 : 1) * kFp32Bytes * x.elements() / static_cast<double>(head_dim);
   return g.add(std::move(s));
 }
 
@@ -343,6 +355,25 @@ Tensor attention(Graph& g, const std::string& name, const std::vector<Tensor>& q
     // fp32 probabilities (+2 bytes; with dropout that cast replaces the dropped probabilities above).
     s.autocast_extra_saved_bytes = (a.dropout > 0 ? 2.0 : 4.0) * score_elements;
   }
+  return g.add(std::move(s));
+}
+
+Tensor expert_dispatch(Graph& g, const std::string& name, const Tensor& x, std::int64_t active) {
+  std::vector<std::int64_t> shape = x.shape;
+  shape.front() *= active;
+  LayerSpec s = elementwise_spec(name, OpClass::elementwise, {x}, shape, kSimpleFlopsPerElement);
+  s.saved_fixed_bytes = kIndexBytes * static_cast<double>(shape.front());
+  return g.add(std::move(s));
+}
+
+Tensor expert_combine(Graph& g, const std::string& name, const Tensor& y, const Tensor& weights,
+                      std::int64_t tokens) {
+  std::vector<std::int64_t> shape = y.shape;
+  shape.front() = tokens;
+  LayerSpec s = elementwise_spec(name, OpClass::elementwise, {y, weights}, shape, 0);
+  s.forward_flops = 2 * y.elements();  // scale, then add into the token's row
+  s.backward_flops = s.forward_flops;
+  s.saved_inputs = {y, weights};
   return g.add(std::move(s));
 }
 

@@ -57,10 +57,20 @@ struct LinearSpec {
   bool lora = false;         // a matrix LoRA may adapt
   bool attention = false;    // … and it is an attention projection (not an MLP matrix)
   bool input_needs_grad = true;
+  std::int64_t experts = 1;  // a mixture-of-experts matrix: `experts` weights, each row through one of them
 };
 Tensor linear(Graph& g, const std::string& name, const Tensor& x, const LinearSpec& l);
+// Matrices LoRA may adapt, tagged by block for --lora-targets.
+inline LinearSpec lora_mlp(std::int64_t out, bool bias) { return LinearSpec{out, bias, false, true}; }
+inline LinearSpec lora_attention(std::int64_t out, bool bias) {
+  return LinearSpec{out, bias, false, true, true};
+}
 Tensor layer_norm(Graph& g, const std::string& name, const Tensor& x);
 Tensor rms_norm(Graph& g, const std::string& name, const Tensor& x);
+// A norm over each head's head_dim features of q or k {S, heads * head_dim} (Qwen3's q_norm, Phi's and
+// StableLM's qk_layernorm): RMSNorm or LayerNorm, holding `params` weights.
+Tensor head_norm(Graph& g, const std::string& name, const Tensor& x, std::int64_t head_dim,
+                 std::int64_t params, bool layer_norm);
 
 // A table lookup producing {seq, dim}. per_sample_indices: the index tensor is per sample (token ids,
 // token type ids) rather than one broadcast row (position ids).
@@ -94,6 +104,15 @@ struct AttentionSpec {
 Tensor attention(Graph& g, const std::string& name, const std::vector<Tensor>& qkv, const AttentionSpec& a);
 // Key positions one query attends to, summed over queries, in the kernel that runs.
 double attention_pairs(const AttentionSpec& a);
+
+// ---- Mixture of experts (HF's eager MoE blocks: Mixtral, Qwen2-MoE, Qwen3-MoE) ----
+// Each token's hidden state copied once per expert it is routed to ({active * S, h}, grouped by expert):
+// index_select, which keeps only the int64 indices for backward.
+Tensor expert_dispatch(Graph& g, const std::string& name, const Tensor& x, std::int64_t active);
+// The routed outputs scaled by their routing weights and summed back per token ({S, h}): the multiply
+// keeps both factors, index_add_ nothing.
+Tensor expert_combine(Graph& g, const std::string& name, const Tensor& y, const Tensor& weights,
+                      std::int64_t tokens);
 
 // Softmax cross-entropy over the last dimension of logits ({classes} or {S, vocab}).
 void cross_entropy(Graph& g, const std::string& name, const Tensor& logits);

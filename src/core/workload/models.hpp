@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/workload/layers.hpp"
 #include "core/workload/workload.hpp"
 
 namespace gpusage::workload::detail {
@@ -46,8 +47,31 @@ struct VitSpec {
 std::vector<Layer> vit(const VitSpec& spec, const VisionShape& shape);
 
 // ---- Language (transformer.cpp), following Hugging Face's modeling code ----
-enum class Family { llama, mistral, qwen2, gpt2, bert };
+enum class Family {
+  llama,
+  mistral,
+  qwen2,
+  qwen3,
+  gemma,
+  gemma2,
+  gemma3,
+  phi3,
+  phi,
+  stablelm,
+  falcon,
+  mixtral,  // mixture of experts
+  qwen2_moe,
+  qwen3_moe,
+  gpt2,
+  bert
+};
 const char* to_string(Family f);
+const char* hf_class(Family f);  // "LlamaForCausalLM", ...
+
+// Norms over each head's features of q and k, by how many weights they hold: one RMSNorm weight of
+// head_dim shared by the heads (Qwen3, Gemma 3 q_norm/k_norm), one LayerNorm of head_dim shared
+// (Phi's qk_layernorm), or a LayerNorm without bias per head (StableLM's qk_layernorm).
+enum class QkNorm { none, rms_shared, layer_shared, layer_per_head };
 
 // Everything the builders need from a config.json, with HF's defaults filled in by hf_config.cpp.
 struct TransformerConfig {
@@ -72,7 +96,32 @@ struct TransformerConfig {
   double embedding_dropout = 0;     // gpt2 embd_pdrop / bert hidden_dropout_prob
   bool learned_positions = false;   // gpt2 and bert: seq_len is capped by max_positions
   int default_seq_len = 0;
+  // Decoder variants (decoder.cpp); the defaults are Llama's.
+  bool layer_norm = false;           // LayerNorm with bias (phi, stablelm, falcon), not RMSNorm
+  bool gelu_mlp = false;             // GELU (gemma's GeGLU, phi, falcon), not SiLU
+  bool gated_mlp = true;             // down(act(gate(x)) * up(x)); false: fc2(act(fc1(x))) (phi, falcon)
+  bool fused_qkv = false;            // one q/k/v projection (phi3 qkv_proj, falcon query_key_value)
+  bool fused_gate_up = false;        // one gate/up projection (phi3 gate_up_proj)
+  QkNorm qk_norm = QkNorm::none;     // a norm over each head of q and k
+  bool sandwich_norms = false;       // gemma2/3: a norm after attention and around the MLP too
+  bool parallel_block = false;       // x + attn(ln(x)) + mlp(ln(x)) (phi, falcon, stablelm parallel)
+  bool parallel_two_norms = false;   // falcon's new decoder: ln_attn and ln_mlp
+  bool rotary = true;                // false: ALiBi (falcon alibi), a bias on the scores
+  bool lm_head_bias = false;         // phi
+  std::vector<bool> sliding_layers;  // per layer, whether sliding_window applies; empty: every layer
+  // Mixture of experts (mixtral, qwen2_moe, qwen3_moe); experts == 0 is a dense MLP everywhere.
+  std::int64_t experts = 0;                     // routed experts in an MoE layer
+  std::int64_t experts_per_token = 0;           // top-k
+  std::int64_t expert_intermediate = 0;         // each routed expert's MLP width
+  std::int64_t shared_expert_intermediate = 0;  // qwen2_moe: an always-on expert behind a sigmoid gate
+  std::vector<bool> moe_layers;                 // per layer, whether it is MoE; empty: every layer
 };
+
+// The attention core's shape for a language model (sliding_window from the config).
+AttentionSpec attention_spec(const TransformerConfig& c, int seq_len, bool causal, bool flash);
+
+// The decoder-only families (decoder.cpp): every Family but gpt2 and bert.
+void decoder(Graph& g, const TransformerConfig& config, int seq_len, bool flash_attention);
 
 // head: BERT only (pre-training heads or the question-answering span head).
 std::vector<Layer> transformer(const TransformerConfig& config, int seq_len, bool flash_attention,

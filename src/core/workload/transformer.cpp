@@ -1,7 +1,7 @@
 // Language models, layer by layer as Hugging Face's modeling code runs them in training mode
-// (transformers/models/llama/modeling_llama.py, mistral, qwen2, gpt2/modeling_gpt2.py,
-// bert/modeling_bert.py). Layer names are the HF module paths; the attention core, which has no
-// module of its own, is "<attention module>.core".
+// (gpt2/modeling_gpt2.py, bert/modeling_bert.py; the rotary decoders are in decoder.cpp). Layer names
+// are the HF module paths; the attention core, which has no module of its own, is
+// "<attention module>.core".
 #include <stdexcept>
 #include <string>
 
@@ -18,6 +18,28 @@ const char* to_string(Family f) {
       return "mistral";
     case Family::qwen2:
       return "qwen2";
+    case Family::qwen3:
+      return "qwen3";
+    case Family::gemma:
+      return "gemma";
+    case Family::gemma2:
+      return "gemma2";
+    case Family::gemma3:
+      return "gemma3_text";
+    case Family::phi3:
+      return "phi3";
+    case Family::phi:
+      return "phi";
+    case Family::stablelm:
+      return "stablelm";
+    case Family::falcon:
+      return "falcon";
+    case Family::mixtral:
+      return "mixtral";
+    case Family::qwen2_moe:
+      return "qwen2_moe";
+    case Family::qwen3_moe:
+      return "qwen3_moe";
     case Family::gpt2:
       return "gpt2";
     case Family::bert:
@@ -26,7 +48,44 @@ const char* to_string(Family f) {
   return "?";
 }
 
-namespace {
+// The transformers class that runs a config.json of this family for causal LM (pre-training for BERT).
+const char* hf_class(Family f) {
+  switch (f) {
+    case Family::llama:
+      return "LlamaForCausalLM";
+    case Family::mistral:
+      return "MistralForCausalLM";
+    case Family::qwen2:
+      return "Qwen2ForCausalLM";
+    case Family::qwen3:
+      return "Qwen3ForCausalLM";
+    case Family::gemma:
+      return "GemmaForCausalLM";
+    case Family::gemma2:
+      return "Gemma2ForCausalLM";
+    case Family::gemma3:
+      return "Gemma3ForCausalLM";
+    case Family::phi3:
+      return "Phi3ForCausalLM";
+    case Family::phi:
+      return "PhiForCausalLM";
+    case Family::stablelm:
+      return "StableLmForCausalLM";
+    case Family::falcon:
+      return "FalconForCausalLM";
+    case Family::mixtral:
+      return "MixtralForCausalLM";
+    case Family::qwen2_moe:
+      return "Qwen2MoeForCausalLM";
+    case Family::qwen3_moe:
+      return "Qwen3MoeForCausalLM";
+    case Family::gpt2:
+      return "GPT2LMHeadModel";
+    case Family::bert:
+      return "BertForPreTraining";
+  }
+  return "?";
+}
 
 AttentionSpec attention_spec(const TransformerConfig& c, int seq_len, bool causal, bool flash) {
   AttentionSpec a;
@@ -41,41 +100,7 @@ AttentionSpec attention_spec(const TransformerConfig& c, int seq_len, bool causa
   return a;
 }
 
-// Matrices LoRA may adapt, tagged by block for --lora-targets.
-LinearSpec lora_mlp(std::int64_t out, bool bias) { return LinearSpec{out, bias, false, true}; }
-LinearSpec lora_attention(std::int64_t out, bool bias) { return LinearSpec{out, bias, false, true, true}; }
-
-// LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM: pre-RMSNorm decoder blocks, rotary
-// positions, grouped-query attention, SwiGLU MLP (down(silu(gate(x)) * up(x))), final RMSNorm, lm_head
-// (untied unless tie_word_embeddings). No dropout in training (attention_dropout 0).
-void llama_family(Graph& g, const TransformerConfig& c, int seq, bool flash) {
-  const std::int64_t h = c.hidden;
-  Tensor x = embedding(g, "model.embed_tokens", seq, c.vocab, h, true);
-  const AttentionSpec attn = attention_spec(c, seq, true, flash);
-  for (int i = 0; i < c.layers; ++i) {
-    g.set_segment(i);
-    const std::string p = "model.layers." + std::to_string(i);
-    Tensor y = rms_norm(g, p + ".input_layernorm", x);
-    Tensor q = linear(g, p + ".self_attn.q_proj", y, lora_attention(c.heads * c.head_dim, c.qkv_bias));
-    Tensor k = linear(g, p + ".self_attn.k_proj", y, lora_attention(c.kv_heads * c.head_dim, c.qkv_bias));
-    Tensor v = linear(g, p + ".self_attn.v_proj", y, lora_attention(c.kv_heads * c.head_dim, c.qkv_bias));
-    const Tensor qk = rotary(g, p + ".self_attn.rotary", q, k);
-    y = attention(g, p + ".self_attn.core", {qk, v}, attn);
-    y = linear(g, p + ".self_attn.o_proj", y, lora_attention(h, c.o_bias));
-    x = add(g, p + ".add", y, x);
-    y = rms_norm(g, p + ".post_attention_layernorm", x);
-    Tensor gate = linear(g, p + ".mlp.gate_proj", y, lora_mlp(c.intermediate, c.mlp_bias));
-    gate = activation(g, p + ".mlp.act_fn", gate, Activation::silu);
-    Tensor up = linear(g, p + ".mlp.up_proj", y, lora_mlp(c.intermediate, c.mlp_bias));
-    y = mul(g, p + ".mlp.mul", gate, up);
-    y = linear(g, p + ".mlp.down_proj", y, lora_mlp(h, c.mlp_bias));
-    x = add(g, p + ".add#2", y, x);
-  }
-  g.set_segment(-1);
-  x = rms_norm(g, "model.norm", x);
-  x = linear(g, "lm_head", x, LinearSpec{c.vocab, false, c.tie_embeddings});
-  cross_entropy(g, "loss", x);
-}
+namespace {
 
 // GPT2LMHeadModel: token + learned position embeddings, dropout, pre-LN blocks with a fused c_attn
 // (Conv1D h -> 3h), causal attention with attn_pdrop, resid dropout, GELU MLP, ln_f, lm_head tied to
@@ -167,19 +192,18 @@ void bert(Graph& g, const TransformerConfig& c, int seq, bool flash, Head head) 
 
 }  // namespace
 
-std::vector<Layer> transformer(const TransformerConfig& config, int seq_len, bool flash_attention, Head head) {
+std::vector<Layer> transformer(const TransformerConfig& config, int seq_len, bool flash_attention,
+                               Head head) {
   Graph g;
   switch (config.family) {
-    case Family::llama:
-    case Family::mistral:
-    case Family::qwen2:
-      llama_family(g, config, seq_len, flash_attention);
-      break;
     case Family::gpt2:
       gpt2(g, config, seq_len, flash_attention);
       break;
     case Family::bert:
       bert(g, config, seq_len, flash_attention, head);
+      break;
+    default:
+      decoder(g, config, seq_len, flash_attention);
       break;
   }
   return g.finish();

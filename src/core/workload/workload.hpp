@@ -34,6 +34,9 @@ struct Matrix {
   std::int64_t in = 0;
   std::int64_t out = 0;
   bool attention = false;  // an attention projection (q/k/v/o); else an MLP matrix (--lora-targets)
+  // Identical matrices side by side: a mixture-of-experts layer's experts, one adapter each. The layer's
+  // rows are split among them (each token goes through the experts it is routed to).
+  std::int64_t copies = 1;
 };
 
 struct Layer {
@@ -148,8 +151,9 @@ const std::vector<ZooEntry>& zoo();
 // Builds a zoo model. Throws InputError for an unknown id (listing close ids) or a bad option.
 Workload build(const std::string& id, const WorkloadOptions& options = {});
 
-// Builds a transformer from the text of a Hugging Face config.json (llama, mistral, qwen2, gpt2, bert
-// families). Throws InputError naming the field when the config is unusable or the architecture unknown.
+// Builds a transformer from the text of a Hugging Face config.json (the model_types docs/MODEL.md lists:
+// llama, mistral, qwen2/3, gemma 1/2/3, phi3, phi, stablelm, falcon, mixtral, qwen2_moe, qwen3_moe, gpt2,
+// bert). Throws InputError naming the field when the config is unusable or the architecture unknown.
 Workload from_hf_config(const std::string& config_json_text, const WorkloadOptions& options = {});
 
 }  // namespace gpusage::workload

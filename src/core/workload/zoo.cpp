@@ -288,6 +288,34 @@ const std::vector<ZooModel>& models() {
         "mistral-7b-v0.3", "Mistral 7B v0.3", "Mistral 7B v0.3, causal LM, GQA with 8 KV heads, full attention",
         7'248'023'552, hf_params_source("MistralForCausalLM", "mistralai/Mistral-7B-v0.3", llama_note),
         "Hugging Face MistralForCausalLM (transformers/models/mistral/modeling_mistral.py)"));
+    const std::string gemma2_arch = "Hugging Face Gemma2ForCausalLM (transformers/models/gemma2/modeling_gemma2.py)";
+    m.push_back(language_model(
+        "qwen3-8b", "Qwen3 8B", "Qwen3 8B, causal LM, GQA with 8 KV heads, q/k norms, 152k vocabulary",
+        8'190'735'360, hf_params_source("Qwen3ForCausalLM", "Qwen/Qwen3-8B", llama_note),
+        "Hugging Face Qwen3ForCausalLM (transformers/models/qwen3/modeling_qwen3.py)"));
+    m.push_back(language_model(
+        "gemma2-2b", "Gemma 2 2B", "Gemma 2 2B, causal LM, GeGLU, local/global layers, 256k vocabulary, tied",
+        2'614'341'888, hf_params_source("Gemma2ForCausalLM", "google/gemma-2-2b", tied_note), gemma2_arch));
+    m.push_back(language_model(
+        "gemma2-9b", "Gemma 2 9B", "Gemma 2 9B, causal LM, GeGLU, local/global layers, 256k vocabulary, tied",
+        9'241'705'984, hf_params_source("Gemma2ForCausalLM", "google/gemma-2-9b", tied_note), gemma2_arch));
+    m.push_back(language_model(
+        "phi3-mini", "Phi-3 mini 4k", "Phi-3-mini-4k-instruct, causal LM, fused qkv and gate/up projections",
+        3'821'079'552, hf_params_source("Phi3ForCausalLM", "microsoft/Phi-3-mini-4k-instruct", llama_note),
+        "Hugging Face Phi3ForCausalLM (transformers/models/phi3/modeling_phi3.py)"));
+    m.push_back(language_model(
+        "tinyllama-1.1b", "TinyLlama 1.1B", "TinyLlama 1.1B Chat v1.0, causal LM, GQA with 4 KV heads",
+        1'100'048'384, hf_params_source("LlamaForCausalLM", "TinyLlama/TinyLlama-1.1B-Chat-v1.0", llama_note),
+        llama_arch));
+    for (const auto& [size, params] : {std::pair<std::string, std::int64_t>{"0.5B", 494'032'768},
+                                       {"1.5B", 1'543'714'304},
+                                       {"3B", 3'085'938'688}}) {
+      std::string id = "qwen2.5-" + size;
+      id.back() = 'b';
+      m.push_back(language_model(
+          id, "Qwen2.5 " + size, "Qwen2.5 " + size + ", causal LM, GQA with 2 KV heads, tied embeddings", params,
+          hf_params_source("Qwen2ForCausalLM", "Qwen/Qwen2.5-" + size, tied_note), qwen_arch));
+    }
     return m;
   }();
   return all;
@@ -355,22 +383,6 @@ int language_seq_len(const std::string& id, const detail::TransformerConfig& c, 
   return s;
 }
 
-const char* hf_class(detail::Family f) {
-  switch (f) {
-    case detail::Family::llama:
-      return "LlamaForCausalLM";
-    case detail::Family::mistral:
-      return "MistralForCausalLM";
-    case detail::Family::qwen2:
-      return "Qwen2ForCausalLM";
-    case detail::Family::gpt2:
-      return "GPT2LMHeadModel";
-    case detail::Family::bert:
-      return "BertForPreTraining";
-  }
-  return "?";
-}
-
 Workload language_workload(const std::string& id, const detail::TransformerConfig& c,
                            const WorkloadOptions& o) {
   Workload w;
@@ -435,7 +447,7 @@ Workload from_hf_config(const std::string& config_json_text, const WorkloadOptio
   const detail::TransformerConfig c = detail::parse_hf_config(config_json_text);
   Workload w = language_workload(std::string("hf:") + detail::to_string(c.family), c, options);
   w.display_name = c.name;
-  w.architecture_source = std::string("Hugging Face ") + hf_class(c.family) + " from config.json";
+  w.architecture_source = std::string("Hugging Face ") + detail::hf_class(c.family) + " from config.json";
   return w;
 }
 

@@ -4,8 +4,12 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include "cli/app.hpp"
 #include "cli/gpus_view.hpp"
@@ -106,6 +110,35 @@ TEST(RunOptions, NoModelIsAnInputErrorThatSaysWhatToGive) {
 TEST(RunOptions, AModelAndAnHfConfigTogetherAreRefused) {
   const RunOptions o = parse_run({"resnet50", "--hf-config", std::string(GPUSAGE_SOURCE_DIR) + "/README.md"});
   EXPECT_THROW(o.build_workload(), InputError);
+}
+
+// A cache entry without refs/main (a revision downloaded by hash) is read from its only snapshot; refs/main's
+// hash is trimmed of a trailing newline.
+TEST(HfConfigFile, ACacheEntryResolvesToItsSnapshotsConfig) {
+  namespace fs = std::filesystem;
+  const fs::path entry = fs::temp_directory_path() / ("gpusage-cli-test-" + std::to_string(::getpid())) /
+                         "models--Qwen--Qwen3-8B";
+  fs::create_directories(entry / "snapshots" / "abc");
+  std::ofstream(entry / "snapshots" / "abc" / "config.json") << "{}";
+  EXPECT_EQ(hf_config_file(entry.string()), (entry / "snapshots" / "abc" / "config.json").string());
+  fs::create_directories(entry / "refs");
+  fs::create_directories(entry / "snapshots" / "def");
+  std::ofstream(entry / "snapshots" / "def" / "config.json") << "{}";
+  std::ofstream(entry / "refs" / "main") << "def\n";
+  EXPECT_EQ(hf_config_file(entry.string()), (entry / "snapshots" / "def" / "config.json").string());
+  const std::string file = (entry / "snapshots" / "def" / "config.json").string();
+  EXPECT_EQ(hf_config_file(file), file);
+  std::ofstream(entry / "refs" / "main") << "0123";
+  EXPECT_THAT([&] {
+    try {
+      hf_config_file(entry.string());
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  }(),
+              HasSubstr("snapshot '" + (entry / "snapshots" / "0123").string() + "' has no config.json"));
+  fs::remove_all(entry.parent_path());
 }
 
 TEST(RunOptions, APrecisionPlanDoesNotModelIsRefusedByTheParser) {

@@ -146,6 +146,29 @@ TEST(Recipe, LoraTargetsChooseWhichMatricesCarryAdapters) {
   EXPECT_DOUBLE_EQ(all, attention + mlp);
 }
 
+// A mixture-of-experts layer's experts (Matrix::copies) each carry an adapter and each are quantized and
+// dequantized; the rows they see together are the layer's, so the adapters' row traffic does not grow.
+TEST(Recipe, EveryExpertOfAnMoeLayerCarriesAnAdapter) {
+  workload::Workload moe = lm();
+  for (auto& layer : moe.layers) {
+    if (layer.name.ends_with("up_proj")) {
+      layer.params *= 8;
+      layer.lora_targets[0].copies = 8;
+    }
+  }
+  auto c = config(1, Precision::bf16, Optimizer::adamw);
+  c.lora_rank = 2;
+  c.lora_targets = LoraTargets::mlp;
+  EXPECT_DOUBLE_EQ(estimate_memory(moe, c, toy::gpu()).gradients_bytes, 4 * 2 * 8 * 2 * (10 + 40));
+  c.lora_rank = 16;
+  const double lora = estimate_step_time(moe, c, toy::gpu()).memory_s;
+  c.qlora = true;
+  const double qlora = estimate_step_time(moe, c, toy::gpu()).memory_s;
+  const double bandwidth = 1000e9 * default_constants().memory_efficiency;
+  const double quantized = 2 * (100 + 8 * 400);  // 2 blocks: the attention matrix and 8 experts
+  EXPECT_NEAR(qlora - lora, 2 * quantized * (4.127 / 8 + 2) / bandwidth, 1e-18);
+}
+
 TEST(Recipe, QloraUpcastsTheUnquantizedWeightsToFp32OnlyWithFp32Masters) {
   auto c = config(1, Precision::bf16, Optimizer::adamw);
   c.qlora = true;

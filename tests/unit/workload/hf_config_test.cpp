@@ -26,7 +26,8 @@ TEST(HfConfig, ImportedConfigsBuildTheSameGraphAsTheZoo) {
   const std::vector<std::pair<std::string, std::string>> pairs = {
       {"llama-2-7b-hf.config.json", "llama2-7b"},     {"meta-llama-3-8b.config.json", "llama3-8b"},
       {"mistral-7b-v0.1.config.json", "mistral-7b"},  {"gpt2.config.json", "gpt2"},
-      {"bert-base-uncased.config.json", "bert-base"},
+      {"bert-base-uncased.config.json", "bert-base"}, {"qwen3-8b.config.json", "qwen3-8b"},
+      {"gemma-2-9b.config.json", "gemma2-9b"},        {"phi-3-mini-4k-instruct.config.json", "phi3-mini"},
   };
   for (const auto& [fixture, id] : pairs) {
     const Workload imported = from_hf_config(read_fixture(fixture));
@@ -60,7 +61,8 @@ TEST(HfConfig, TiedLlamaWithExplicitHeadDim) {
   const Workload w = from_hf_config(read_fixture("llama-3.2-1b.config.json"));
   EXPECT_EQ(w.params(), 1'235'814'400);
   EXPECT_EQ(layer(w, "lm_head").params, 0);
-  EXPECT_EQ(layer(w, "model.layers.0.self_attn.k_proj").output_shape, (std::vector<std::int64_t>{8192, 8 * 64}));
+  EXPECT_EQ(layer(w, "model.layers.0.self_attn.k_proj").output_shape,
+            (std::vector<std::int64_t>{8192, 8 * 64}));
   EXPECT_EQ(w.seq_len, 8192);  // 131,072 positions, default capped at 8,192 tokens
 }
 
@@ -84,16 +86,18 @@ TEST(HfConfig, OptionsApplyToImportedModels) {
 
 TEST(HfConfigErrors, UnknownModelTypeListsTheSupportedTypes) {
   const std::string message =
-      input_error_of([] { from_hf_config(read_fixture("unsupported-falcon.config.json")); });
-  EXPECT_THAT(message, HasSubstr("model_type 'falcon' is not supported"));
-  EXPECT_THAT(message, HasSubstr("bert, gpt2, llama, mistral, qwen2"));
+      input_error_of([] { from_hf_config(read_fixture("unsupported-mamba.config.json")); });
+  EXPECT_THAT(message, HasSubstr("model_type 'mamba' is not supported"));
+  EXPECT_THAT(message,
+              HasSubstr("bert, falcon, gemma, gemma2, gemma3, gemma3_text, gpt2, llama, mistral, mixtral, phi, "
+                        "phi3, qwen2, qwen2_moe, qwen3, qwen3_moe, stablelm"));
 }
 
 TEST(HfConfigErrors, MissingFieldIsNamed) {
   const std::string message =
       input_error_of([] { from_hf_config(read_fixture("llama-missing-intermediate.config.json")); });
   EXPECT_THAT(message, HasSubstr("'intermediate_size'"));
-  EXPECT_THAT(message, HasSubstr("bert, gpt2, llama, mistral, qwen2"));
+  EXPECT_THAT(message, HasSubstr("supported model_type values: bert, falcon"));
   EXPECT_THAT(input_error_of([] { from_hf_config(R"({"model_type": "gpt2", "n_embd": 768})"); }),
               HasSubstr("'n_layer'"));
   EXPECT_THAT(input_error_of([] { from_hf_config(R"({"hidden_size": 768})"); }),

@@ -33,16 +33,38 @@ json config_with(std::string_view field, const json& value) {
       {"mistral", {{"model_type", "mistral"}, {"hidden_size", 4096}, {"intermediate_size", 14336},
                    {"num_hidden_layers", 32}, {"num_attention_heads", 32}, {"num_key_value_heads", 8},
                    {"vocab_size", 32000}, {"sliding_window", 4096}}},
+      {"falcon", {{"model_type", "falcon"}, {"hidden_size", 4096}, {"num_hidden_layers", 2},
+                  {"num_attention_heads", 32}, {"num_kv_heads", 8}, {"new_decoder_architecture", true},
+                  {"vocab_size", 1000}}},
+      {"mixtral", {{"model_type", "mixtral"}, {"hidden_size", 64}, {"intermediate_size", 64},
+                   {"num_hidden_layers", 2}, {"num_attention_heads", 1}, {"vocab_size", 10},
+                   {"num_experts_per_tok", 1}}},
+      {"qwen2_moe", {{"model_type", "qwen2_moe"}, {"hidden_size", 64}, {"intermediate_size", 64},
+                     {"num_hidden_layers", 2}, {"num_attention_heads", 1}, {"vocab_size", 10},
+                     {"num_experts", 4096}, {"num_experts_per_tok", 1}, {"moe_intermediate_size", 8},
+                     {"shared_expert_intermediate_size", 8}}},
+      {"gemma3_text", {{"model_type", "gemma3_text"}, {"hidden_size", 256}, {"intermediate_size", 512},
+                       {"num_hidden_layers", 2}, {"sliding_window_pattern", 6}}},
   };
   std::string type = "llama";
   if (field.starts_with("n_")) type = "gpt2";
   if (field == "type_vocab_size") type = "bert";
   if (field == "sliding_window") type = "mistral";
+  if (field == "num_kv_heads" || field == "ffn_hidden_size" || field == "num_ln_in_parallel_attn") type = "falcon";
+  if (field == "sliding_window_pattern") type = "gemma3_text";
+  if (field == "num_local_experts") type = "mixtral";
+  if (field == "num_experts" || field == "num_experts_per_tok" || field == "moe_intermediate_size" ||
+      field == "shared_expert_intermediate_size" || field == "decoder_sparse_step")
+    type = "qwen2_moe";
   json j = bases.find(type)->second;
   j[std::string(field)] = value;
   // The key/value heads must divide the attention heads; the gpt2 heads must divide n_embd.
   const bool in_range = value.is_number_integer() && value.get<std::int64_t>() >= 1 && value.get<std::int64_t>() <= 4096;
   if (field == "num_key_value_heads" && in_range) j["num_attention_heads"] = value;
+  if (field == "num_kv_heads" && in_range) {  // falcon has no head_dim: the hidden size must divide too
+    j["num_attention_heads"] = value;
+    j["hidden_size"] = value.get<std::int64_t>() * 32;
+  }
   if (field == "n_head" && in_range) j["n_embd"] = value;
   return j;
 }

@@ -64,7 +64,15 @@ TEST(Zoo, ListsTheModelsInDisplayOrder) {
                                            "llama3.2-3b",
                                            "qwen2.5-7b",
                                            "qwen2.5-14b",
-                                           "mistral-7b-v0.3"}));
+                                           "mistral-7b-v0.3",
+                                           "qwen3-8b",
+                                           "gemma2-2b",
+                                           "gemma2-9b",
+                                           "phi3-mini",
+                                           "tinyllama-1.1b",
+                                           "qwen2.5-0.5b",
+                                           "qwen2.5-1.5b",
+                                           "qwen2.5-3b"}));
 }
 
 TEST(Zoo, EveryEntryNamesItsSourceAndVisionEntriesCarryGflops) {
@@ -95,6 +103,14 @@ TEST(Zoo, ParameterCountsOfNamedModels) {
   EXPECT_EQ(build("llama3.2-1b").params(), 1'235'814'400);
   EXPECT_EQ(build("qwen2.5-7b").params(), 7'615'616'512);
   EXPECT_EQ(build("mistral-7b-v0.3").params(), 7'248'023'552);
+  EXPECT_EQ(build("qwen3-8b").params(), 8'190'735'360);
+  EXPECT_EQ(build("gemma2-2b").params(), 2'614'341'888);
+  EXPECT_EQ(build("gemma2-9b").params(), 9'241'705'984);
+  EXPECT_EQ(build("phi3-mini").params(), 3'821'079'552);
+  EXPECT_EQ(build("tinyllama-1.1b").params(), 1'100'048'384);
+  EXPECT_EQ(build("qwen2.5-0.5b").params(), 494'032'768);
+  EXPECT_EQ(build("qwen2.5-1.5b").params(), 1'543'714'304);
+  EXPECT_EQ(build("qwen2.5-3b").params(), 3'085'938'688);
   // BertForPreTraining = BertModel (109,482,240 with pooler) + MLM transform, decoder bias and NSP head.
   EXPECT_EQ(build("bert-base").params(), 110'106'428);
   EXPECT_EQ(build("bert-large").params(), 336'226'108);
