@@ -47,22 +47,6 @@ const ModelConstants& prior_constants() {
   return prior;
 }
 
-const char* to_string(Interconnect interconnect) {
-  switch (interconnect) {
-    case Interconnect::card: return "card";
-    case Interconnect::pcie: return "pcie";
-    case Interconnect::nvlink: return "nvlink";
-  }
-  return "card";
-}
-
-std::optional<Interconnect> parse_interconnect(const std::string& name) {
-  for (Interconnect i : {Interconnect::card, Interconnect::pcie, Interconnect::nvlink}) {
-    if (name == to_string(i)) return i;
-  }
-  return std::nullopt;
-}
-
 const char* to_string(Optimizer optimizer) {
   switch (optimizer) {
     case Optimizer::sgd: return "sgd";
@@ -126,6 +110,20 @@ const char* to_string(LoraTargets targets) {
 
 std::optional<LoraTargets> parse_lora_targets(const std::string& name) {
   constexpr LoraTargets kAll[] = {LoraTargets::attention, LoraTargets::mlp, LoraTargets::all};
+  return parse_named(name, kAll);
+}
+
+const char* to_string(Interconnect interconnect) {
+  switch (interconnect) {
+    case Interconnect::card: return "card";
+    case Interconnect::pcie: return "pcie";
+    case Interconnect::nvlink: return "nvlink";
+  }
+  return "?";
+}
+
+std::optional<Interconnect> parse_interconnect(const std::string& name) {
+  constexpr Interconnect kAll[] = {Interconnect::card, Interconnect::pcie, Interconnect::nvlink};
   return parse_named(name, kAll);
 }
 
