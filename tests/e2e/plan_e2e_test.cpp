@@ -151,17 +151,16 @@ TEST(GuideE2E, PrintsSpecsAndEstimateAndWritesTheChart) {
 
 // The honest figure: every published run predicted by constants fitted without its GPU. The bounds are
 // the figures measured when the model and data last changed (docs/MODEL.md), with a little room, so a
-// change that makes out-of-sample accuracy worse fails here. Measured (session 10): median 6.3%, p90 26.9% on
-// 1,033 rows, multi-GPU 14.0% on 1,240 rows (the 75 superlinear data-parallel rows their own group), every fold
+// change that makes out-of-sample accuracy worse fails here. Measured (session 10): median 7.6%, p90 25.2% on
+// 1,068 rows, multi-GPU 11.7% on 1,243 rows (the 75 superlinear data-parallel rows their own group), every fold
 // fitted from the documented priors; PyTorch memory, with the allocator's unreleasable share refitted per fold
-// as well: peak 8.8%, 52 of 59 brackets, 27 of 3,615 runs that ran (0.7%) predicted not to fit. The issue's
+// as well: peak 8.8%, 52 of 59 brackets, 29 of 3,635 runs that ran (0.8%) predicted not to fit. The issue's
 // targets: median 10% (issue 28: 7%), p90 25% (issue 28: 23%), multi-GPU 15%, peak 10%, 85% of brackets, 2%
-// wrongly not fitting. The p90 bound is above the target, which the model misses: the record at session 10's
-// start gave 25.2% (1,021 rows; issue 28's 58 GeForce rows had moved it from 24.6%), 12 more current GeForce
-// rows 25.5%, and the TF32 rule for GeForce cards (constants.hpp, tf32_relative_efficiency) 26.9% while it
-// took the median from 7.5% to 6.3% and the multi-GPU median from 14.7% to 14.0%. The tail is the RTX 3090's
-// timm ViT-Ti/S and MobileNetV2 rows, the RTX 4090's ResNet-50, and DeepLearningExamples' A100 BERT-large
-// pre-training (docs/MODEL.md, session 10).
+// wrongly not fitting. The median and p90 bounds are above issue 28's targets, which the model misses: the
+// record at session 10's start gave 6.9% / 25.2% (1,021 rows); the TF32 rule for GeForce cards
+// (constants.hpp, tf32_relative_efficiency) took the median down by 1.3 points and the p90 up by 0.8; the 47
+// current GeForce rows added in session 10 (language models on the RTX 4090/5090 above all, which plan puts
+// 25-34% too slow) took them to 7.6% / 25.2% (docs/MODEL.md, session 10).
 TEST(ValidateE2E, LeaveOneGpuOutAccuracyOnThePublishedRecord) {
   const std::string intervals = std::string(GPUSAGE_BINARY_DIR) + "/e2e-intervals.json";
   auto r = run_cli("validate " + std::string(GPUSAGE_SOURCE_DIR) +
@@ -172,8 +171,8 @@ TEST(ValidateE2E, LeaveOneGpuOutAccuracyOnThePublishedRecord) {
   EXPECT_GE(doc["groups"].get<int>(), 25);
   const auto& single = doc["summary"]["single_gpu_throughput"];
   EXPECT_GE(single["rows"].get<int>(), 900);
-  EXPECT_LE(single["median_abs_error"].get<double>(), 0.075);
-  EXPECT_LE(single["p90_abs_error"].get<double>(), 0.275);
+  EXPECT_LE(single["median_abs_error"].get<double>(), 0.08);
+  EXPECT_LE(single["p90_abs_error"].get<double>(), 0.26);
   const auto& multi = doc["summary"]["multi_gpu_throughput"];
   EXPECT_GE(multi["rows"].get<int>(), 1000);
   EXPECT_LE(multi["median_abs_error"].get<double>(), 0.15);
@@ -297,12 +296,14 @@ TEST(PlanE2E, EveryPredictionCarriesItsRangeAndSaysWhenItLeavesTheValidatedRegio
   EXPECT_LT(row["throughput_low"].get<double>(), row["throughput_high"].get<double>());
   EXPECT_GT(row["throughput_high"].get<double>(), row["throughput"].get<double>());
   EXPECT_NE(row["interval"]["basis"].get<std::string>().find("held-out runs"), std::string::npos);
-  // No published single-GPU run trained at fp8: plan says so.
+  // No published single-GPU run trains a Llama model (torchtitan's and FlagPerf's run on 8 GPUs; the fine-tuning
+  // rows are reported apart): plan says so and borrows the interval. (fp8 has single-GPU runs since session 10:
+  // llm.q's FP8 rows on GeForce cards.)
   auto fp8 = run_cli("plan llama3-8b --gpu h100-sxm5-80gb --batch 1 --precision fp8 --checkpointing");
   ASSERT_EQ(fp8.exit_code, 0) << fp8.err;
   EXPECT_NE(fp8.out.find("Outside the validated region"), std::string::npos) << fp8.out;
-  EXPECT_NE(fp8.out.find("no validation run at fp8"), std::string::npos) << fp8.out;
-  EXPECT_NE(fp8.out.find("80% range"), std::string::npos) << fp8.out;
+  EXPECT_NE(fp8.out.find("no validation run of a llama model"), std::string::npos) << fp8.out;
+  EXPECT_NE(fp8.out.find("fp8 · any GPU"), std::string::npos) << fp8.out;
 }
 
 TEST(ValidateE2E, ErrorsAreComputedPerRow) {

@@ -74,7 +74,8 @@ bool Measurement::loads_modules_eagerly() const {
 bool Measurement::other_framework() const {
   const std::string f = text::to_lower(framework);
   if (f.find("pytorch") != std::string::npos) return false;
-  for (const char* name : {"tensorflow", "mxnet", "paddle", "jax"}) {
+  // llm.q and llm.c: C++/CUDA trainers with their own buffers, recompute and fused kernels, no caching allocator.
+  for (const char* name : {"tensorflow", "mxnet", "paddle", "jax", "llm.q", "llm.c"}) {
     if (f.find(name) != std::string::npos) return true;
   }
   // MLPerf submissions name TensorFlow by its short form and version ("tf2.0", "tf1.15").

@@ -95,7 +95,7 @@ struct Measurement {
   bool current_throughput() const {
     return metric == Metric::train_throughput && !legacy() && !superlinear && !fine_tuning();
   }
-  // Measured under TensorFlow, MXNet, PaddlePaddle or JAX rather than PyTorch. The memory model is
+  // Measured under TensorFlow, MXNet, PaddlePaddle, JAX or a C++/CUDA trainer (llm.q, llm.c) rather than PyTorch. The memory model is
   // PyTorch's (autograd's saved tensors, the caching allocator, autocast's copies), so such rows' memory
   // figures are a group of their own; their throughput runs the same cuDNN and cuBLAS kernels and counts.
   bool other_framework() const;

@@ -90,6 +90,7 @@ TEST(ParseMeasurements, MemoryUnderAnotherFrameworkIsItsOwnGroup) {
   EXPECT_TRUE(other("MXNet 22.10 NGC"));
   EXPECT_TRUE(other("PaddlePaddle 23.12 NGC"));
   EXPECT_TRUE(other("tf2.0"));                   // MLPerf's short form
+  EXPECT_TRUE(other("llm.q (IST-DASLab/llmq `train`: CUDA/C++)"));
   EXPECT_FALSE(other("NVIDIA PyTorch/MxNet"));  // MLPerf's PyTorch submission
   EXPECT_FALSE(other("Megatron-Core 0.6 + TransformerEngine"));
   EXPECT_FALSE(other(""));
