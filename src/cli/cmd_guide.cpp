@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "cli/commands.hpp"
+#include "cli/cost_view.hpp"
 #include "cli/gpus_view.hpp"
 #include "cli/options.hpp"
 #include "cli/plan_view.hpp"
@@ -23,14 +24,22 @@ void add_guide_command(CLI::App& app) {
     std::string gpus = "rtx50";
     std::string batch = "32,64,128,256";
     std::string chart;
+    CostOptions cost;
   };
   auto state = std::make_shared<State>();
   state->run.model = "resnet50";
+  // The guide's job when --cost gives none: torchvision's reference recipe trains ResNet-50 on ImageNet for
+  // 90 epochs (references/classification/train.py, --epochs default 90).
+  state->cost.default_epochs = 90;
   auto* command = app.add_subcommand(
       "guide",
       "The buyer's guide: GPU specs side by side, then predicted training speed and memory of a model\n"
-      "across batch sizes on each card. Example: gpusage guide --chart guide.svg");
+      "across batch sizes on each card. Examples:\n"
+      "  gpusage guide --chart guide.svg\n"
+      "  gpusage guide --cost                       # + what 90 epochs of ImageNet cost, owned or rented\n"
+      "  gpusage guide --cost --price rtx5080=1199 --electricity 0.30/kWh --gpu rtx5090,rtx5080,h100-sxm5-80gb");
   state->run.add_to(*command);
+  state->cost.add_to(*command);
   command->add_option("--gpu", state->gpus, "GPU ids, names or families, comma separated")->capture_default_str();
   command->add_option("--batch", state->batch, "Per-GPU batch sizes")->capture_default_str();
   command->add_option("--chart", state->chart, "Also write the comparison chart (SVG): specs and predicted speed");
@@ -38,6 +47,7 @@ void add_guide_command(CLI::App& app) {
     if (!state->chart.empty() && !text::to_lower(state->chart).ends_with(".svg")) {
       throw InputError(fmt::format("--chart: '{}' has an unsupported extension; accepted: .svg", state->chart));
     }
+    state->cost.check_given_with_cost();
     const catalog::Catalog& catalog = catalog::Catalog::active();
     estimate::SweepRequest request;
     request.gpus = catalog.select(state->gpus);
@@ -49,6 +59,12 @@ void add_guide_command(CLI::App& app) {
     out += gpus_comparison_text(catalog, request.gpus, width);
     out += fmt::format("\n== Will it fit, and how fast? {} training, predicted ==\n\n", results.workload.display_name);
     out += plan_table(results, width);
+    if (state->cost.enabled) {
+      out += fmt::format("\n== Buy or rent? ==\n");
+      out += cost_table(build_cost_report(results, state->cost, state->run.dataset_size, cost::builtin_price_book(),
+                                          cost_today()),
+                        width);
+    }
     out += "\nNext: `gpusage plan MODEL --gpu ID` for any model and card, `gpusage bench` to measure yours,\n"
            "`gpusage run -- python train.py` to watch a training run and explain it when it ends.\n";
 

@@ -2,8 +2,10 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <optional>
 
 #include "cli/commands.hpp"
+#include "cli/cost_view.hpp"
 #include "cli/options.hpp"
 #include "cli/plan_view.hpp"
 #include "cli/report_pages.hpp"
@@ -23,6 +25,7 @@ void add_plan_command(CLI::App& app) {
     bool wide = false;
     std::string out;
     std::string chart;
+    CostOptions cost;
   };
   auto state = std::make_shared<State>();
   auto* command = app.add_subcommand(
@@ -31,10 +34,16 @@ void add_plan_command(CLI::App& app) {
       "Examples:\n"
       "  gpusage plan resnet50 --gpu rtx50 --batch 32,64,128,256 --precision fp16\n"
       "  gpusage plan llama3-8b --gpu rtx5090 --qlora --seq-len 2048 --batch auto\n"
-      "  gpusage plan gpt2 --gpu h100 --target-batch 512 --precision bf16 --format json");
+      "  gpusage plan gpt2 --gpu h100 --target-batch 512 --precision bf16 --format json\n"
+      "What a job costs, owned or rented (8 H100s against one RTX 5090 for the same job):\n"
+      "  gpusage plan llama3-8b --qlora --gpu rtx5090,rtx4090,h100-sxm5-80gb --tokens 1e9 --cost\n"
+      "  gpusage plan llama3-8b --qlora --gpu rtx5090,8xh100-sxm5-80gb --tokens 1e9 --cost --price rtx5090=2199 \\\n"
+      "      --rent h100-sxm5-80gb=2.49/h --electricity 0.30/kWh --amortize-hours 4000");
   state->run.add_to(*command);
+  state->cost.add_to(*command);
   command->add_option("--gpu", state->gpus, "GPU ids or names, families (rtx50, rtx40, rtx30, datacenter, "
-                                            "workstation) or all, comma separated")
+                                            "workstation) or all, comma separated; NxID plans N of that card "
+                                            "(8xh100-sxm5-80gb: data parallel, as --gpus 8)")
       ->capture_default_str();
   command->add_option("--batch", state->batch, "Per-GPU batch sizes (32,64,…) or auto: the largest that fits")
       ->capture_default_str();
@@ -50,11 +59,15 @@ void add_plan_command(CLI::App& app) {
     if (!state->chart.empty() && !is_html_path(state->chart)) {
       throw InputError(fmt::format("--chart: '{}' has an unsupported extension; accepted: .html", state->chart));
     }
+    state->cost.check_given_with_cost();
     estimate::SweepRequest request;
-    request.gpus = catalog::Catalog::active().select(state->gpus);
     request.batches = parse_batch_list(state->batch).sizes;
     request.target_batch = state->target_batch;
-    const estimate::Sweep results = run_plan(state->run, request);
+    const estimate::Sweep results = run_plan(state->run, state->gpus, request);
+    std::optional<CostReport> costs;
+    if (state->cost.enabled) {
+      costs = build_cost_report(results, state->cost, state->run.dataset_size, cost::builtin_price_book(), cost_today());
+    }
     std::string chart_message;
     if (!state->chart.empty()) {
       chart_message = write_plan_page(results, state->chart,
@@ -66,8 +79,14 @@ void add_plan_command(CLI::App& app) {
                                                                       : "",
                                                   state->chart));
     }
-    emit(state->format == Format::json ? plan_json(results).dump(2) + "\n" : plan_table(results, state->wide ? 100000 : terminal_width()),
-         state->out);
+    const int width = state->wide ? 100000 : terminal_width();
+    if (state->format == Format::json) {
+      nlohmann::json doc = plan_json(results);
+      if (costs) doc["cost"] = cost_json(*costs);
+      emit(doc.dump(2) + "\n", state->out);
+    } else {
+      emit(plan_table(results, width) + (costs ? cost_table(*costs, width) : std::string()), state->out);
+    }
     if (!chart_message.empty()) fmt::print(stderr, "{}\n", chart_message);
   });
 }

@@ -1,0 +1,81 @@
+// `plan --cost` and `guide --cost`: what a training job costs on each card, owned or rented. The options,
+// the report built from a plan sweep and the prices (core/cost), and its table and JSON.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/cost/cost.hpp"
+#include "core/cost/prices.hpp"
+#include "core/estimate/sweep.hpp"
+
+namespace gpusage::cli {
+
+struct CostOptions {
+  bool enabled = false;
+  std::optional<double> epochs;
+  std::optional<double> tokens;
+  std::optional<double> steps;
+  std::vector<std::string> prices;  // --price ID=USD, repeatable or comma separated
+  std::vector<std::string> rents;   // --rent ID=USD/h
+  std::vector<std::string> powers;  // --power ID=W
+  std::string electricity;          // --electricity USD/kWh
+  double amortize_hours = 8760;
+  std::optional<double> default_epochs;  // guide: the job when none is given
+
+  void add_to(CLI::App& command);
+  // Throws InputError when a job or price option is given without --cost.
+  void check_given_with_cost() const;
+  // The job's size, from --tokens, --steps, or --epochs over the dataset (--dataset-size, else the
+  // workload's default). Throws InputError when none or several are given.
+  cost::JobSize job(const estimate::Sweep& sweep, double dataset_size) const;
+  cost::PriceOverrides overrides() const;
+};
+
+// A price as a row uses it: the figure, where it came from, and whether it is past the book's age.
+struct UsedPrice {
+  cost::DatedPrice price;
+  std::string kind;  // "street", "launch MSRP", "on-demand", or the option that gave it ("--price")
+  bool stale = false;
+  int age_days = 0;
+};
+
+// One configuration of the sweep (a card on N GPUs at its fastest fitting batch) and what the job costs.
+struct CostRow {
+  const estimate::Prediction* prediction = nullptr;
+  cost::CostInputs inputs;
+  cost::JobCost cost;
+  std::optional<UsedPrice> purchase;  // per GPU
+  std::optional<UsedPrice> rent;      // per GPU-hour
+  std::string power_basis;            // "TDP" or "--power"
+  // Against the cheapest rental of the same job, when this card is owned and not itself rented.
+  std::optional<cost::Range> break_even_jobs_vs_cheapest;
+};
+
+struct CostReport {
+  cost::JobSize job;
+  std::string job_text;  // "1e9 tokens (244,141 samples of 4,096 tokens)"
+  std::string today;
+  std::vector<CostRow> rows;
+  const CostRow* cheapest_rental = nullptr;
+  std::optional<cost::DatedPrice> electricity;  // in force (value from --electricity when given)
+  bool electricity_overridden = false;
+  double amortize_hours = 0;
+  int stale_after_days = 0;  // the price book's
+};
+
+// `today` is "YYYY-MM-DD" (the CLI's clock, or GPUSAGE_TODAY): prices older than the book's
+// stale_after_days on that day are flagged.
+CostReport build_cost_report(const estimate::Sweep& sweep, const CostOptions& options, double dataset_size,
+                             const cost::PriceBook& book, const std::string& today);
+std::string cost_table(const CostReport& report, int width);
+nlohmann::json cost_json(const CostReport& report);
+
+// Today's date as the cost report counts prices' ages: $GPUSAGE_TODAY (YYYY-MM-DD, so that tests and
+// goldens do not age) or the UTC date of the clock.
+std::string cost_today();
+
+}  // namespace gpusage::cli

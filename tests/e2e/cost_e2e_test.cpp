@@ -1,0 +1,115 @@
+// End-to-end: plan --cost and guide --cost as a user runs them. GPUSAGE_TODAY pins the date prices age to.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "e2e/run_cli.hpp"
+
+namespace gpusage::testing {
+namespace {
+
+const std::string kToday = "GPUSAGE_TODAY=2026-12-05 COLUMNS=200";
+const std::string kIssueCommand = "plan llama3-8b --qlora --gpu rtx5090,rtx4090,h100-sxm5-80gb --tokens 1e9 --cost";
+// At llama3-8b's 8,192 tokens the GeForce cards run out of memory; at 2,048 all three train.
+const std::string kFitting = kIssueCommand + " --seq-len 2048";
+
+TEST(CostE2E, TheIssuesCommandPrintsTheCostTableWithItsSources) {
+  auto r = run_cli(kIssueCommand, kToday);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* text : {"What the job costs: 1e+09 tokens", "GeForce RTX 5090", "GeForce RTX 4090", "H100",
+                           "wall time (80% range)", "rented job", "owned job", "buying pays off after",
+                           "Prices used", "https://", "stale"}) {
+    EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.out;
+  }
+}
+
+TEST(CostE2E, JsonCarriesEveryFigureWithTheIntervalPropagated) {
+  auto r = run_cli(kFitting + " --format json", kToday);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  const auto& cost = doc.at("cost");
+  EXPECT_EQ(cost["job"]["unit"], "tokens");
+  EXPECT_EQ(cost["today"], "2026-12-05");
+  ASSERT_EQ(cost["rows"].size(), 3u);
+  for (const auto& row : cost["rows"]) {
+    ASSERT_TRUE(row["fits"].get<bool>()) << row["gpu"];
+    const auto& h = row["wall_time_h"];
+    EXPECT_LT(h["low"].get<double>(), h["estimate"].get<double>());
+    EXPECT_LT(h["estimate"].get<double>(), h["high"].get<double>());
+    // Energy is board power x GPUs x hours at each end of the range.
+    for (const char* end : {"estimate", "low", "high"}) {
+      EXPECT_NEAR(row["energy_kwh"][end].get<double>(),
+                  row["board_power_w"].get<double>() / 1000 * h[end].get<double>(), 1e-9);
+    }
+    ASSERT_FALSE(row["rent_usd"].is_null()) << row["gpu"];
+    const double rate = row["rent_usd_per_gpu_hour"]["value"].get<double>();
+    for (const char* end : {"estimate", "low", "high"}) {
+      EXPECT_NEAR(row["rent_usd"][end].get<double>(), rate * h[end].get<double>(), 1e-9);
+    }
+    EXPECT_FALSE(row["rent_usd_per_gpu_hour"]["url"].is_null());
+    EXPECT_FALSE(row["rent_usd_per_gpu_hour"]["as_of"].is_null());
+  }
+  // The consumer cards are owned too (launch MSRP or street price) and so have a break-even.
+  EXPECT_FALSE(cost["rows"][0]["owned_usd"].is_null());
+  EXPECT_FALSE(cost["rows"][0]["break_even_hours"].is_null());
+}
+
+TEST(CostE2E, OverridesReplaceTheDataFilesPrices) {
+  auto r = run_cli(kFitting + " --format json --price rtx5090=2199 --rent rtx5090=0.5/h --electricity 0.30/kWh "
+                                   "--power rtx5090=400W --amortize-hours 1000",
+                   kToday);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto cost = nlohmann::json::parse(r.out).at("cost");
+  const auto& row = cost["rows"][0];
+  EXPECT_EQ(row["gpu"], "rtx5090");
+  EXPECT_EQ(row["purchase_usd_per_gpu"]["kind"], "--price");
+  EXPECT_DOUBLE_EQ(row["purchase_usd_per_gpu"]["value"].get<double>(), 2199);
+  EXPECT_DOUBLE_EQ(row["rent_usd_per_gpu_hour"]["value"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(row["board_power_w"].get<double>(), 400);
+  EXPECT_DOUBLE_EQ(cost["electricity"]["usd_per_kwh"].get<double>(), 0.30);
+  const double hours = row["wall_time_h"]["estimate"].get<double>();
+  EXPECT_NEAR(row["owned_usd"]["estimate"].get<double>(), 0.4 * hours * 0.30 + 2199 * hours / 1000, 1e-9);
+  EXPECT_NEAR(row["break_even_hours"].get<double>(), 2199 / (0.5 - 0.4 * 0.30), 1e-9);
+}
+
+TEST(CostE2E, EightRentedH100sAgainstOneRtx5090) {
+  auto r = run_cli("plan llama3-8b --qlora --seq-len 2048 --gpu rtx5090,8xh100-sxm5-80gb --tokens 1e9 --cost --format json", kToday);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto rows = nlohmann::json::parse(r.out).at("cost").at("rows");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0]["gpus"], 1);
+  EXPECT_EQ(rows[1]["gpus"], 8);
+  const double rate = rows[1]["rent_usd_per_gpu_hour"]["value"].get<double>();
+  EXPECT_NEAR(rows[1]["rent_usd"]["estimate"].get<double>(), 8 * rate * rows[1]["wall_time_h"]["estimate"].get<double>(),
+              1e-9);
+  EXPECT_LT(rows[1]["wall_time_h"]["estimate"].get<double>(), rows[0]["wall_time_h"]["estimate"].get<double>());
+}
+
+TEST(CostE2E, GuideCostCostsNinetyEpochsOfImageNet) {
+  auto r = run_cli("guide --cost", kToday);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("== Buy or rent? =="), std::string::npos);
+  EXPECT_NE(r.out.find("90 epochs of 1,281,167 samples"), std::string::npos) << r.out;
+}
+
+TEST(CostE2E, MistakesAreOneLineAndExitTwo) {
+  for (const std::string& args :
+       {std::string("plan llama3-8b --qlora --gpu rtx5090 --cost"),
+        std::string("plan llama3-8b --qlora --gpu rtx5090 --tokens 1e9"),
+        std::string("plan llama3-8b --qlora --gpu rtx5090 --cost --tokens 1e9 --price rtx5090=abc"),
+        std::string("plan llama3-8b --qlora --gpu rtx5090 --cost --tokens 1e9 --rent nosuchcard=2/h"),
+        std::string("plan llama3-8b --qlora --gpu rtx5090 --cost --tokens 1e9 --electricity -1"),
+        std::string("plan llama3-8b --qlora --gpu rtx5090 --cost --tokens 1e9 --steps 10"),
+        std::string("plan llama3-8b --qlora --gpu rtx5090 --cost --epochs 1"),
+        std::string("plan resnet50 --gpu rtx5090 --cost --tokens 1e9"),
+        std::string("plan resnet50 --gpu 0xrtx5090")}) {
+    auto r = run_cli(args, kToday);
+    EXPECT_EQ(r.exit_code, 2) << args << ": " << r.err;
+    EXPECT_TRUE(r.out.empty()) << args;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace gpusage::testing
