@@ -219,26 +219,30 @@ namespace {
 // "$1,234 (980–1,560)": a money figure with its 80% range.
 std::string usd_text(const std::optional<cost::Range>& r) {
   if (!r) return "n/a";
-  const int decimals = r->estimate < 10 ? 2 : 0;
+  const int decimals = r->estimate < 1 ? 2 : r->estimate < 10 ? 1 : 0;
   return fmt::format("{} ({}-{})", report::format_number(r->estimate, decimals, 1000),
                      report::format_number(r->low, decimals, 1000), report::format_number(r->high, decimals, 1000));
 }
 
+// Hours with one decimal and the range ("20.0 (19.0-32.3)"): narrow enough for a terminal.
 std::string hours_text(const cost::Range& r) {
-  return fmt::format("{} ({}-{})", report::format_duration(r.estimate * 3600), report::format_duration(r.low * 3600),
-                     report::format_duration(r.high * 3600));
+  const int decimals = r.high < 0.1 ? 3 : r.high < 1 ? 2 : 1;
+  return fmt::format("{} ({}-{})", report::format_number(r.estimate, decimals, 1000),
+                     report::format_number(r.low, decimals, 1000), report::format_number(r.high, decimals, 1000));
 }
 
 std::string jobs_text(const cost::Range& r) {
   auto one = [](double jobs) {
     return std::isinf(jobs) ? std::string("never") : report::format_number(jobs, jobs < 10 ? 1 : 0, 1000);
   };
-  return fmt::format("{} jobs ({}-{})", one(r.estimate), one(r.low), one(r.high));
+  return fmt::format("{} ({}-{})", one(r.estimate), one(r.low), one(r.high));
 }
 
 std::string price_cell(const std::optional<UsedPrice>& price, int decimals) {
   if (!price) return "none";
-  const std::string from = price->price.provider.empty() ? price->kind : price->price.provider;
+  const std::string from = !price->price.provider.empty() ? price->price.provider
+                           : price->kind == "launch MSRP"  ? "MSRP"
+                                                           : price->kind;
   return fmt::format("{} {}{}", report::format_number(price->price.value, decimals, 1000), from,
                      price->stale ? "*" : "");
 }
@@ -281,14 +285,15 @@ nlohmann::json price_json(const std::optional<UsedPrice>& p) {
 std::string cost_table(const CostReport& report, int width) {
   report::Table table;
   table.columns = {{"GPU", "", report::Align::left},
-                   {"batch", ""},
-                   {"wall time (80% range)", "", report::Align::right},
-                   {"energy", "kWh", report::Align::right, 2},
-                   {"buy", "USD/GPU", report::Align::right, 1},
-                   {"rent", "USD/GPU-h", report::Align::right, 1},
+                   {"batch", "", report::Align::right, 4},
+                   {"wall time", "h (80% range)"},
+                   {"energy", "kWh", report::Align::right, 3},
+                   {"buy", "USD/GPU", report::Align::right, 2},
+                   {"rent", "USD/GPU-h", report::Align::right, 2},
                    {"rented job", "USD"},
                    {"owned job", "USD"},
-                   {"buying pays off after", "", report::Align::left}};
+                   {"buying pays off", "after (jobs)", report::Align::left}};
+  table.units_on_own_line = true;
   bool any_stale = false;
   for (const auto& row : report.rows) {
     const estimate::Prediction& p = *row.prediction;
@@ -313,17 +318,22 @@ std::string cost_table(const CostReport& report, int width) {
   table.notes.push_back(power + ": no measured board power under training is in the data yet, so TDP (an upper "
                                 "bound) stands in; GPU boards only, not the host.");
   if (report.electricity) {
+    std::string from = "--electricity";
+    if (!report.electricity_overridden) {
+      const int age = cost::age_in_days(report.electricity->as_of, report.today);
+      from = fmt::format("data/prices.toml, as of {}{}", report.electricity->as_of,
+                         age > report.stale_after_days ? ", stale" : "");
+    }
     table.notes.push_back(fmt::format(
         "owned job = electricity at {} USD/kWh ({}) + the purchase spread over {} h of use (--amortize-hours).",
-        report.electricity->value,
-        report.electricity_overridden ? "--electricity" : report.electricity->title + ", " + report.electricity->as_of,
-        report::format_number(report.amortize_hours, 0, 1000)));
+        report.electricity->value, from, report::format_number(report.amortize_hours, 0, 1000)));
   } else {
     table.notes.push_back("owned job: n/a, no electricity price (give --electricity USD/kWh).");
   }
   table.notes.push_back("buying pays off after: jobs of this size after which buying the card(s) has cost less than "
                         "renting the same card(s) (the purchase over the rent less the electricity), or, for a card "
                         "nobody rents, the cheapest rental in this table.");
+  table.dropped_hint = "widen the terminal (COLUMNS=200), or plan --cost --format json for every figure";
   table.notes.push_back("buy: --price, else a dated street price, else the launch MSRP; rent: --rent, else the "
                         "cheapest listed on-demand price; none: no published price in data/prices.toml.");
   if (any_stale) {
@@ -342,7 +352,8 @@ std::string cost_table(const CostReport& report, int width) {
     }
   }
   if (report.electricity && !report.electricity->url.empty()) {
-    sources.push_back(fmt::format("electricity: {}: {}", report.electricity->title, report.electricity->url));
+    sources.push_back(fmt::format("electricity: {} ({}): {}", report.electricity->title, report.electricity->as_of,
+                                  report.electricity->url));
   }
   if (!sources.empty()) {
     out += "\nPrices used (data/prices.toml; launch MSRPs: gpusage gpus show ID):\n";

@@ -10,12 +10,12 @@
 #include <map>
 #include <set>
 #include <sstream>
-#include <toml++/toml.h>
 
 #include "core/catalog/fields.hpp"
 #include "core/common/error.hpp"
 #include "core/common/io.hpp"
 #include "core/common/text.hpp"
+#include "core/common/toml_data.hpp"
 
 namespace gpusage::catalog {
 
@@ -116,15 +116,10 @@ std::string did_you_mean(std::string_view name) {
 }
 
 // Reads one [[gpu]] table; every error names the origin, the GPU and the field.
-class GpuReader {
+// `what` names the table in messages: "gpu 'rtx5090'", "derivation 'blackwell-geforce'".
+class GpuReader : public toml_data::TableReader {
  public:
-  // `what` names the table in messages: "gpu 'rtx5090'", "derivation 'blackwell-geforce'".
-  GpuReader(const toml::table& table, const std::string& origin, std::string what)
-      : table_(table), origin_(origin), what_(std::move(what)) {}
-
-  [[noreturn]] void fail(std::string_view field, std::string_view problem) const {
-    throw InputError(fmt::format("{}: {}: field '{}' {}", origin_, what_, field, problem));
-  }
+  using TableReader::TableReader;
 
   std::optional<std::string> optional_string(const char* key) {
     const toml::node* node = table_.get(key);
@@ -223,11 +218,6 @@ class GpuReader {
       }
     }
   }
-
- private:
-  const toml::table& table_;
-  const std::string& origin_;
-  std::string what_;
 };
 
 // The tensor rates a derivation rule may compute, by TOML key.
@@ -486,13 +476,7 @@ void fill_power_flagships(std::vector<Gpu>& gpus) {
 }  // namespace
 
 Catalog Catalog::parse(std::string_view toml_text, const std::string& origin) {
-  toml::table root;
-  try {
-    root = toml::parse(toml_text, origin);
-  } catch (const toml::parse_error& e) {
-    throw InputError(fmt::format("{}:{}:{}: {}", origin, e.source().begin.line, e.source().begin.column,
-                                 e.description()));
-  }
+  const toml::table root = toml_data::parse(toml_text, origin);
   Catalog catalog;
   catalog.origin_ = origin;
   for (auto&& [key, value] : root) {

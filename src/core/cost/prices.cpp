@@ -6,10 +6,10 @@
 #include <charconv>
 #include <chrono>
 #include <cmath>
-#include <toml++/toml.h>
 
 #include "core/common/error.hpp"
 #include "core/common/text.hpp"
+#include "core/common/toml_data.hpp"
 
 namespace gpusage::cost {
 
@@ -40,14 +40,10 @@ std::optional<std::chrono::sys_days> parse_date(std::string_view text) {
 }
 
 // Reads one table of the price file; every error names the origin, the entry and the field.
-class EntryReader {
+class EntryReader : public toml_data::TableReader {
  public:
-  EntryReader(const toml::table& table, const std::string& origin, std::string what)
-      : table_(table), origin_(origin), what_(std::move(what)) {}
+  using TableReader::TableReader;
 
-  [[noreturn]] void fail(std::string_view field, std::string_view problem) const {
-    throw InputError(fmt::format("{}: {}: field '{}' {}", origin_, what_, field, problem));
-  }
   void accept_only(std::initializer_list<std::string_view> keys) const {
     for (auto&& [key, value] : table_) {
       if (std::find(keys.begin(), keys.end(), key.str()) == keys.end()) {
@@ -86,11 +82,6 @@ class EntryReader {
     if (!catalog.find(id)) fail("gpu", fmt::format("'{}' is not a catalog id (gpusage gpus --family all)", id));
     return id;
   }
-
- private:
-  const toml::table& table_;
-  const std::string& origin_;
-  std::string what_;
 };
 
 template <class F>
@@ -146,13 +137,7 @@ const DatedPrice* PriceBook::cheapest_rent(const std::string& gpu_id) const {
 }
 
 PriceBook parse_price_book(std::string_view toml_text, const std::string& origin, const catalog::Catalog& catalog) {
-  toml::table root;
-  try {
-    root = toml::parse(toml_text, origin);
-  } catch (const toml::parse_error& e) {
-    throw InputError(fmt::format("{}:{}:{}: {}", origin, e.source().begin.line, e.source().begin.column,
-                                 e.description()));
-  }
+  const toml::table root = toml_data::parse(toml_text, origin);
   EntryReader top(root, origin, "top level");
   top.accept_only({"schema_version", "stale_after_days", "electricity", "street", "rent"});
   if (top.positive("schema_version") != 1) top.fail("schema_version", "must be 1");
