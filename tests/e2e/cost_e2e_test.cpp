@@ -18,7 +18,7 @@ TEST(CostE2E, TheIssuesCommandPrintsTheCostTableWithItsSources) {
   auto r = run_cli(kIssueCommand, kToday);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const char* text : {"What the job costs: 1e+09 tokens", "GeForce RTX 5090", "GeForce RTX 4090", "H100",
-                           "wall time (80% range)", "rented job", "owned job", "buying pays off after",
+                           "wall time", "h (80% range)", "rented job", "owned job", "buying pays off",
                            "Prices used", "https://", "stale"}) {
     EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.out;
   }
