@@ -310,7 +310,8 @@ std::string cost_table(const CostReport& report, int width) {
                    break_even_cell(row, report)});
   }
   std::string out = fmt::format("\nWhat the job costs: {}\n", report.job_text);
-  table.notes.push_back("Wall time and every cost carry plan's 80% range of throughput (in brackets).");
+  table.notes.push_back("Wall time and every cost carry plan's 80% range of throughput (in brackets; where the "
+                        "held-out errors of a card's cell lean one way, the range lies to one side of the estimate).");
   std::string power = "energy = board power x wall time x GPUs, at the card's TDP";
   if (std::any_of(report.rows.begin(), report.rows.end(), [](auto& r) { return r.power_basis == "--power"; })) {
     power += " (at --power where given)";
