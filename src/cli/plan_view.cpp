@@ -162,6 +162,15 @@ std::string recipe_text(const estimate::TrainingConfig& c, const estimate::Sweep
   return parts.empty() ? "" : "; " + text::join(parts, ", ");
 }
 
+// A card's name, with its GPU count when the sweep plans the same job on different counts (--gpu
+// rtx5090,8xh100-sxm5-80gb), so that one H100 and eight are told apart.
+std::string card_name(const estimate::Prediction& p, const estimate::Sweep& results) {
+  const bool mixed = std::any_of(results.predictions.begin(), results.predictions.end(), [&](const auto& q) {
+    return q.config.world_size() != results.predictions.front().config.world_size();
+  });
+  return mixed && p.config.world_size() > 1 ? fmt::format("{}x {}", p.config.world_size(), p.gpu->name) : p.gpu->name;
+}
+
 }  // namespace
 
 std::string plan_table(const estimate::Sweep& results, int width) {
@@ -194,7 +203,7 @@ std::string plan_table(const estimate::Sweep& results, int width) {
     for (int b : batches) table.columns.push_back({fmt::format("batch {}", b), ""});
     for (std::size_t i = 0; i < predictions.size(); i += batches.size()) {
       const auto& first = predictions[i];
-      std::vector<std::string> row{first.gpu->name, report::format_number(units::to_gib(first.capacity_bytes), 0),
+      std::vector<std::string> row{card_name(first, results), report::format_number(units::to_gib(first.capacity_bytes), 0),
                                    report::format_number(first.max_batch)};
       for (std::size_t j = 0; j < batches.size(); ++j) {
         const auto& p = predictions[i + j];
@@ -224,7 +233,7 @@ std::string plan_table(const estimate::Sweep& results, int width) {
       table.columns.insert(table.columns.begin() + 8, {"tokens/s", "", report::Align::right, 1});
     }
     for (const auto& p : predictions) {
-      std::vector<std::string> row{p.gpu->name,
+      std::vector<std::string> row{card_name(p, results),
                                    report::format_number(p.config.batch_per_gpu),
                                    report::format_number(p.config.accumulation_steps),
                                    p.fits ? "yes" : "NO",
@@ -271,7 +280,7 @@ std::string plan_table(const estimate::Sweep& results, int width) {
                     {"per $1000", unit}, {"per 100 W", unit}};
     int i = 0;
     for (auto* p : ranked) {
-      rank.add_row({std::to_string(++i), p->gpu->name, report::format_number(p->config.batch_per_gpu),
+      rank.add_row({std::to_string(++i), card_name(*p, results), report::format_number(p->config.batch_per_gpu),
                     report::format_number(p->throughput),
                     p->gpu->msrp_usd ? report::format_number(p->throughput / *p->gpu->msrp_usd * 1000) : "n/a",
                     report::format_number(p->throughput / p->gpu->tdp_w * 100)});
@@ -305,8 +314,8 @@ std::string plan_table(const estimate::Sweep& results, int width) {
             : p.interval_basis;
     auto it = std::find_if(bases.begin(), bases.end(), [&](const auto& b) { return b.first == basis; });
     if (it == bases.end()) it = bases.insert(bases.end(), {basis, {}});
-    if (std::find(it->second.begin(), it->second.end(), p.gpu->name) == it->second.end()) {
-      it->second.push_back(p.gpu->name);
+    if (std::find(it->second.begin(), it->second.end(), card_name(p, results)) == it->second.end()) {
+      it->second.push_back(card_name(p, results));
     }
     for (const auto& w : p.validation_warnings) {
       if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
