@@ -28,9 +28,7 @@ void add_guide_command(CLI::App& app) {
   };
   auto state = std::make_shared<State>();
   state->run.model = "resnet50";
-  // The guide's job when --cost gives none: torchvision's reference recipe trains ResNet-50 on ImageNet for
-  // 90 epochs (references/classification/train.py, --epochs default 90).
-  state->cost.default_epochs = 90;
+  state->cost.default_epochs = kReferenceVisionEpochs;
   auto* command = app.add_subcommand(
       "guide",
       "The buyer's guide: GPU specs side by side, then predicted training speed and memory of a model\n"

@@ -5,9 +5,11 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/cost_view.hpp"
 #include "cli/gpus_view.hpp"
 #include "cli/options.hpp"
 #include "cli/plan_view.hpp"
@@ -39,6 +41,7 @@ struct ReportOptions {
   std::string monitor_log;
   std::string out = "gpusage-report.html";
   Format format = Format::table;
+  CostOptions cost;
 };
 
 void check_html_path(const std::string& option, const std::string& path) {
@@ -60,7 +63,22 @@ std::string command_line(const ReportOptions& o) {
   line += fmt::format(" --batch {}", o.batch) + run_option_flags(o.run);
   for (const auto& file : o.bench_files) line += " --bench " + file;
   if (!o.monitor_log.empty()) line += " --monitor-log " + o.monitor_log;
+  if (o.cost.enabled) line += " --cost";
   return line + " --out " + o.out;
+}
+
+// What the job costs on each card (plan --cost's table, sortable), its notes and the prices it used.
+report::Section cost_section(const CostReport& costs) {
+  report::Section section{"cost", "What a job costs: buy or rent", {}, {}, {}};
+  section.paragraphs.push_back(fmt::format("The job: {}. Each card at its fastest fitting batch; wall time and every "
+                                           "cost with plan's 80% range.",
+                                           costs.job_text));
+  report::Table table = cost_table_model(costs);
+  section.notes = std::move(table.notes);
+  table.notes.clear();
+  section.items.push_back(report::PageTable{"cost-table", "Wall time, energy and cost per card", std::move(table)});
+  for (const auto& line : cost_sources(costs)) section.notes.push_back("Price: " + line);
+  return section;
 }
 
 // The bench file's runs beside what plan predicts for them (core/estimate/compare.hpp), as the page charts them.
@@ -147,7 +165,12 @@ void run_report(const ReportOptions& options) {
   std::optional<report::MonitorLog> log;
   if (!options.monitor_log.empty()) log = report::read_monitor_log(options.monitor_log);
 
+  options.cost.check_given_with_cost();
   const estimate::Sweep plan = run_plan(options.run, request);
+  std::optional<CostReport> costs;
+  if (options.cost.enabled) {
+    costs = build_cost_report(plan, options.cost, options.run.dataset_size, cost::builtin_price_book(), cost_today());
+  }
   const std::string selection = selection_label(options, request.gpus.size());
   report::Page page = report::new_page(
       fmt::format("gpusage report: {} and {} training", selection, plan.workload.display_name),
@@ -170,6 +193,7 @@ void run_report(const ReportOptions& options) {
     const auto [alerts, note] = log_alerts(*log);
     page.sections.push_back(report::monitor_section(*log, alerts, note));
   }
+  if (costs) page.sections.push_back(cost_section(*costs));
   page.sources = report::catalog_sources(request.gpus);
 
   const std::size_t bytes = write_page(page, options.out);
@@ -190,8 +214,11 @@ void add_report_command(CLI::App& app) {
       "Examples:\n"
       "  gpusage report                                   # RTX 50 series, ResNet-50 -> gpusage-report.html\n"
       "  gpusage report --gpu rtx5090,rtx4090,h100-sxm5-80gb --model vit_b_16 --precision bf16\n"
-      "  gpusage report --bench run.json --monitor-log run.jsonl --out run-report.html");
+      "  gpusage report --bench run.json --monitor-log run.jsonl --out run-report.html\n"
+      "  gpusage report --cost                            # + what 90 epochs of ImageNet cost, owned or rented");
   options->run.add_to(*command, false);
+  options->cost.default_epochs = kReferenceVisionEpochs;
+  options->cost.add_to(*command);
   auto* model = command->add_option("--model", options->run.model, "Zoo model to estimate (see `gpusage plan --help`)")
                     ->capture_default_str();
   auto* family = command->add_option("--family", options->family,

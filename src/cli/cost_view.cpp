@@ -54,7 +54,8 @@ cost::JobSize CostOptions::job(const estimate::Sweep& sweep, double dataset_size
   }
   if (tokens) return {cost::JobUnit::tokens, *tokens};
   if (steps) return {cost::JobUnit::steps, *steps};
-  const std::optional<double> e = epochs ? epochs : default_epochs;
+  const std::optional<double> e =
+      epochs ? epochs : (sweep.workload.domain == workload::Domain::vision ? default_epochs : std::nullopt);
   if (!e) {
     throw InputError("--cost needs the job's size: --tokens T (language models), --steps S, or --epochs N "
                      "(over --dataset-size)");
@@ -282,7 +283,7 @@ nlohmann::json price_json(const std::optional<UsedPrice>& p) {
 
 }  // namespace
 
-std::string cost_table(const CostReport& report, int width) {
+report::Table cost_table_model(const CostReport& report) {
   report::Table table;
   table.columns = {{"GPU", "", report::Align::left},
                    {"batch", "", report::Align::right, 4},
@@ -309,7 +310,6 @@ std::string cost_table(const CostReport& report, int width) {
                    price_cell(row.purchase, 0), price_cell(row.rent, 2), usd_text(c.rent_usd), usd_text(c.owned_usd),
                    break_even_cell(row, report)});
   }
-  std::string out = fmt::format("\nWhat the job costs: {}\n", report.job_text);
   table.notes.push_back("Wall time and every cost carry plan's 80% range of throughput (in brackets; where the "
                         "held-out errors of a card's cell lean one way, the range lies to one side of the estimate).");
   std::string power = "energy = board power x wall time x GPUs, at the card's TDP";
@@ -341,7 +341,10 @@ std::string cost_table(const CostReport& report, int width) {
     table.notes.push_back(fmt::format("*: stale, older than {} days on {}: check the source.",
                                       report.stale_after_days, report.today));
   }
-  out += report::render_text(table, width);
+  return table;
+}
+
+std::vector<std::string> cost_sources(const CostReport& report) {
   std::vector<std::string> sources;
   for (const auto& row : report.rows) {
     for (const auto* price : {row.purchase ? &*row.purchase : nullptr, row.rent ? &*row.rent : nullptr}) {
@@ -356,6 +359,13 @@ std::string cost_table(const CostReport& report, int width) {
     sources.push_back(fmt::format("electricity: {} ({}): {}", report.electricity->title, report.electricity->as_of,
                                   report.electricity->url));
   }
+  return sources;
+}
+
+std::string cost_table(const CostReport& report, int width) {
+  std::string out = fmt::format("\nWhat the job costs: {}\n", report.job_text);
+  out += report::render_text(cost_table_model(report), width);
+  const std::vector<std::string> sources = cost_sources(report);
   if (!sources.empty()) {
     out += "\nPrices used (data/prices.toml; launch MSRPs: gpusage gpus show ID):\n";
     for (const auto& line : sources) out += "  - " + line + "\n";

@@ -11,8 +11,13 @@
 #include "core/cost/cost.hpp"
 #include "core/cost/prices.hpp"
 #include "core/estimate/sweep.hpp"
+#include "report/table.hpp"
 
 namespace gpusage::cli {
+
+// guide --cost and report --cost cost a vision model's training when no job is given: torchvision's reference
+// recipe trains ResNet-50 on ImageNet for 90 epochs (references/classification/train.py, --epochs default 90).
+inline constexpr double kReferenceVisionEpochs = 90;
 
 struct CostOptions {
   bool enabled = false;
@@ -24,7 +29,7 @@ struct CostOptions {
   std::vector<std::string> powers;  // --power ID=W
   std::string electricity;          // --electricity USD/kWh
   double amortize_hours = 8760;
-  std::optional<double> default_epochs;  // guide: the job when none is given
+  std::optional<double> default_epochs;  // guide and report: a vision model's job when none is given
 
   void add_to(CLI::App& command);
   // Throws InputError when a job or price option is given without --cost.
@@ -72,6 +77,10 @@ struct CostReport {
 CostReport build_cost_report(const estimate::Sweep& sweep, const CostOptions& options, double dataset_size,
                              const cost::PriceBook& book, const std::string& today);
 std::string cost_table(const CostReport& report, int width);
+// The table alone (columns, rows, notes), for the text above and the report page's sortable table.
+report::Table cost_table_model(const CostReport& report);
+// Every price the report used: "rtx5090: <title> (2026-01-05, 334 days old, stale): <url>".
+std::vector<std::string> cost_sources(const CostReport& report);
 nlohmann::json cost_json(const CostReport& report);
 
 // Today's date as the cost report counts prices' ages: $GPUSAGE_TODAY (YYYY-MM-DD, so that tests and

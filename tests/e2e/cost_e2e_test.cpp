@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "e2e/run_cli.hpp"
@@ -91,6 +92,17 @@ TEST(CostE2E, GuideCostCostsNinetyEpochsOfImageNet) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("== Buy or rent? =="), std::string::npos);
   EXPECT_NE(r.out.find("90 epochs of 1,281,167 samples"), std::string::npos) << r.out;
+}
+
+TEST(CostE2E, TheReportPageCarriesTheCostTable) {
+  const std::string out = std::string(GPUSAGE_BINARY_DIR) + "/cost-e2e-report.html";
+  auto r = run_cli("report --gpu rtx5090,rtx5080 --batch 64,128 --cost --out " + out, kToday);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string page = read_text(out);
+  std::remove(out.c_str());
+  EXPECT_NE(page.find("What a job costs: buy or rent"), std::string::npos);
+  EXPECT_NE(page.find("90 epochs of 1,281,167 samples"), std::string::npos);
+  EXPECT_NE(page.find("spheron.network"), std::string::npos);
 }
 
 TEST(CostE2E, MistakesAreOneLineAndExitTwo) {
