@@ -9,6 +9,7 @@
 
 #include "cli/cost_view.hpp"
 #include "core/common/error.hpp"
+#include "unit/input_error.hpp"
 #include "core/workload/workload.hpp"
 
 namespace gpusage::cli {
@@ -29,14 +30,7 @@ estimate::Sweep sweep_of(const std::string& model) {
   return sweep;
 }
 
-std::string input_error(auto&& call) {
-  try {
-    call();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no InputError)";
-}
+using gpusage::testing::input_error_message;
 
 TEST(CostOptions, TheJobIsTokensStepsOrEpochsOverTheDataset) {
   EXPECT_EQ(parse_cost({"--cost", "--tokens", "1e9"}).job(sweep_of("gpt2"), 0).amount, 1e9);
@@ -49,13 +43,13 @@ TEST(CostOptions, TheJobIsTokensStepsOrEpochsOverTheDataset) {
 }
 
 TEST(CostOptions, MistakesSayWhatToGive) {
-  EXPECT_EQ(input_error([] { parse_cost({"--cost"}).job(sweep_of("gpt2"), 0); }),
+  EXPECT_EQ(input_error_message([] { parse_cost({"--cost"}).job(sweep_of("gpt2"), 0); }),
             "--cost needs the job's size: --tokens T (language models), --steps S, or --epochs N (over --dataset-size)");
-  EXPECT_EQ(input_error([] { parse_cost({"--cost", "--tokens", "1e9", "--steps", "5"}).job(sweep_of("gpt2"), 0); }),
+  EXPECT_EQ(input_error_message([] { parse_cost({"--cost", "--tokens", "1e9", "--steps", "5"}).job(sweep_of("gpt2"), 0); }),
             "--cost takes one job size: --epochs N, --tokens T or --steps S, not several");
-  EXPECT_THAT(input_error([] { parse_cost({"--cost", "--epochs", "1"}).job(sweep_of("gpt2"), 0); }),
+  EXPECT_THAT(input_error_message([] { parse_cost({"--cost", "--epochs", "1"}).job(sweep_of("gpt2"), 0); }),
               ::testing::HasSubstr("needs --dataset-size N"));
-  EXPECT_THAT(input_error([] { parse_cost({"--tokens", "1e9"}).check_given_with_cost(); }),
+  EXPECT_THAT(input_error_message([] { parse_cost({"--tokens", "1e9"}).check_given_with_cost(); }),
               ::testing::HasSubstr("add --cost"));
   EXPECT_NO_THROW(parse_cost({}).check_given_with_cost());
 }

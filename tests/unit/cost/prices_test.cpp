@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "core/common/error.hpp"
+#include "unit/input_error.hpp"
 
 namespace gpusage::cost {
 namespace {
@@ -13,14 +14,7 @@ using ::testing::HasSubstr;
 
 const catalog::Catalog& cards() { return catalog::Catalog::builtin(); }
 
-std::string error_of(auto&& call) {
-  try {
-    call();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using gpusage::testing::input_error_message;
 
 TEST(BuiltinPriceBook, EveryPriceHasASourceADateAndACatalogCard) {
   const PriceBook& book = builtin_price_book();
@@ -103,7 +97,7 @@ TEST(ParsePriceBook, ReadsEveryKindOfPrice) {
 }
 
 TEST(ParsePriceBook, MistakesNameTheEntryAndTheField) {
-  auto parse = [](std::string text) { return error_of([&] { parse_price_book(text, "prices.toml", cards()); }); };
+  auto parse = [](std::string text) { return input_error_message([&] { parse_price_book(text, "prices.toml", cards()); }); };
   std::string text = kValid;
   EXPECT_THAT(parse(std::string(text).replace(text.find("gpu = \"rtx5090\""), 15, "gpu = \"rtx9090\"")),
               HasSubstr("prices.toml: street #1: field 'gpu' 'rtx9090' is not a catalog id"));
@@ -135,15 +129,15 @@ TEST(Overrides, ReadPricesAsUsersTypeThem) {
 
 TEST(Overrides, MistakesNameTheValueAndWhatIsAccepted) {
   PriceOverrides o;
-  EXPECT_EQ(error_of([&] { parse_price_override("rtx5090=abc", cards(), o); }),
+  EXPECT_EQ(input_error_message([&] { parse_price_override("rtx5090=abc", cards(), o); }),
             "--price 'rtx5090=abc': 'abc' is not a positive number; give --price ID=AMOUNT, e.g. --price rtx5090=2199");
-  EXPECT_THAT(error_of([&] { parse_price_override("rtx5090=-5", cards(), o); }), HasSubstr("'-5' is not a positive"));
-  EXPECT_THAT(error_of([&] { parse_price_override("2199", cards(), o); }), HasSubstr("--price '2199' names no GPU"));
-  EXPECT_THAT(error_of([&] { parse_rent_override("h100-sxm5-80gb=2.49/day", cards(), o); }),
+  EXPECT_THAT(input_error_message([&] { parse_price_override("rtx5090=-5", cards(), o); }), HasSubstr("'-5' is not a positive"));
+  EXPECT_THAT(input_error_message([&] { parse_price_override("2199", cards(), o); }), HasSubstr("--price '2199' names no GPU"));
+  EXPECT_THAT(input_error_message([&] { parse_rent_override("h100-sxm5-80gb=2.49/day", cards(), o); }),
               HasSubstr("e.g. --rent h100-sxm5-80gb=2.49/h"));
-  EXPECT_THAT(error_of([&] { parse_rent_override("nosuchcard=1", cards(), o); }), HasSubstr("nosuchcard"));
-  EXPECT_THAT(error_of([&] { parse_power_override("rtx5090=6000W", cards(), o); }), HasSubstr("watts per GPU"));
-  EXPECT_EQ(error_of([&] { parse_electricity_override("30", o); }),
+  EXPECT_THAT(input_error_message([&] { parse_rent_override("nosuchcard=1", cards(), o); }), HasSubstr("nosuchcard"));
+  EXPECT_THAT(input_error_message([&] { parse_power_override("rtx5090=6000W", cards(), o); }), HasSubstr("watts per GPU"));
+  EXPECT_EQ(input_error_message([&] { parse_electricity_override("30", o); }),
             "--electricity '30' is not a price in US dollars per kWh between 0 and 10; e.g. --electricity 0.30/kWh");
   EXPECT_TRUE(o.purchase_usd.empty() && o.rent_usd_per_gpu_hour.empty() && !o.electricity_usd_per_kwh);
 }
