@@ -183,7 +183,8 @@ std::vector<const ErrorCode*> ErrorCodeTable::identify(std::string_view line, st
   // Cheap gates first: most lines name no library at all.
   const bool cuda = contains(lower, "cuda") || contains(lower, "illegal memory access") ||
                     contains(lower, "device-side assert") || contains(lower, "launch failure") ||
-                    contains(lower, "misaligned address");
+                    contains(lower, "misaligned address") || contains(lower, "forward compatibility was attempted") ||
+                    contains(lower, "unsupported display driver");
   const bool nccl = contains(lower, "nccl");
   const bool cudnn = contains(lower, "cudnn");
   const bool absl = contains(lower, "resource_exhausted") || contains(lower, "resource exhausted") ||

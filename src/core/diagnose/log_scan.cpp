@@ -303,7 +303,7 @@ void LogScanner::scan_line(std::size_t n, std::string_view line) {
   const bool inf = has_value_token(lower, "inf");
   if (nan || inf || contains(lower, "non-finite") || contains(lower, "loss became infinite")) {
     static const std::regex loss_nan(
-        R"(\b(\w*loss)\b['"]?\s*(?:[:=]|\bis\b)?\s*['"]?\s*(?:tensor\()?\s*(-?nan|-?inf(?:inity)?)\b)",
+        R"(\b(\w*loss\w*)\b['"]?\s*(?:[:=]|\bis\b)?\s*['"]?\s*(?:tensor\()?\s*(-?nan|-?inf(?:inity)?)\b)",
         std::regex::icase);
     static const std::regex grad_nan(
         R"(\b(grad(?:ient)?[_ ]?norm|total[_ ]norm|gnorm)\b['"]?\s*(?:[:=]|\bis\b)?\s*['"]?\s*(-?nan|-?inf(?:inity)?)\b)",

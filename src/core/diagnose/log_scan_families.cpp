@@ -28,6 +28,8 @@ bool is_benign_warning(std::string_view line) {
   }
   // TensorFlow's CPU allocator notes any single allocation above 10% of free RAM; it is not an OOM.
   if (contains(line, "exceeds 10% of free system memory")) return true;
+  // NCCL probes for InfiniBand and uses sockets when the machine has none.
+  if (contains(line, "NCCL WARN Failed to open libibverbs")) return true;
   return false;
 }
 
@@ -48,7 +50,10 @@ void record_sighting(std::vector<CodeSighting>& codes, const ErrorCode& code, st
 // "Killed" as bash prints it for a job the kernel killed, in the locales seen in pasted logs.
 bool is_bare_killed(std::string_view line) {
   if (line.size() > 48) return false;
-  const std::string t = text::trim(line);
+  std::string t = text::trim(line);
+  // Markdown around it, as pasted in an issue: "**Killed**", "`Killed`".
+  while (!t.empty() && (t.front() == '*' || t.front() == '`' || t.front() == '_')) t.erase(0, 1);
+  while (!t.empty() && (t.back() == '*' || t.back() == '`' || t.back() == '_')) t.pop_back();
   for (std::string_view word : {"Killed", "killed", "Getötet", "Processus arrêté", "Matado", "Ucciso", "Morto",
                                 "Убито", "已杀死", "強制終了", "Terminado (killed)"}) {
     if (t == word) return true;
@@ -121,8 +126,10 @@ void LogScanner::note_framework(std::string_view raw) {
   // Read on the raw line: the prefixes normalisation strips (TensorFlow's "I tensorflow/core/…cc:42]") say
   // whose log it is. jaxlib before 0.4 built XLA from a vendored TensorFlow: its paths read
   // "external/org_tensorflow/…", TensorFlow's own "tensorflow/core/…".
+  // jaxlib builds XLA as external/xla (TensorFlow 2.14+ as external/local_xla).
   if (!scan.jax_seen && (contains(raw, "jax") || contains(raw, "JAX") || contains(raw, "Jax") ||
-                         contains(raw, "XlaRuntimeError") || contains(raw, "external/org_tensorflow"))) {
+                         contains(raw, "XlaRuntimeError") || contains(raw, "external/org_tensorflow") ||
+                         contains(raw, "external/xla/"))) {
     scan.jax_seen = true;
   }
   if (!scan.tf_python_seen &&
@@ -144,7 +151,9 @@ void LogScanner::scan_families(std::size_t n, std::string_view line, std::string
 
   // --- JAX/XLA out of memory ------------------------------------------------------------------------
   if (contains(lower, "out of memory while trying to allocate") || contains(lower, "out of memory allocating") ||
-      contains(line, "BufferAssignment OOM") || (contains(lower, "failed to alloc") && contains(lower, "memory"))) {
+      contains(line, "BufferAssignment OOM") || contains(line, "Peak buffers:") || contains(line, "XLA Label:") ||
+      (contains(lower, "failed to alloc") && contains(lower, "memory")) ||
+      (contains(lower, "ran out of memory trying to allocate") && contains(lower, "bfc"))) {
     scan.jax_oom.add(n, line);
     static const std::regex requested(R"(allocat\w*\s+(\d+) bytes)");
     if (!scan.jax_requested_bytes && std::regex_search(str(), m, requested)) {
@@ -159,10 +168,13 @@ void LogScanner::scan_families(std::size_t n, std::string_view line, std::string
     // runtime version (8, 5, 0)".
     static const std::regex tf(R"(Loaded runtime CuDNN library:\s*(\d+(?:\.\d+)*).*?compiled with:?\s*(\d+(?:\.\d+)*))");
     static const std::regex torch(R"(compiled against \(([\d, ]+)\) but found runtime version \(([\d, ]+)\))");
+    static const std::regex torch_old(R"(compiled against (\d+) but linked against (\d+))");
     const bool loaded = contains(line, "Loaded runtime CuDNN library");
-    const bool torch_mismatch = contains(line, "cuDNN version incompatibility");
+    const bool torch_mismatch = contains(line, "cuDNN version incompatibility") || contains(line, "cuDNN version mismatch");
     const bool library_missing =
         (contains(line, "Could not load library libcudnn") || contains(line, "Unable to load any of {libcudnn") ||
+         contains(line, "Could not locate cudnn") || contains(line, "Could not load library cudnn") ||
+         contains(line, "Cannot load symbol cudnn") ||
          (contains(line, "libcudnn") && contains(line, "cannot open shared object file"))) &&
         !contains(line, "Could not load dynamic library");  // TensorFlow's warning when it falls back to CPU
     if (loaded || torch_mismatch || library_missing || contains(line, "No execution plans support the graph")) {
@@ -170,7 +182,8 @@ void LogScanner::scan_families(std::size_t n, std::string_view line, std::string
       if (!scan.cudnn_loaded && loaded && std::regex_search(str(), m, tf)) {
         scan.cudnn_loaded = m[1].str();
         scan.cudnn_compiled = m[2].str();
-      } else if (!scan.cudnn_loaded && torch_mismatch && std::regex_search(str(), m, torch)) {
+      } else if (!scan.cudnn_loaded && torch_mismatch &&
+                 (std::regex_search(str(), m, torch) || std::regex_search(str(), m, torch_old))) {
         scan.cudnn_compiled = m[1].str();
         scan.cudnn_loaded = m[2].str();
       }
@@ -178,8 +191,13 @@ void LogScanner::scan_families(std::size_t n, std::string_view line, std::string
   }
 
   // --- a compiler without the GPU's architecture (ptxas, Triton, nvcc, XLA) ---------------------------
-  if (contains(lower, "sm_") || contains(lower, "compute_") || contains(line, "PTX codegen error")) {
-    const bool rejected = contains(line, "is not defined for option 'gpu-name'") ||
+  if (contains(lower, "sm_") || contains(lower, "compute_") || contains(line, "PTX codegen error") ||
+      contains(line, "ptxas does not support CC")) {
+    // ptxas: "Value 'sm_120' is not defined for option 'gpu-name'" (nvcc: 'gpu-architecture'); LLVM: "'sm_120' is
+    // not a recognized processor for this target"; XLA: "ptxas does not support CC 8.9".
+    const bool rejected = contains(line, "is not defined for option 'gpu-") ||
+                          contains(line, "is not a recognized processor for this target") ||
+                          contains(line, "ptxas does not support CC") ||
                           contains(line, "does not support target 'sm_") || contains(line, "does not support .target sm_") ||
                           contains(line, "Unsupported gpu architecture 'compute_") ||
                           contains(line, "Internal Triton PTX codegen error") ||
@@ -187,7 +205,11 @@ void LogScanner::scan_families(std::size_t n, std::string_view line, std::string
     if (rejected) {
       scan.arch_unsupported.add(n, line);
       static const std::regex arch(R"(\b(?:sm|compute)_(\d{2,3}[a-z]?)\b)");
+      static const std::regex capability(R"(does not support CC (\d+)\.(\d))");
       if (!scan.toolchain_arch && std::regex_search(str(), m, arch)) scan.toolchain_arch = "sm_" + m[1].str();
+      if (!scan.toolchain_arch && std::regex_search(str(), m, capability)) {
+        scan.toolchain_arch = "sm_" + m[1].str() + m[2].str();
+      }
     }
   }
 
@@ -198,9 +220,10 @@ void LogScanner::scan_families(std::size_t n, std::string_view line, std::string
 
   // --- a CUDA kernel's assert: "Loss.cu:240: …: block: [0,0,0], thread: [5,0,0] Assertion `t >= 0 && t <
   // n_classes` failed." --------------------------------------------------------------------------------
-  if (contains(line, "Assertion `") && contains(line, "failed") && (contains(line, "block: [") || contains(line, ".cu:"))) {
+  // ("failed." may be wrapped onto the next line.)
+  if (contains(line, "Assertion `") && (contains(line, "block: [") || contains(line, ".cu:"))) {
     scan.device_assert.add(n, line);
-    static const std::regex condition(R"(Assertion `([^`]+)` failed)");
+    static const std::regex condition(R"(Assertion `([^`]+)`)");
     if (!scan.assert_condition && std::regex_search(str(), m, condition)) scan.assert_condition = m[1].str();
   }
 
@@ -208,9 +231,12 @@ void LogScanner::scan_families(std::size_t n, std::string_view line, std::string
   std::optional<std::string> killed;
   if (is_bare_killed(line) || is_job_killed(line)) {
     killed = "the process was killed (SIGKILL), as the kernel's OOM killer does";
-  } else if (contains(lower, "exitcode") && contains(lower, "-9") &&
-             (contains(lower, "exitcode: -9") || contains(lower, "exitcode  : -9") || contains(lower, "exitcode=-9"))) {
-    killed = "torchrun reports a worker killed by signal 9 (SIGKILL)";
+  } else if (contains(lower, "code") && (contains(lower, "-9") || contains(lower, "137")) &&
+             (contains(lower, "exitcode: -9") || contains(lower, "exitcode  : -9") || contains(lower, "exitcode=-9") ||
+              contains(lower, "exit code -9") || contains(lower, "exit code: -9") || contains(lower, "exit code 137") ||
+              contains(lower, "exited with code 137"))) {
+    // -9: a child killed by SIGKILL (torchrun, subprocess); 137 = 128 + 9, the shell's and Docker's way.
+    killed = "the process was killed by signal 9 (SIGKILL)";
   } else if (contains(line, "Signal 9 (SIGKILL) received")) {
     killed = "torchrun reports a worker killed by signal 9 (SIGKILL)";
   } else if (contains(lower, "oom-kill") || contains(lower, "oom_kill") || contains(line, "Out of memory: Killed process") ||

@@ -93,6 +93,42 @@ TEST(LogFamilies, PtxasWithoutTheArchitectureNamesTheToolkitThatAddsIt) {
   EXPECT_TRUE(has(f.fix, "sm_121a (Blackwell (GB10: DGX Spark)) needs CUDA 12.9 or newer")) << f.fix;
 }
 
+TEST(LogFamilies, EveryCompilerThatRejectsAnArchitectureIsRecognised) {
+  for (const auto& [line, arch] : std::vector<std::pair<std::string, std::string>>{
+           {"nvcc fatal : Value 'sm_86' is not defined for option 'gpu-architecture'", "sm_86"},
+           {"'sm_120' is not a recognized processor for this target (ignoring processor)", "sm_120"},
+           {"W external/org_tensorflow/asm_compiler.cc:231] Falling back to the CUDA driver for PTX compilation; ptxas "
+            "does not support CC 8.9",
+            "sm_89"},
+           {"LLVM Fatal Error: Reason: PTX version 8.8 does not support target 'sm_107a'.", "sm_107a"}}) {
+    const auto f = diagnose(line + "\n").front();
+    EXPECT_EQ(f.id, "log-arch-unsupported") << line;
+    EXPECT_TRUE(has(f.title, "(" + arch + ")")) << f.title;
+  }
+}
+
+TEST(LogFamilies, CudnnThatCannotLoadOrDiffersIsAVersionMismatch) {
+  for (const char* line : {"Could not locate cudnn_ops64_9.dll. Please make sure it is in your library path!",
+                           "Could not load library libcudnn_cnn_infer.so.8. Error: libcudnn_cnn_infer.so.8: cannot "
+                           "open shared object file: No such file or directory",
+                           "RuntimeError: cuDNN version mismatch: PyTorch was compiled against 7102 but linked against 7600"}) {
+    EXPECT_EQ(diagnose(std::string(line) + "\n").front().id, "log-cudnn-version-mismatch") << line;
+  }
+  // TensorFlow's warning when it runs on the CPU without cuDNN is not a failure of the run.
+  EXPECT_EQ(diagnose("W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library "
+                     "'libcudnn.so.8'; dlerror: libcudnn.so.8: cannot open shared object file\n")
+                .front()
+                .id,
+            "log-clean");
+}
+
+TEST(LogFamilies, AKernelAssertWrappedBeforeFailedStillCounts) {
+  const auto f = diagnose("/pytorch/aten/src/ATen/native/cuda/Indexing.cu:1422: indexSelectLargeIndex: block: "
+                          "[31,0,0], thread: [0,0,0] Assertion `srcIndex < srcSelectDimSize` \nfailed.\n")
+                     .front();
+  EXPECT_EQ(f.id, "log-device-assert");
+}
+
 TEST(LogFamilies, DriverMismatchesAreTheirOwnFindingInTheDriverFamily) {
   for (const char* line :
        {"Error 803: system has unsupported display driver / cuda driver combination",
@@ -108,13 +144,17 @@ TEST(LogFamilies, DriverMismatchesAreTheirOwnFindingInTheDriverFamily) {
 }
 
 TEST(LogFamilies, TheKernelsOomKillerInItsShapes) {
-  for (const char* line : {"Killed", "Getötet", "/var/spool/slurm/job1/slurm_script: line 5: 4242 Killed  python x.py",
+  for (const char* line : {"Killed", "Getötet", "**Killed**", "Training failed with exit code -9", "/var/spool/slurm/job1/slurm_script: line 5: 4242 Killed  python x.py",
                            "  exitcode  : -9 (pid: 1234)", "Signal 9 (SIGKILL) received by PID 1234",
                            "[12345.6] Out of memory: Killed process 1234 (python)",
                            "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=1.0"}) {
     EXPECT_EQ(diagnose(std::string(line) + "\n").front().id, "log-host-oom") << line;
   }
   EXPECT_EQ(diagnose("Model killed the baseline by 3 points\n").front().id, "log-clean");
+}
+
+TEST(LogFamilies, ALossColumnWithASuffixReadsAsTheLoss) {
+  EXPECT_EQ(diagnose("train iter: 100 loss_net: nan loss_scale: 785.42 norm: nan\n").front().id, "log-non-finite");
 }
 
 TEST(LogFamilies, DataLoaderFileDescriptorsAndWorkerCrashes) {
@@ -149,6 +189,8 @@ TEST(LogFamilies, WarningsThatAreNotFailuresStaySilent) {
       // TensorFlow's note on a large host allocation.
       "2023-01-01 10:00:00.0: W tensorflow/core/framework/cpu_allocator_impl.cc:82] Allocation of 411041792 exceeds "
       "10% of free system memory.",
+      // NCCL without InfiniBand uses sockets.
+      "h0913n:12877:12877 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]",
   };
   for (const auto& w : warnings) EXPECT_EQ(diagnose(w + "\n").front().id, "log-clean") << w;
   // DeepSpeed's dynamic loss scale searching down from 2^32: skipped steps at huge scales.
