@@ -142,6 +142,8 @@ ErrorCodeTable ErrorCodeTable::parse(std::string_view toml_text, const std::stri
                                      code.number, code.family));
       }
       table.lower_messages_.push_back(text::to_lower(code.message));
+      table.by_name_.emplace(code.name, table.codes_.size());  // the first of two families keeps the name
+      for (const auto& alias : code.aliases) table.by_name_.emplace(alias, table.codes_.size());
       table.codes_.push_back(std::move(code));
     }
   }
@@ -168,10 +170,8 @@ const ErrorCode* ErrorCodeTable::by_number(std::string_view family, int number) 
 }
 
 const ErrorCode* ErrorCodeTable::by_name(std::string_view name) const {
-  for (const auto& c : codes_) {
-    if (c.name == name || std::find(c.aliases.begin(), c.aliases.end(), name) != c.aliases.end()) return &c;
-  }
-  return nullptr;
+  auto it = by_name_.find(std::string(name));
+  return it == by_name_.end() ? nullptr : &codes_[it->second];
 }
 
 std::vector<const ErrorCode*> ErrorCodeTable::identify(std::string_view line, std::string_view lower) const {
@@ -236,8 +236,10 @@ std::vector<const ErrorCode*> ErrorCodeTable::identify(std::string_view line, st
       }
     }
   }
-  // By the library's message.
-  for (std::size_t i = 0; i < codes_.size(); ++i) {
+  // By the library's message, on lines that say something failed (PyTorch's "CUDA error: …", TensorFlow's
+  // "CUDA_ERROR_…: …", Caffe's "Check failed"): most lines that mention CUDA or NCCL are progress notes.
+  const bool failing = contains(lower, "error") || contains(lower, "fail") || contains(lower, "assert");
+  for (std::size_t i = 0; failing && i < codes_.size(); ++i) {
     const ErrorCode& c = codes_[i];
     const bool gate = (c.family == "cuda" && cuda) || (c.family == "nccl" && nccl);
     if (gate && !lower_messages_[i].empty() && contains(lower, lower_messages_[i])) add(&c);

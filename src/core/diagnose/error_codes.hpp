@@ -8,6 +8,7 @@
 
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace gpusage::diagnose {
@@ -67,6 +68,7 @@ class ErrorCodeTable {
   std::vector<ErrorFamily> families_;
   std::vector<ErrorCode> codes_;
   std::vector<std::string> lower_messages_;  // beside codes_
+  std::unordered_map<std::string, std::size_t> by_name_;  // name or alias -> first index in codes_
 };
 
 const char* to_string(ErrorKind kind);  // "illegal-memory-access", as in the data file

@@ -200,11 +200,7 @@ void LogScanner::scan_line(std::size_t n, std::string_view line) {
   }
 
   Match m;
-  std::string owned;  // a std::string copy for std::regex, made only when a pattern needs one
-  auto str = [&]() -> const std::string& {
-    if (owned.empty()) owned.assign(line);
-    return owned;
-  };
+  scan_text::RegexLine str(line);
 
   // --- out of memory ---------------------------------------------------------------------------
   if (memory_words) {

@@ -123,6 +123,7 @@ void LogScanner::scan_codes(std::size_t n, std::string_view line, std::string_vi
 
 void LogScanner::note_framework(std::string_view raw) {
   LogScan& scan = scan_;
+  if (scan.jax_seen && scan.tf_python_seen) return;
   // Read on the raw line: the prefixes normalisation strips (TensorFlow's "I tensorflow/core/…cc:42]") say
   // whose log it is. jaxlib before 0.4 built XLA from a vendored TensorFlow: its paths read
   // "external/org_tensorflow/…", TensorFlow's own "tensorflow/core/…".
@@ -143,11 +144,7 @@ void LogScanner::note_framework(std::string_view raw) {
 void LogScanner::scan_families(std::size_t n, std::string_view line, std::string_view lower) {
   LogScan& scan = scan_;
   std::match_results<std::string::const_iterator> m;
-  std::string owned;  // a std::string copy for std::regex, made only when a pattern needs one
-  auto str = [&]() -> const std::string& {
-    if (owned.empty()) owned.assign(line);
-    return owned;
-  };
+  scan_text::RegexLine str(line);
 
   // --- JAX/XLA out of memory ------------------------------------------------------------------------
   if (contains(lower, "out of memory while trying to allocate") || contains(lower, "out of memory allocating") ||

@@ -28,11 +28,7 @@ std::optional<std::string> cuda_from_wheel_tag(const std::string& digits) {
 void LogScanner::scan_libraries(std::size_t n, std::string_view line, std::string_view lower, bool init_words) {
   LogScan& scan = scan_;
   std::match_results<std::string::const_iterator> m;
-  std::string owned;  // a std::string copy for std::regex, made only when a pattern needs one
-  auto str = [&]() -> const std::string& {
-    if (owned.empty()) owned.assign(line);
-    return owned;
-  };
+  scan_text::RegexLine str(line);
 
   // --- GPU architecture, driver ------------------------------------------------------------------
   if (contains(lower, "kernel image") || contains(lower, "capabilit") || contains(lower, "driver") ||

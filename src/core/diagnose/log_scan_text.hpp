@@ -29,4 +29,18 @@ inline LogLine at(std::size_t line, std::string_view text) {
   return {line, t};
 }
 
+// The line as a std::string for std::regex, copied only when a pattern needs one: `str()`.
+class RegexLine {
+ public:
+  explicit RegexLine(std::string_view line) : line_(line) {}
+  const std::string& operator()() {
+    if (owned_.empty()) owned_.assign(line_);
+    return owned_;
+  }
+
+ private:
+  std::string_view line_;
+  std::string owned_;
+};
+
 }  // namespace gpusage::diagnose::scan_text
