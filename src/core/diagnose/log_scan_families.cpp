@@ -71,6 +71,24 @@ bool is_job_killed(std::string_view line) {
   return false;
 }
 
+// How the kernel's OOM killer (or a SIGKILL like it) shows in the line, if it does.
+std::optional<std::string> oom_killer_detail(std::string_view line, std::string_view lower) {
+  // Cheap gate: a short line (bare "Killed" in any locale) or one of these words.
+  if (line.size() > 48 && !contains(lower, "kill") && !contains(lower, "code")) return std::nullopt;
+  if (is_bare_killed(line) || is_job_killed(line)) return "the process was killed (SIGKILL), as the kernel's OOM killer does";
+  // -9: a child killed by SIGKILL (torchrun, subprocess); 137 = 128 + 9, the shell's and Docker's way.
+  for (std::string_view code : {"exitcode: -9", "exitcode  : -9", "exitcode=-9", "exit code -9", "exit code: -9",
+                                "exit code 137", "exited with code 137"}) {
+    if (contains(lower, code)) return "the process was killed by signal 9 (SIGKILL)";
+  }
+  if (contains(line, "Signal 9 (SIGKILL) received")) return "torchrun reports a worker killed by signal 9 (SIGKILL)";
+  if (contains(lower, "oom-kill") || contains(lower, "oom_kill") || contains(line, "Out of memory: Killed process") ||
+      contains(line, "Memory cgroup out of memory: Killed")) {
+    return "the kernel's OOM killer (dmesg / the job scheduler)";
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 void LogScanner::scan_codes(std::size_t n, std::string_view line, std::string_view lower) {
@@ -147,10 +165,12 @@ void LogScanner::scan_families(std::size_t n, std::string_view line, std::string
   scan_text::RegexLine str(line);
 
   // --- JAX/XLA out of memory ------------------------------------------------------------------------
-  if (contains(lower, "out of memory while trying to allocate") || contains(lower, "out of memory allocating") ||
+  // (Cheap gates first: each phrase below has one of these words.)
+  const bool alloc_words = contains(lower, "alloc") || contains(lower, "buffer") || contains(line, "XLA Label:");
+  if (alloc_words && (contains(lower, "out of memory while trying to allocate") || contains(lower, "out of memory allocating") ||
       contains(line, "BufferAssignment OOM") || contains(line, "Peak buffers:") || contains(line, "XLA Label:") ||
       (contains(lower, "failed to alloc") && contains(lower, "memory")) ||
-      (contains(lower, "ran out of memory trying to allocate") && contains(lower, "bfc"))) {
+      (contains(lower, "ran out of memory trying to allocate") && contains(lower, "bfc")))) {
     scan.jax_oom.add(n, line);
     static const std::regex requested(R"(allocat\w*\s+(\d+) bytes)");
     if (!scan.jax_requested_bytes && std::regex_search(str(), m, requested)) {
@@ -225,21 +245,7 @@ void LogScanner::scan_families(std::size_t n, std::string_view line, std::string
   }
 
   // --- the kernel's OOM killer ---------------------------------------------------------------------------
-  std::optional<std::string> killed;
-  if (is_bare_killed(line) || is_job_killed(line)) {
-    killed = "the process was killed (SIGKILL), as the kernel's OOM killer does";
-  } else if (contains(lower, "code") && (contains(lower, "-9") || contains(lower, "137")) &&
-             (contains(lower, "exitcode: -9") || contains(lower, "exitcode  : -9") || contains(lower, "exitcode=-9") ||
-              contains(lower, "exit code -9") || contains(lower, "exit code: -9") || contains(lower, "exit code 137") ||
-              contains(lower, "exited with code 137"))) {
-    // -9: a child killed by SIGKILL (torchrun, subprocess); 137 = 128 + 9, the shell's and Docker's way.
-    killed = "the process was killed by signal 9 (SIGKILL)";
-  } else if (contains(line, "Signal 9 (SIGKILL) received")) {
-    killed = "torchrun reports a worker killed by signal 9 (SIGKILL)";
-  } else if (contains(lower, "oom-kill") || contains(lower, "oom_kill") || contains(line, "Out of memory: Killed process") ||
-             contains(line, "Memory cgroup out of memory")) {
-    killed = "the kernel's OOM killer (dmesg / the job scheduler)";
-  }
+  const std::optional<std::string> killed = oom_killer_detail(line, lower);
   if (killed) {
     scan.host_oom.add(n, line);
     if (!scan.host_oom_detail) scan.host_oom_detail = *killed;
