@@ -30,7 +30,7 @@ if(TARGET gpusage-bench)
   install(TARGETS gpusage-bench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
 install(FILES data/README.md data/gpus.toml DESTINATION ${CMAKE_INSTALL_DATADIR}/gpusage)
-install(FILES data/doctor/rules.toml DESTINATION ${CMAKE_INSTALL_DATADIR}/gpusage/doctor)
+install(FILES data/doctor/rules.toml data/doctor/error_codes.toml DESTINATION ${CMAKE_INSTALL_DATADIR}/gpusage/doctor)
 install(FILES data/validation/README.md data/validation/published.csv
   DESTINATION ${CMAKE_INSTALL_DATADIR}/gpusage/validation)
 install(FILES ${docs_dir}/gpusage.1.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)

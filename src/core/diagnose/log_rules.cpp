@@ -8,25 +8,13 @@
 #include "core/common/text.hpp"
 #include "core/common/units.hpp"
 #include "core/diagnose/environment_rules.hpp"
+#include "core/diagnose/log_rules_families.hpp"
 
 namespace gpusage::diagnose {
 
 namespace {
 
 using units::kGiB;
-
-// "line 12: <text>; 3 more at lines 40, 52, 77".
-std::string evidence_of(const Matches& matches) {
-  if (matches.empty()) return {};
-  std::string s = fmt::format("line {}: {}", matches.front().line, matches.front().text);
-  if (matches.size() > 1) {
-    std::vector<std::string> more;
-    for (std::size_t i = 1; i < matches.kept().size(); ++i) more.push_back(std::to_string(matches[i].line));
-    s += fmt::format("; {} more at line{} {}{}", matches.size() - 1, matches.size() > 2 ? "s" : "",
-                     text::join(more), matches.size() > matches.kept().size() ? ", …" : "");
-  }
-  return s;
-}
 
 std::string shape_text(const std::vector<long long>& dims) {
   std::vector<std::string> parts;
@@ -309,7 +297,8 @@ std::vector<Finding> check_log(const LogScan& scan, const RunContext& ctx, const
   };
 
   // cuDNN statuses that mean "could not start": out of memory in disguise when the log has an OOM.
-  const bool any_oom = scan.cuda_oom_count > 0 || scan.tf_oom_count > 0;
+  const bool jax_oom = xla_oom_is_jax(scan);
+  const bool any_oom = scan.cuda_oom_count > 0 || scan.tf_oom_count > 0 || jax_oom;
   std::string cascade;
   if (any_oom && !scan.init_failures.empty()) {
     cascade = fmt::format(
@@ -351,7 +340,7 @@ std::vector<Finding> check_log(const LogScan& scan, const RunContext& ctx, const
   bool tf_on_gpu = false;
   for (const auto& r : scan.tf_oom)
     tf_on_gpu = tf_on_gpu || r.gpu_index.has_value() || r.at.text.find("GPU") != std::string::npos;
-  if (scan.tf_oom_count > 0 && (tf_on_gpu || scan.host_oom.empty())) {
+  if (scan.tf_oom_count > 0 && !jax_oom && (tf_on_gpu || scan.host_oom.empty())) {
     const OomReport* best = &scan.tf_oom.front();
     for (const auto& r : scan.tf_oom) {
       if (r.requested_bytes && !best->requested_bytes) best = &r;
@@ -447,6 +436,8 @@ std::vector<Finding> check_log(const LogScan& scan, const RunContext& ctx, const
          scan.driver_old.first_line());
   }
 
+  for (auto& placed : check_error_families(scan, rules)) push(std::move(placed.finding), placed.line);
+
   // NCCL: when another error came first, the NCCL errors are the other ranks noticing that one died.
   std::size_t nccl_first = 0;
   for (const Matches* m : {&scan.nccl_timeout, &scan.nccl_error}) {
@@ -476,6 +467,8 @@ std::vector<Finding> check_log(const LogScan& scan, const RunContext& ctx, const
   // cuDNN errors that only say a handle could not start are part of an OOM when the log has one.
   bool cudnn_is_cascade = any_oom;
   for (const auto& s : scan.cudnn_statuses) cudnn_is_cascade = cudnn_is_cascade && is_init_status(s);
+  // So are cuDNN errors in a process that loaded the wrong cuDNN.
+  cudnn_is_cascade = cudnn_is_cascade || !scan.cudnn_version.empty();
   if (!cudnn_is_cascade) {
     const std::string first_status =
         scan.cudnn_statuses.empty() ? std::string() : scan.cudnn_statuses.front();
@@ -484,6 +477,11 @@ std::vector<Finding> check_log(const LogScan& scan, const RunContext& ctx, const
          {"advice", rules.cudnn_advice(first_status)}});
   }
   add("log-dataloader-workers-zero", scan.workers_zero);
+  // A code with only a generic fix explains the log only when nothing else does.
+  const bool explained = std::any_of(out.begin(), out.end(), [](const Finding& f) { return f.severity == Severity::error; });
+  if (!explained) {
+    for (auto& placed : check_generic_codes(scan, rules)) push(std::move(placed.finding), placed.line);
+  }
 
   // In the order they happened.
   std::vector<std::size_t> order(out.size());

@@ -10,41 +10,17 @@
 
 #include "core/common/error.hpp"
 #include "core/common/text.hpp"
+#include "core/diagnose/log_scan_text.hpp"
 
 namespace gpusage::diagnose {
+
+using scan_text::add_once;
+using scan_text::at;
+using scan_text::contains;
 
 namespace {
 
 using Match = std::match_results<std::string::const_iterator>;
-
-// A size as PyTorch's format_size prints it (c10/cuda/CUDACachingAllocator.cpp): "%.2f KiB|MiB|GiB" or
-// "N bytes".
-const char* const kSize = R"((\d+(?:\.\d+)?\s*(?:bytes|KiB|MiB|GiB|TiB)))";
-
-std::optional<double> size_after(const std::string& message, const std::string& pattern) {
-  const std::regex re(pattern);
-  Match m;
-  if (!std::regex_search(message, m, re)) return std::nullopt;
-  return parse_size_bytes(m[1].str());
-}
-
-bool contains(std::string_view haystack, std::string_view needle) {
-  return haystack.find(needle) != std::string_view::npos;
-}
-
-void add_once(std::vector<std::string>& list, const std::string& value) {
-  if (std::find(list.begin(), list.end(), value) == list.end()) list.push_back(value);
-}
-
-LogLine at(std::size_t line, std::string_view text) {
-  std::string t = text::trim(text);
-  if (t.size() > 400) {
-    // resize + append, not substr + "...": GCC 12 warns falsely (-Warray-bounds) on that concatenation.
-    t.resize(397);
-    t.append("...");
-  }
-  return {line, t};
-}
 
 bool is_alnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
 bool is_alpha(char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; }
@@ -88,13 +64,6 @@ std::optional<double> grad_norm_in(std::string_view lower) {
   return std::nullopt;
 }
 
-// "12.1" from "cu121", "11.8" from "cu118", "9.2" from "cu92".
-std::optional<std::string> cuda_from_wheel_tag(const std::string& digits) {
-  if (digits.size() == 3) return digits.substr(0, 2) + "." + digits.substr(2);
-  if (digits.size() == 2) return digits.substr(0, 1) + "." + digits.substr(1);
-  return std::nullopt;
-}
-
 // TensorFlow's dtype names and their sizes in bytes (tensorflow/core/framework/types.proto).
 double dtype_bytes(std::string_view type) {
   if (type == "half" || type == "bfloat16" || type == "int16") return 2;
@@ -111,67 +80,21 @@ bool oom_message_complete(const std::string& message) {
 }  // namespace
 
 void Matches::add(std::size_t line, std::string_view text) {
+  if (count_ > 0 && line == last_line_) return;
+  last_line_ = line;
   ++count_;
   if (kept_.size() < kKept) kept_.push_back(at(line, text));
 }
 
-std::optional<double> parse_size_bytes(std::string_view text) {
-  static const std::regex re(R"(^\s*(\d+(?:\.\d+)?)\s*(bytes|KiB|MiB|GiB|TiB|B|K|M|G|T)\s*$)");
-  const std::string s(text);
-  Match m;
-  if (!std::regex_match(s, m, re)) return std::nullopt;
-  const double value = std::strtod(m[1].str().c_str(), nullptr);
-  const std::string unit = m[2].str();
-  double scale = 1;
-  if (unit == "KiB" || unit == "K") scale = 1024.0;
-  if (unit == "MiB" || unit == "M") scale = 1024.0 * 1024;
-  if (unit == "GiB" || unit == "G") scale = 1024.0 * 1024 * 1024;
-  if (unit == "TiB" || unit == "T") scale = 1024.0 * 1024 * 1024 * 1024;
-  return value * scale;
-}
-
-OomReport parse_oom(std::string_view message_view) {
-  const std::string message(message_view);
-  OomReport r;
-  const std::string size = kSize;
-  r.requested_bytes = size_after(message, "Tried to allocate " + size);
-  // PyTorch 2.x (since 2.1): "GPU 0 has a total capacity of 31.36 GiB of which 512.00 MiB is free." Some
-  // 2.1 builds spell it "capacty".
-  static const std::regex v2_gpu(R"(GPU (\d+) has a total capac(?:i)?ty of)");
-  static const std::regex v1_gpu(R"(\(GPU (\d+);)");
-  Match m;
-  if (std::regex_search(message, m, v2_gpu)) {
-    r.wording = "pytorch-2";
-    r.gpu_index = std::stoi(m[1].str());
-    r.capacity_bytes = size_after(message, "total capac(?:i)?ty of " + size);
-    r.free_bytes = size_after(message, "of which " + size + " is free");
-    r.process_bytes = size_after(message, "this process has " + size + " memory in use");
-    r.allocated_bytes = size_after(message, "Of the allocated memory " + size + " is allocated by PyTorch");
-    r.unallocated_bytes = size_after(message, "and " + size + " is reserved by PyTorch but unallocated");
-  } else if (std::regex_search(message, m, v1_gpu)) {
-    // PyTorch 1.x: "(GPU 0; 23.69 GiB total capacity; 20.12 GiB already allocated; 1.05 GiB free;
-    // 21.50 GiB reserved in total by PyTorch)"; 1.0 said "4.68 MiB cached" for the reserved figure.
-    r.wording = "pytorch-1";
-    r.gpu_index = std::stoi(m[1].str());
-    r.capacity_bytes = size_after(message, size + " total capacity");
-    r.allocated_bytes = size_after(message, size + " already allocated");
-    r.free_bytes = size_after(message, size + " free");
-    r.reserved_bytes = size_after(message, size + " reserved in total by PyTorch");
-    if (!r.reserved_bytes) r.reserved_bytes = size_after(message, size + " cached");
-    if (r.reserved_bytes && r.allocated_bytes)
-      r.unallocated_bytes = std::max(0.0, *r.reserved_bytes - *r.allocated_bytes);
-  } else {
-    r.wording = r.requested_bytes ? "pytorch" : "cuda";
-  }
-  return r;
-}
-
-LogScanner::LogScanner(const Thresholds& thresholds) : thresholds_(thresholds) {}
+LogScanner::LogScanner(const Thresholds& thresholds)
+    : thresholds_(thresholds),
+      normalizer_([this](std::size_t n, std::string_view text) { scan_line(n, text); }) {}
 
 void LogScanner::feed_line(std::string_view line) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   ++scan_.lines;
-  scan_line(line);
+  note_framework(line);
+  normalizer_.push(scan_.lines, line);
 }
 
 void LogScanner::feed_text(std::string_view chunk) {
@@ -202,6 +125,7 @@ void LogScanner::finish() {
     feed_line(partial_);
     partial_.clear();
   }
+  normalizer_.flush();
   complete_pending_oom();
 }
 
@@ -245,8 +169,7 @@ void LogScanner::add_norm(std::size_t line, double value) {
   if (norm_window_.size() > kWindow) norm_window_.pop_front();
 }
 
-void LogScanner::scan_line(std::string_view line) {
-  const std::size_t n = scan_.lines;
+void LogScanner::scan_line(std::size_t n, std::string_view line) {
   LogScan& scan = scan_;
   // ASCII lower case into a reused buffer (no allocation per line once it has grown).
   lower_.resize(line.size());
@@ -255,6 +178,7 @@ void LogScanner::scan_line(std::string_view line) {
     lower_[i] = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
   }
   const std::string_view lower = lower_;
+  if (is_benign_warning(line)) return;
   // Cheap gates: each group of patterns runs only on lines with one of its words (most lines have none).
   const bool memory_words = contains(lower, "memory") || contains(lower, "oom") ||
                             contains(lower, "exhausted") || contains(lower, "bad_alloc") ||
@@ -276,11 +200,7 @@ void LogScanner::scan_line(std::string_view line) {
   }
 
   Match m;
-  std::string owned;  // a std::string copy for std::regex, made only when a pattern needs one
-  auto str = [&]() -> const std::string& {
-    if (owned.empty()) owned.assign(line);
-    return owned;
-  };
+  scan_text::RegexLine str(line);
 
   // --- out of memory ---------------------------------------------------------------------------
   if (memory_words) {
@@ -379,7 +299,7 @@ void LogScanner::scan_line(std::string_view line) {
   const bool inf = has_value_token(lower, "inf");
   if (nan || inf || contains(lower, "non-finite") || contains(lower, "loss became infinite")) {
     static const std::regex loss_nan(
-        R"(\b(\w*loss)\b['"]?\s*(?:[:=]|\bis\b)?\s*['"]?\s*(?:tensor\()?\s*(-?nan|-?inf(?:inity)?)\b)",
+        R"(\b(\w*loss\w*)\b['"]?\s*(?:[:=]|\bis\b)?\s*['"]?\s*(?:tensor\()?\s*(-?nan|-?inf(?:inity)?)\b)",
         std::regex::icase);
     static const std::regex grad_nan(
         R"(\b(grad(?:ient)?[_ ]?norm|total[_ ]norm|gnorm)\b['"]?\s*(?:[:=]|\bis\b)?\s*['"]?\s*(-?nan|-?inf(?:inity)?)\b)",
@@ -403,7 +323,8 @@ void LogScanner::scan_line(std::string_view line) {
   // deepxde-style tables: a header naming a loss column, then rows of bracketed values.
   if (contains(lower, "loss") && contains(lower, "step") && !contains(line, "[")) loss_table_ = true;
 
-  if (contains(lower, "overflow") && contains(lower, "skipping step")) scan.overflow_skips.add(n, line);
+  const bool overflow_skip = contains(lower, "overflow") && contains(lower, "skipping step");
+  std::optional<double> scale_named;
   if (contains(lower, "scale")) {
     // apex: "reducing loss scale to 0.03125"; fairseq: "setting loss scale to: 0.25", "loss_scale=0.062",
     // "| loss_scale 0.000"; DeepSpeed: "Attempted loss scale: 64, reducing to 32".
@@ -414,6 +335,7 @@ void LogScanner::scan_line(std::string_view line) {
     for (std::sregex_iterator it(str().begin(), str().end(), reduced), end; it != end; ++it) {
       value = std::strtod((*it)[1].str().c_str(), nullptr);  // the last one on the line ("reducing to" wins)
     }
+    scale_named = value;
     LossScaleTrace& t = scan.loss_scale;
     if (value) {
       ++t.reports;
@@ -434,140 +356,17 @@ void LogScanner::scan_line(std::string_view line) {
       if (!t.first_at.line) t.first_at = t.lowest_at;
     }
   }
+  // A dynamic loss scaler starts high (DeepSpeed's initial_scale_power up to 2^32) and halves on every overflow
+  // until the gradients fit: skips while the scale is still above GradScaler's default start (2^16) are that
+  // search, not instability.
+  if (overflow_skip && !(scale_named && *scale_named > 65536)) scan.overflow_skips.add(n, line);
   if (contains(lower, "norm")) {
     if (auto v = grad_norm_in(lower)) add_norm(n, *v);
   }
 
-  // --- GPU architecture, driver ------------------------------------------------------------------
-  if (contains(lower, "kernel image") || contains(lower, "capabilit") || contains(lower, "driver") ||
-      contains(lower, "libcudart") || contains(lower, "+cu") || contains(lower, "no longer supports")) {
-    if (contains(line, "no kernel image is available") ||
-        contains(line, "PyTorch no longer supports this GPU")) {
-      scan.no_kernel.add(n, line);
-    }
-    if (contains(line, "with CUDA capability")) {
-      static const std::regex capability(R"(([^:]*?) with CUDA capability (sm_\d+a?) is not compatible)");
-      if (std::regex_search(str(), m, capability)) {
-        std::string gpu = text::trim(m[1].str());
-        const std::size_t vendor = gpu.find("NVIDIA ");
-        if (vendor != std::string::npos) gpu = gpu.substr(vendor);
-        scan.unsupported_gpu = gpu;
-        scan.unsupported_arch = m[2].str();
-        scan.no_kernel.add(n, line);
-      }
-    }
-    if (contains(line, "supports CUDA capabilities")) {
-      static const std::regex supports(R"(supports CUDA capabilities ((?:sm_\d+a?\s*)+))");
-      if (std::regex_search(str(), m, supports)) scan.supported_archs = text::trim(m[1].str());
-    }
-    if (contains(line, "driver on your system is too old") ||
-        contains(lower, "cuda driver version is insufficient for cuda runtime version") ||
-        contains(line, "cudaErrorInsufficientDriver")) {
-      scan.driver_old.add(n, line);
-      // PyTorch prints the driver's CUDA version as cudaDriverGetVersion returns it: 1000 * major + 10 *
-      // minor.
-      static const std::regex found(R"(found version (\d+))");
-      if (!scan.driver_cuda && std::regex_search(str(), m, found)) {
-        const long v = std::atol(m[1].str().c_str());
-        scan.driver_cuda = fmt::format("{}.{}", v / 1000, (v % 1000) / 10);
-      }
-    }
-    if (contains(line, "CUDA Version:") && contains(line, "Driver Version")) {
-      static const std::regex smi(R"(CUDA Version:\s*(\d+\.\d+))");  // nvidia-smi's header: the driver's CUDA
-      if (!scan.driver_cuda && std::regex_search(str(), m, smi)) scan.driver_cuda = m[1].str();
-    }
-    if (contains(line, "libcudart.so.") || contains(line, "+cu")) {
-      static const std::regex cudart(R"(libcudart\.so\.(\d+(?:\.\d+)?))");
-      static const std::regex wheel(R"(\+cu(\d{2,3})\b)");
-      if (!scan.runtime_cuda && std::regex_search(str(), m, cudart)) {
-        scan.runtime_cuda = m[1].str();
-      } else if (!scan.runtime_cuda && std::regex_search(str(), m, wheel)) {
-        scan.runtime_cuda = cuda_from_wheel_tag(m[1].str());
-      }
-    }
-  }
-
-  // --- NCCL ----------------------------------------------------------------------------------------
-  const bool nccl = contains(lower, "nccl");
-  if (nccl) {
-    static const std::regex op_type(R"(OpType=(\w+))");
-    static const std::regex timeout_ms(R"(Timeout\(ms\)=(\d+))");
-    static const std::regex nccl_code(
-        R"(\b(nccl(?:InternalError|SystemError|UnhandledCudaError|InvalidUsage|InvalidArgument|RemoteError))\b)");
-    // "NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, unhandled system error (run
-    // …"
-    static const std::regex nccl_text(R"(NCCL error in: \S+:\d+, ([^(,]+?)\s*(?:\(|,|$))", std::regex::icase);
-    // "RuntimeError: NCCL Error 2: unhandled system error (run with NCCL_DEBUG=INFO for details)"
-    static const std::regex nccl_numbered(R"(NCCL Error \d+: ([^(。]+?)\s*(?:\(|。|$))", std::regex::icase);
-    if (contains(line, "Watchdog caught collective operation timeout") ||
-        ((contains(lower, "timeout") || contains(lower, "timed out")) && !contains(lower, "timeout(ms)=0") &&
-         !contains(line, "NCCL INFO"))) {
-      scan.nccl_timeout.add(n, line);
-      if (!scan.nccl_timeout_detail) {
-        std::string detail;
-        if (std::regex_search(str(), m, op_type)) detail = m[1].str();
-        if (std::regex_search(str(), m, timeout_ms)) {
-          detail += (detail.empty() ? "" : ", ") + ("timeout " + m[1].str() + " ms");
-        }
-        if (!detail.empty()) scan.nccl_timeout_detail = detail;
-      }
-    } else if (contains(lower, "nccl error") || contains(line, "NCCL WARN") ||
-               (contains(line, "nccl") && (contains(line, "Error") || contains(line, "Invalid")) &&
-                std::regex_search(str(), m, nccl_code))) {
-      scan.nccl_error.add(n, line);
-      // The descriptive text of PyTorch's message wins over a bare ncclResult_t name.
-      if (!nccl_text_seen_ &&
-          (std::regex_search(str(), m, nccl_text) || std::regex_search(str(), m, nccl_numbered))) {
-        scan.nccl_error_detail = text::trim(m[1].str());
-        nccl_text_seen_ = true;
-      } else if (!scan.nccl_error_detail && std::regex_search(str(), m, nccl_code)) {
-        scan.nccl_error_detail = m[1].str();
-      }
-    }
-  }
-
-  // --- DataLoader workers --------------------------------------------------------------------------
-  if (contains(lower, "dataloader") || contains(lower, "shared memory")) {
-    static const std::regex killed_by(R"(killed by signal:\s*([A-Za-z][A-Za-z ]*[A-Za-z]))");
-    const bool by_signal = std::regex_search(str(), m, killed_by);
-    if (by_signal && m[1].str() == "Killed") {
-      // SIGKILL: almost always the kernel's OOM killer, i.e. the host ran out of RAM.
-      scan.host_oom.add(n, line);
-      if (!scan.host_oom_detail) scan.host_oom_detail = "a DataLoader worker was killed with SIGKILL";
-    } else if ((contains(line, "DataLoader worker") &&
-                (by_signal || contains(line, "killed") || contains(line, "exited unexpectedly"))) ||
-               contains(lower, "out of shared memory") || contains(lower, "insufficient shared memory")) {
-      scan.dataloader_killed.add(n, line);
-      // The signal that killed the worker says more than the generic hints.
-      if (by_signal) {
-        if (!scan.dataloader_detail || *scan.dataloader_detail == "shared memory" ||
-            *scan.dataloader_detail == "exited unexpectedly") {
-          scan.dataloader_detail = m[1].str();
-        }
-      } else if (!scan.dataloader_detail && contains(lower, "shared memory")) {
-        scan.dataloader_detail = "shared memory";
-      } else if (!scan.dataloader_detail && contains(line, "exited unexpectedly")) {
-        scan.dataloader_detail = "exited unexpectedly";
-      }
-    }
-  }
-
-  // --- cuDNN -----------------------------------------------------------------------------------------
-  if ((init_words || contains(lower, "cudnn")) &&
-      (contains(line, "CUDNN_STATUS_") || contains(lower, "cudnn error") ||
-       contains(line, "Failed to get convolution algorithm"))) {
-    scan.cudnn.add(n, line);
-    static const std::regex cudnn_status(R"(\b(CUDNN_STATUS_[A-Z_]+)\b)");
-    bool named = false;
-    for (std::sregex_iterator it(str().begin(), str().end(), cudnn_status), end; it != end; ++it) {
-      add_once(scan.cudnn_statuses, (*it)[1].str());
-      named = true;
-    }
-    // TensorFlow: "Failed to get convolution algorithm. This is probably because cuDNN failed to initialize".
-    if (!named && contains(line, "Failed to get convolution algorithm")) {
-      add_once(scan.cudnn_statuses, "cuDNN failed to initialize");
-    }
-  }
+  scan_libraries(n, line, lower, init_words);
+  scan_codes(n, line, lower);
+  scan_families(n, line, lower);
 
   // --- hints -------------------------------------------------------------------------------------------
   if (contains(line, "num_workers")) {

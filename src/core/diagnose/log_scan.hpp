@@ -20,6 +20,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/diagnose/error_codes.hpp"
+#include "core/diagnose/log_normalize.hpp"
 #include "core/diagnose/rules.hpp"
 
 namespace gpusage::diagnose {
@@ -40,9 +42,11 @@ class Matches {
   const LogLine& operator[](std::size_t i) const { return kept_[i]; }
   const std::vector<LogLine>& kept() const { return kept_; }
   std::size_t first_line() const { return kept_.empty() ? 0 : kept_.front().line; }
+  std::size_t last_line() const { return last_line_; }
 
  private:
   std::size_t count_ = 0;
+  std::size_t last_line_ = 0;  // a line adds once, however many of its pieces match
   std::vector<LogLine> kept_;
 };
 
@@ -90,8 +94,15 @@ struct LossScaleTrace {
   bool at_minimum = false;  // "Minimum loss scale reached", "already at minimum"
 };
 
+// One error code the log named (error_codes.hpp), with the lines that named it.
+struct CodeSighting {
+  ErrorCode code;
+  Matches lines;
+};
+
 struct LogScan {
   std::size_t lines = 0;
+  std::vector<CodeSighting> codes;  // each code the log names, first-seen order (bounded by the table)
   std::vector<OomReport> cuda_oom;  // the first kKept reports and the last one
   std::size_t cuda_oom_count = 0;
   Matches cuda_oom_lines;
@@ -127,12 +138,31 @@ struct LogScan {
   std::vector<std::string> cudnn_statuses;  // "CUDNN_STATUS_NOT_SUPPORTED", first-seen order
   Matches workers_zero;
   std::optional<int> batch_size;  // the first "batch_size=N" the log prints
+
+  // Issue 30's families (log_scan_families.cpp).
+  Matches illegal_address;                      // a kernel fault: 700, 716-719
+  Matches device_assert;                        // 710, and the kernel's own "Assertion `…` failed"
+  std::optional<std::string> assert_condition;  // "t >= 0 && t < n_classes"
+  Matches jax_oom;                              // XLA: RESOURCE_EXHAUSTED, BufferAssignment, failed to alloc
+  std::optional<double> jax_requested_bytes;
+  bool jax_seen = false;       // the log is JAX's (jax, jaxlib, XlaRuntimeError)
+  bool tf_python_seen = false;  // the log is TensorFlow's (ResourceExhaustedError, "OOM when allocating")
+  Matches cudnn_version;        // the cuDNN loaded is not the one the framework was built with
+  std::optional<std::string> cudnn_loaded;    // "8.5.0", "7005"
+  std::optional<std::string> cudnn_compiled;  // "8.6.0", "7101"
+  Matches arch_unsupported;                   // ptxas, Triton, nvcc or XLA without the GPU's architecture
+  std::optional<std::string> toolchain_arch;  // "sm_120", "sm_121a"
+  Matches driver_mismatch;                    // 803, 804, kernel module vs libcuda
+  Matches code_errors;                        // codes with their own fix (cuda-error, xla-error)
 };
 
 class LogScanner {
  public:
   LogScanner() : LogScanner(RuleTable::builtin().thresholds()) {}
   explicit LogScanner(const Thresholds& thresholds);
+
+  LogScanner(const LogScanner&) = delete;  // the normaliser calls back into this scanner
+  LogScanner& operator=(const LogScanner&) = delete;
 
   // One line, without its newline (a trailing '\r' is ignored).
   void feed_line(std::string_view line);
@@ -144,13 +174,21 @@ class LogScanner {
   const LogScan& scan() const { return scan_; }
 
  private:
-  void scan_line(std::string_view line);
+  void scan_line(std::size_t n, std::string_view line);
+  // GPU architecture and driver, NCCL, DataLoader workers, cuDNN (log_scan_libraries.cpp).
+  void scan_libraries(std::size_t n, std::string_view line, std::string_view lower, bool init_words);
+  // The error codes the line names, and the families added in issue 30 (log_scan_families.cpp).
+  void scan_codes(std::size_t n, std::string_view line, std::string_view lower);
+  void scan_families(std::size_t n, std::string_view line, std::string_view lower);
+  // Whether the log is JAX's or TensorFlow's (an XLA out-of-memory reads the same in both), from a raw line.
+  void note_framework(std::string_view raw);
   void complete_pending_oom();
   void add_oom(std::vector<OomReport>& list, std::size_t& count, OomReport report);
   void add_norm(std::size_t line, double value);
 
   Thresholds thresholds_;
   LogScan scan_;
+  LineNormalizer normalizer_;
   std::string partial_;  // feed_text: the unfinished last line
   std::string lower_;    // the current line in lower case
   std::optional<OomReport> pending_oom_;
@@ -168,6 +206,11 @@ LogScan scan_log(std::string_view text);
 // cannot be read.
 LogScan scan_log_file(const std::string& path,
                       const Thresholds& thresholds = RuleTable::builtin().thresholds());
+
+// Warnings that read like failures and are not (each with its reason in log_scan_families.cpp): PyTorch
+// 2.3.0's cuDNN "Plan failed" UserWarning, NCCL's optional net plugin not found, TensorFlow's "exceeds 10% of
+// free system memory". The scanner skips them.
+bool is_benign_warning(std::string_view line);
 
 // "1.50 GiB" -> 1610612736 (PyTorch's format_size: bytes, KiB, MiB, GiB; binary units). TensorFlow's "32.00M"
 // and "1.5G" too.

@@ -48,6 +48,7 @@ std::string category_of(const std::string& id) {
       {"log-host-oom", "host-oom"},
       {"log-no-kernel-image", "no-kernel-image"},
       {"log-driver-too-old", "driver-too-old"},
+      {"log-driver-mismatch", "driver-too-old"},
       {"log-non-finite", "loss-blowup"},
       {"log-loss-scale-collapse", "loss-blowup"},
       {"log-overflow-skips", "loss-blowup"},
@@ -56,6 +57,11 @@ std::string category_of(const std::string& id) {
       {"log-nccl-error", "nccl"},
       {"log-dataloader-killed", "dataloader"},
       {"log-cudnn-error", "cudnn"},
+      {"log-illegal-memory-access", "illegal-memory-access"},
+      {"log-device-assert", "device-assert"},
+      {"log-jax-oom", "jax-oom"},
+      {"log-cudnn-version-mismatch", "cudnn-version-mismatch"},
+      {"log-arch-unsupported", "arch-unsupported"},
   };
   auto it = map.find(id);
   return it == map.end() ? "" : it->second;

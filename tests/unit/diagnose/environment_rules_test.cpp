@@ -283,7 +283,9 @@ TEST(RuleCoverage, EveryRuleInTheTableFiresSomewhere) {
   for (const char* log : {"oom_pytorch1.log", "oom_pytorch2.log", "nan_loss.log", "grad_explosion.log",
                           "no_kernel_image.log", "nccl_timeout.log", "nccl_error.log", "dataloader_shm.log",
                           "cudnn_error.log", "tf_oom.log", "workers_zero.log", "fp16_overflow.log", "overflow_skips.log",
-                          "clean.log"}) {
+                          "clean.log", "illegal_memory_access.log", "device_assert.log", "jax_oom.log",
+                          "cudnn_version_mismatch.log", "arch_unsupported.log", "driver_mismatch.log", "cuda_error.log",
+                          "xla_error.log"}) {
     note(check_log(scan_log(read_log_file(std::string(GPUSAGE_SOURCE_DIR) + "/tests/fixtures/doctor/logs/" + log)),
                    RunContext{}));
   }

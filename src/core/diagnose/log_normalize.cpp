@@ -1,0 +1,292 @@
+#include "core/diagnose/log_normalize.hpp"
+
+#include <array>
+#include <cctype>
+#include <vector>
+
+namespace gpusage::diagnose {
+
+namespace normalize_impl {
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_alnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
+
+std::string_view skip_spaces(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  return s;
+}
+
+// The length of a run of digits at the start of s.
+std::size_t digits(std::string_view s) {
+  std::size_t n = 0;
+  while (n < s.size() && is_digit(s[n])) ++n;
+  return n;
+}
+
+// "[rank0]:", "[default3]:" (torchrun --tee), "[1,0]<stderr>:" (mpirun --tag-output), "[0]:".
+std::size_t rank_prefix(std::string_view s) {
+  if (s.empty() || s.front() != '[') return 0;
+  const std::size_t close = s.find(']');
+  if (close == std::string_view::npos || close > 24) return 0;
+  std::string_view inside = s.substr(1, close - 1);
+  for (std::string_view word : {"rank", "default"}) {
+    if (inside.substr(0, word.size()) == word) inside.remove_prefix(word.size());
+  }
+  if (inside.empty()) return 0;
+  for (char c : inside) {
+    if (!is_digit(c) && c != ',') return 0;
+  }
+  std::size_t end = close + 1;
+  for (std::string_view tag : {"<stderr>", "<stdout>"}) {
+    if (s.substr(end, tag.size()) == tag) end += tag.size();
+  }
+  if (end < s.size() && s[end] == ':') return end + 1;
+  return 0;
+}
+
+// "2024-03-03 12:00:00.123456: ", "[2024-03-03T12:00:00Z] ", "2024-03-03 12:00:00,123 - ".
+std::size_t timestamp_prefix(std::string_view s) {
+  std::size_t i = 0;
+  if (i < s.size() && s[i] == '[') ++i;
+  // yyyy-mm-dd
+  if (digits(s.substr(i)) != 4 || s.size() < i + 19) return 0;
+  if (s[i + 4] != '-' || s[i + 7] != '-' || !is_digit(s[i + 5]) || !is_digit(s[i + 8])) return 0;
+  i += 10;
+  if (s[i] != ' ' && s[i] != 'T') return 0;
+  ++i;
+  // hh:mm:ss
+  if (digits(s.substr(i)) != 2 || s[i + 2] != ':' || s[i + 5] != ':') return 0;
+  i += 8;
+  if (i < s.size() && (s[i] == '.' || s[i] == ',')) i += 1 + digits(s.substr(i + 1));
+  if (i < s.size() && s[i] == 'Z') ++i;
+  if (i < s.size() && (s[i] == '+' || s[i] == '-') && digits(s.substr(i + 1)) >= 2) {
+    i += 1 + digits(s.substr(i + 1));
+    if (i < s.size() && s[i] == ':') i += 1 + digits(s.substr(i + 1));
+  }
+  if (i < s.size() && s[i] == ']') ++i;
+  while (i < s.size() && (s[i] == ' ' || s[i] == ':' || s[i] == '|' || s[i] == '-')) ++i;
+  return i;
+}
+
+// glog's "E0303 12:00:00.123456 1234 file.cc:12] " and the short form TensorFlow prints after its own
+// timestamp, "W external/…/asm_compiler.cc:235] ".
+std::size_t glog_prefix(std::string_view s) {
+  if (s.size() < 4) return 0;
+  const char level = s[0];
+  if (level != 'I' && level != 'W' && level != 'E' && level != 'F') return 0;
+  std::size_t i = 1;
+  if (digits(s.substr(1)) == 4) {
+    i = 5;
+    while (i < s.size() && (is_digit(s[i]) || s[i] == ':' || s[i] == '.' || s[i] == ' ')) ++i;
+  } else if (s[1] == ' ') {
+    i = 2;
+    while (i < s.size() && (is_digit(s[i]) || s[i] == ' ')) ++i;  // "E     374 tensorflow/…"
+  } else {
+    return 0;
+  }
+  // The source location: "file.cc:12]".
+  const std::size_t close = s.find(']', i);
+  if (close == std::string_view::npos || close - i > 160 || close < 2) return 0;
+  const std::string_view location = s.substr(i, close - i);
+  if (location.find(' ') != std::string_view::npos) return 0;
+  const std::size_t colon = location.rfind(':');
+  if (colon == std::string_view::npos || colon + 1 == location.size()) return 0;
+  if (digits(location.substr(colon + 1)) != location.size() - colon - 1) return 0;
+  std::size_t end = close + 1;
+  if (end < s.size() && s[end] == ' ') ++end;
+  return end;
+}
+
+// "node-17: ", "gpu3.cluster: " (pdsh, srun), "3: " (srun --label). A host name has a digit, no
+// capitals, and is not followed by another colon-terminated word the scanner needs (never "RuntimeError:").
+std::size_t host_prefix(std::string_view s) {
+  std::size_t i = 0;
+  bool digit = false;
+  while (i < s.size() && i < 64 &&
+         (is_digit(s[i]) || (s[i] >= 'a' && s[i] <= 'z') || s[i] == '-' || s[i] == '.' || s[i] == '_')) {
+    digit = digit || is_digit(s[i]);
+    ++i;
+  }
+  if (i == 0 || !digit || i + 1 >= s.size() || s[i] != ':' || s[i + 1] != ' ') return 0;
+  return i + 2;
+}
+
+// Where a message glued to the end of a tqdm bar starts: after "NN%|…| n/N [elapsed<left, rate]".
+std::size_t after_progress_bar(std::string_view s) {
+  const std::size_t bar = s.find("%|");
+  if (bar == std::string_view::npos) return 0;
+  const std::size_t bar_end = s.find('|', bar + 2);
+  if (bar_end == std::string_view::npos) return 0;
+  const std::size_t stats = s.find('[', bar_end);
+  if (stats == std::string_view::npos || stats - bar_end > 40) return 0;
+  const std::size_t close = s.find(']', stats);
+  if (close == std::string_view::npos || close - stats > 200) return 0;
+  const std::size_t rest = close + 1;
+  return skip_spaces(s.substr(rest)).empty() ? 0 : rest;
+}
+
+// Key phrases a wrapped line may break; all lower case. Phrases the scanner or the code table match.
+constexpr std::array<std::string_view, 30> kPhrases = {
+    "cuda out of memory",
+    "out of memory while trying to allocate",
+    "out of memory allocating",
+    "resource exhausted",
+    "resource_exhausted",
+    "an illegal memory access was encountered",
+    "device-side assert triggered",
+    "no kernel image is available for execution on the device",
+    "cuda driver version is insufficient for cuda runtime version",
+    "the nvidia driver on your system is too old",
+    "system has unsupported display driver / cuda driver combination",
+    "forward compatibility was attempted on non supported hw",
+    "does not match dso version",
+    "unspecified launch failure",
+    "misaligned address",
+    "unhandled system error",
+    "unhandled cuda error",
+    "watchdog caught collective operation timeout",
+    "received 0 items of ancdata",
+    "is killed by signal",
+    "exited unexpectedly",
+    "loaded runtime cudnn library",
+    "but source was compiled with",
+    "is not defined for option 'gpu-name'",
+    "cudnn_status_",
+    "cuda_error_",
+    "out of shared memory",
+    "no cuda-capable device is detected",
+    "busy or unavailable",
+    "out of memory: killed process",
+};
+
+std::string lower_copy(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+  return out;
+}
+
+// Whether `seam` has a phrase that starts before `boundary` and ends after it.
+bool phrase_spans(const std::string& seam, std::size_t boundary) {
+  for (std::string_view phrase : kPhrases) {
+    const std::size_t first = boundary >= phrase.size() ? boundary - phrase.size() + 1 : 0;
+    const std::size_t pos = seam.find(phrase, first);
+    if (pos != std::string::npos && pos < boundary && pos + phrase.size() > boundary) return true;
+  }
+  return false;
+}
+
+// Three-letter pieces of the key phrases (past their first letter): a line whose start has none of them
+// cannot continue a phrase, and most lines stop at this check.
+bool may_continue_a_phrase(std::string_view head) {
+  constexpr std::size_t kBits = 1u << 15;
+  auto key = [](char a, char b, char c) {
+    return (static_cast<std::size_t>(static_cast<unsigned char>(a)) * 961 +
+            static_cast<std::size_t>(static_cast<unsigned char>(b)) * 31 + static_cast<unsigned char>(c)) %
+           kBits;
+  };
+  static const std::vector<bool> grams = [&] {
+    std::vector<bool> bits(kBits, false);
+    for (std::string_view phrase : kPhrases) {
+      for (std::size_t i = 1; i + 3 <= phrase.size(); ++i) bits[key(phrase[i], phrase[i + 1], phrase[i + 2])] = true;
+    }
+    return bits;
+  }();
+  if (head.size() < 3) return true;
+  auto lower = [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; };
+  return grams[key(lower(head[0]), lower(head[1]), lower(head[2]))];
+}
+
+enum class Join { none, with_space, without_space };
+
+Join join_of(std::string_view previous, std::string_view next) {
+  next = skip_spaces(next);
+  while (!previous.empty() && (previous.back() == ' ' || previous.back() == '\t')) previous.remove_suffix(1);
+  if (previous.empty() || next.empty() || !may_continue_a_phrase(next)) return Join::none;
+  constexpr std::size_t kSide = 72;
+  const std::string tail = lower_copy(previous.substr(previous.size() > kSide ? previous.size() - kSide : 0));
+  const std::string head = lower_copy(next.substr(0, kSide));
+  // Cut between words ("Out" + "of memory"), or inside one ("RESOURCE_EXHA" + "USTED").
+  const std::string spaced = tail + " " + head;
+  if (phrase_spans(spaced, tail.size()) || phrase_spans(spaced, tail.size() + 1)) return Join::with_space;
+  if (is_alnum(previous.back()) && phrase_spans(tail + head, tail.size())) return Join::without_space;
+  return Join::none;
+}
+
+}  // namespace normalize_impl
+
+std::string_view strip_decorations(std::string_view line) {
+  using normalize_impl::glog_prefix;
+  using normalize_impl::host_prefix;
+  using normalize_impl::rank_prefix;
+  using normalize_impl::skip_spaces;
+  using normalize_impl::timestamp_prefix;
+  for (int round = 0; round < 6; ++round) {
+    std::string_view s = skip_spaces(line);
+    std::size_t cut = rank_prefix(s);
+    if (!cut) cut = timestamp_prefix(s);
+    if (!cut) cut = glog_prefix(s);
+    if (!cut) cut = host_prefix(s);
+    if (!cut) return line;
+    line = skip_spaces(s.substr(cut));
+  }
+  return line;
+}
+
+bool continues_phrase(std::string_view previous, std::string_view next) {
+  return normalize_impl::join_of(previous, next) != normalize_impl::Join::none;
+}
+
+void LineNormalizer::push(std::size_t line, std::string_view raw) {
+  // A traceback flattened onto one line keeps its line breaks as literal "\n": two or more split it.
+  const bool flattened = raw.find("\\n") != std::string_view::npos &&
+                         raw.find("\\n", raw.find("\\n") + 2) != std::string_view::npos;
+  while (true) {
+    std::size_t cut = raw.find('\r');
+    std::size_t skip = 1;
+    if (flattened) {
+      const std::size_t literal = raw.find("\\n");
+      if (literal < cut) {
+        cut = literal;
+        skip = 2;
+      }
+    }
+    if (cut == std::string_view::npos) break;
+    piece(line, raw.substr(0, cut));
+    raw.remove_prefix(cut + skip);
+  }
+  piece(line, raw);
+}
+
+void LineNormalizer::piece(std::size_t line, std::string_view text) {
+  using normalize_impl::Join;
+  using normalize_impl::skip_spaces;
+  text = strip_decorations(text);
+  // A message glued to a progress bar: the bar, then the message as a line of its own.
+  if (const std::size_t rest = normalize_impl::after_progress_bar(text)) {
+    piece(line, text.substr(0, rest));
+    text = strip_decorations(text.substr(rest));
+  }
+  // A joined line stays short: a wrapped message is a few terminal widths, not a whole log.
+  const Join join = holding_ && joins_ < 4 && held_.size() + text.size() < 8192 ? normalize_impl::join_of(held_, text)
+                                                                                 : Join::none;
+  if (join != Join::none) {
+    while (!held_.empty() && held_.back() == ' ') held_.pop_back();
+    if (join == Join::with_space) held_ += ' ';
+    held_.append(skip_spaces(text));
+    ++joins_;
+    return;
+  }
+  flush();
+  held_.assign(text);
+  held_line_ = line;
+  holding_ = true;
+  joins_ = 0;
+}
+
+void LineNormalizer::flush() {
+  if (!holding_) return;
+  holding_ = false;
+  sink_(held_line_, held_);
+}
+
+}  // namespace gpusage::diagnose
