@@ -297,10 +297,23 @@ std::string plan_table(const estimate::Sweep& results, int width) {
                        units::format_gib(m.total_bytes()),
                        predictions.front().config.world_size() > 1 ? " and NCCL's buffers" : "");
   }
-  // Advice: for a single prediction all of it; otherwise the first line of each card that does not fit.
+  // Advice: for a single prediction all of it; otherwise, for each card on which not even batch 1 fits, the
+  // first remedy (the advice's first line only restates the table's "NO").
   if (predictions.size() == 1) {
     if (!predictions.front().advice.empty()) out += "\nAdvice:\n";
     for (const auto& line : predictions.front().advice) out += "  - " + line + "\n";
+  } else {
+    std::vector<std::string> remedies;
+    std::vector<std::string> advised;  // cards already given a line
+    for (const auto& p : predictions) {
+      if (p.max_batch > 0 || p.advice.size() < 2) continue;
+      const std::string name = card_name(p, results);
+      if (std::find(advised.begin(), advised.end(), name) != advised.end()) continue;
+      advised.push_back(name);
+      remedies.push_back(name + ": does not fit at batch 1; " + p.advice[1]);
+    }
+    if (!remedies.empty()) out += "\nAdvice (cards on which nothing fits; plan one card for all of it):\n";
+    for (const auto& line : remedies) out += "  - " + line + "\n";
   }
   // Where the 80% ranges come from, and requests outside what published runs cover (once each).
   std::vector<std::pair<std::string, std::vector<std::string>>> bases;  // range text -> the cards it applies to

@@ -89,6 +89,19 @@ TEST(PlanE2E, AdviceWhenAModelDoesNotFit) {
   EXPECT_NE(r.out.find("--parallel fsdp"), std::string::npos);
 }
 
+// Several cards: each card on which not even batch 1 fits gets its first remedy; a card that fits gets none.
+TEST(PlanE2E, EachCardThatCannotFitGetsItsFirstRemedy) {
+  auto r = run_cli("plan llama3-8b --qlora --gpu rtx5090,rtx4090,h100-sxm5-80gb");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto advice = r.out.find("\nAdvice (cards on which nothing fits");
+  ASSERT_NE(advice, std::string::npos) << r.out;
+  const std::string section = r.out.substr(advice, r.out.find("\n\n", advice + 1) - advice);
+  EXPECT_NE(section.find("GeForce RTX 5090: does not fit at batch 1; activation checkpointing (--checkpointing)"),
+            std::string::npos) << section;
+  EXPECT_NE(section.find("GeForce RTX 4090: does not fit at batch 1;"), std::string::npos) << section;
+  EXPECT_EQ(section.find("H100"), std::string::npos) << section;
+}
+
 TEST(PlanE2E, QloraFitsALlamaOnOneCard) {
   auto r = run_cli("plan llama3-8b --gpu rtx5090 --qlora --seq-len 1024 --batch 1 --precision bf16 --format json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
