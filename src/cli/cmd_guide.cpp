@@ -57,11 +57,8 @@ void add_guide_command(CLI::App& app) {
     out += gpus_comparison_text(catalog, request.gpus, width);
     out += fmt::format("\n== Will it fit, and how fast? {} training, predicted ==\n\n", results.workload.display_name);
     out += plan_table(results, width);
-    if (state->cost.enabled) {
-      out += fmt::format("\n== Buy or rent? ==\n");
-      out += cost_table(build_cost_report(results, state->cost, state->run.dataset_size, cost::builtin_price_book(),
-                                          cost_today()),
-                        width);
+    if (const auto costs = cost_report_if_asked(results, state->cost, state->run.dataset_size)) {
+      out += "\n== Buy or rent? ==\n" + cost_table(*costs, width);
     }
     out += "\nNext: `gpusage plan MODEL --gpu ID` for any model and card, `gpusage bench` to measure yours,\n"
            "`gpusage run -- python train.py` to watch a training run and explain it when it ends.\n";

@@ -64,10 +64,7 @@ void add_plan_command(CLI::App& app) {
     request.batches = parse_batch_list(state->batch).sizes;
     request.target_batch = state->target_batch;
     const estimate::Sweep results = run_plan(state->run, state->gpus, request);
-    std::optional<CostReport> costs;
-    if (state->cost.enabled) {
-      costs = build_cost_report(results, state->cost, state->run.dataset_size, cost::builtin_price_book(), cost_today());
-    }
+    const std::optional<CostReport> costs = cost_report_if_asked(results, state->cost, state->run.dataset_size);
     std::string chart_message;
     if (!state->chart.empty()) {
       chart_message = write_plan_page(results, state->chart,

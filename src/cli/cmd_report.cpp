@@ -167,10 +167,7 @@ void run_report(const ReportOptions& options) {
 
   options.cost.check_given_with_cost();
   const estimate::Sweep plan = run_plan(options.run, request);
-  std::optional<CostReport> costs;
-  if (options.cost.enabled) {
-    costs = build_cost_report(plan, options.cost, options.run.dataset_size, cost::builtin_price_book(), cost_today());
-  }
+  const std::optional<CostReport> costs = cost_report_if_asked(plan, options.cost, options.run.dataset_size);
   const std::string selection = selection_label(options, request.gpus.size());
   report::Page page = report::new_page(
       fmt::format("gpusage report: {} and {} training", selection, plan.workload.display_name),

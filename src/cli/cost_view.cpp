@@ -136,9 +136,10 @@ std::vector<const estimate::Prediction*> best_per_configuration(const estimate::
   return best;
 }
 
-std::string card_label(const estimate::Prediction& p) {
+// A card's name or id, prefixed "8x " when the configuration runs on several GPUs.
+std::string counted(const estimate::Prediction& p, const std::string& card) {
   const int gpus = p.config.world_size();
-  return gpus > 1 ? fmt::format("{}x {}", gpus, p.gpu->name) : p.gpu->name;
+  return gpus > 1 ? fmt::format("{}x {}", gpus, card) : card;
 }
 
 }  // namespace
@@ -248,15 +249,11 @@ std::string price_cell(const std::optional<UsedPrice>& price, int decimals) {
                      price->stale ? "*" : "");
 }
 
-std::string short_name(const estimate::Prediction& p) {
-  const int gpus = p.config.world_size();
-  return gpus > 1 ? fmt::format("{}x {}", gpus, p.gpu->id) : p.gpu->id;
-}
-
 std::string break_even_cell(const CostRow& row, const CostReport& report) {
   if (row.cost.break_even_jobs) return jobs_text(*row.cost.break_even_jobs);
   if (row.break_even_jobs_vs_cheapest && report.cheapest_rental) {
-    return jobs_text(*row.break_even_jobs_vs_cheapest) + " vs " + short_name(*report.cheapest_rental->prediction);
+    const estimate::Prediction& cheapest = *report.cheapest_rental->prediction;
+    return jobs_text(*row.break_even_jobs_vs_cheapest) + " vs " + counted(cheapest, cheapest.gpu->id);
   }
   if (row.purchase && row.rent && row.cost.electricity_usd) return "never";
   return "n/a";
@@ -300,12 +297,12 @@ report::Table cost_table_model(const CostReport& report) {
     const estimate::Prediction& p = *row.prediction;
     any_stale = any_stale || (row.purchase && row.purchase->stale) || (row.rent && row.rent->stale);
     if (!p.fits) {
-      table.add_row({card_label(p), "OOM", "does not fit", "n/a", price_cell(row.purchase, 0), price_cell(row.rent, 2),
+      table.add_row({counted(p, p.gpu->name), "OOM", "does not fit", "n/a", price_cell(row.purchase, 0), price_cell(row.rent, 2),
                      "n/a", "n/a", "n/a"});
       continue;
     }
     const auto& c = row.cost;
-    table.add_row({card_label(p), report::format_number(p.config.batch_per_gpu), hours_text(c.hours),
+    table.add_row({counted(p, p.gpu->name), report::format_number(p.config.batch_per_gpu), hours_text(c.hours),
                    report::format_number(c.energy_kwh.estimate, c.energy_kwh.estimate < 10 ? 2 : 0, 1000),
                    price_cell(row.purchase, 0), price_cell(row.rent, 2), usd_text(c.rent_usd), usd_text(c.owned_usd),
                    break_even_cell(row, report)});
@@ -360,6 +357,12 @@ std::vector<std::string> cost_sources(const CostReport& report) {
                                   report.electricity->url));
   }
   return sources;
+}
+
+std::optional<CostReport> cost_report_if_asked(const estimate::Sweep& sweep, const CostOptions& options,
+                                               double dataset_size) {
+  if (!options.enabled) return std::nullopt;
+  return build_cost_report(sweep, options, dataset_size, cost::builtin_price_book(), cost_today());
 }
 
 std::string cost_table(const CostReport& report, int width) {
@@ -418,8 +421,10 @@ nlohmann::json cost_json(const CostReport& report) {
           {"interval", {{"coverage", 0.8}, {"from", "plan's throughput range, propagated"}}},
           {"electricity", electricity},
           {"amortize_hours", report.amortize_hours},
-          {"cheapest_rental", report.cheapest_rental ? nlohmann::json(short_name(*report.cheapest_rental->prediction))
-                                                     : nlohmann::json(nullptr)},
+          {"cheapest_rental", report.cheapest_rental
+                                  ? nlohmann::json(counted(*report.cheapest_rental->prediction,
+                                                           report.cheapest_rental->prediction->gpu->id))
+                                  : nlohmann::json(nullptr)},
           {"rows", rows}};
 }
 
