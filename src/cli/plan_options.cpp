@@ -83,9 +83,19 @@ void RunOptions::add_to(CLI::App& command, bool with_model) {
       ->capture_default_str();
   command.add_option("--gpus", gpus, "GPUs per node (data parallel)")->check(CLI::Range(1, 1024))->capture_default_str();
   command.add_option("--nodes", nodes, "Nodes")->check(CLI::Range(1, 100000))->capture_default_str();
-  command.add_option("--parallel", parallel, "ddp | fsdp (FSDP shards weights, gradients and optimizer state)")
-      ->check(CLI::IsMember({"ddp", "fsdp"}))
+  command.add_option("--parallel", parallel,
+                     "How data-parallel GPUs hold the state: ddp (each all of it) | zero1 (optimizer state and fp32 "
+                     "master weights sharded: DeepSpeed stage 1) | zero2 (gradients too: stage 2) | fsdp (weights "
+                     "too: FSDP FULL_SHARD, DeepSpeed stage 3) | hsdp (FSDP within a node, replicated across nodes)")
+      ->check(CLI::IsMember({"ddp", "zero1", "zero2", "fsdp", "hsdp"}))
       ->capture_default_str();
+  command.add_option("--offload", offload,
+                     "Keep state in host memory, comma separated: optimizer (ZeRO-Offload: fp32 masters, optimizer "
+                     "state and gradients; the step runs on the CPU) | params (FSDP CPU offload: weight shards too; "
+                     "needs --parallel fsdp or hsdp) | activations (saved activations copied out and back, "
+                     "torchtune's activation offloading)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"optimizer", "params", "activations"}));
   command.add_option("--interconnect", interconnect,
                      "How a node's GPUs talk: card (NVLink where the card has it, else PCIe) | pcie (no NVLink "
                      "bridge: two RTX 3090s without theirs; GeForce cards then stage through host memory) | nvlink")
@@ -228,7 +238,21 @@ estimate::TrainingConfig RunOptions::training_config(const workload::Workload& w
   c.qlora = qlora;
   c.gpus_per_node = gpus;
   c.nodes = nodes;
-  c.parallel = parallel == "fsdp" ? estimate::Parallel::fsdp : estimate::Parallel::ddp;
+  c.parallel = *estimate::parse_parallel(parallel);
+  for (const std::string& what : offload) {
+    (what == "optimizer" ? c.offload.optimizer : what == "params" ? c.offload.params : c.offload.activations) = true;
+  }
+  if (c.offload.params && c.parallel != estimate::Parallel::fsdp && c.parallel != estimate::Parallel::hsdp) {
+    throw InputError(fmt::format("--offload params moves FSDP's weight shards to the host: it needs --parallel fsdp "
+                                 "or hsdp, not {} (which keeps whole weights on every GPU)",
+                                 parallel));
+  }
+  if (c.offload.steps_on_host() &&
+      (c.optimizer == estimate::Optimizer::paged_adamw || c.optimizer == estimate::Optimizer::paged_adamw8bit)) {
+    throw InputError(fmt::format("--offload {} steps the optimizer on the CPU; --optimizer {} pages GPU states to "
+                                 "the host on its own: choose one",
+                                 c.offload.params ? "params" : "optimizer", name));
+  }
   c.interconnect = *estimate::parse_interconnect(interconnect);
   c.dataset_size = dataset_size;
   c.network_gbs = network_gbps / 8;

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/estimate/calibration.hpp"
 #include "core/estimate/planner.hpp"
@@ -37,6 +38,7 @@ struct RunOptions {
   int gpus = 1;
   int nodes = 1;
   std::string parallel = "ddp";
+  std::vector<std::string> offload;  // optimizer, params, activations
   std::string interconnect = "card";
   double dataset_size = 0;
   double network_gbps = 0;

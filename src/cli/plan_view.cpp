@@ -112,7 +112,9 @@ nlohmann::json plan_json(const estimate::Sweep& results) {
           {"required", m.required_bytes()},
           {"allocated", m.allocated_bytes()},
           {"reserved", m.reserved_bytes()},
-          {"nvidia_smi", m.total_bytes()}}},
+          {"nvidia_smi", m.total_bytes()},
+          {"host", m.host_bytes},
+          {"host_activations", m.host_activation_bytes}}},
         {"capacity_bytes", p.capacity_bytes},
         {"max_batch", p.max_batch},
         {"step_time_s", p.time.step_s},
@@ -122,7 +124,8 @@ nlohmann::json plan_json(const estimate::Sweep& results) {
           {"overhead_s", p.time.overhead_s},
           {"optimizer_s", p.time.optimizer_s},
           {"communication_s", p.time.communication_s},
-          {"recompute_s", p.time.recompute_s}}},
+          {"recompute_s", p.time.recompute_s},
+          {"offload_s", p.time.offload_s}}},
         {"throughput", p.throughput},
         {"throughput_low", p.throughput_low},
         {"throughput_high", p.throughput_high},
@@ -296,6 +299,19 @@ std::string plan_table(const estimate::Sweep& results, int width) {
                        units::format_gib(m.allocated_bytes()), units::format_gib(m.reserved_bytes()),
                        units::format_gib(m.total_bytes()),
                        predictions.front().config.world_size() > 1 ? " and NCCL's buffers" : "");
+    const auto& p = predictions.front();
+    if (p.config.offload.any()) {
+      out += fmt::format("CPU offload: {} of pinned host memory per GPU{}; {:.0f} ms of each step waits on PCIe "
+                         "copies{}.\n",
+                         units::format_gib(m.host_bytes),
+                         m.host_activation_bytes > 0
+                             ? fmt::format(" ({} of it activations)", units::format_gib(m.host_activation_bytes))
+                             : "",
+                         p.time.offload_s * 1e3,
+                         p.config.offload.steps_on_host()
+                             ? fmt::format(" and the CPU's optimizer step takes {:.0f} ms", p.time.optimizer_s * 1e3)
+                             : "");
+    }
   }
   // Advice: for a single prediction all of it; otherwise, for each card on which not even batch 1 fits, the
   // first remedy (the advice's first line only restates the table's "NO").

@@ -44,6 +44,8 @@ std::string run_option_flags(const RunOptions& o) {
   if (o.gpus != defaults.gpus) flags += fmt::format(" --gpus {}", o.gpus);
   if (o.nodes != defaults.nodes) flags += fmt::format(" --nodes {}", o.nodes);
   if (o.parallel != defaults.parallel) flags += " --parallel " + o.parallel;
+  if (!o.offload.empty()) flags += " --offload " + text::join(o.offload, ",");
+  if (o.interconnect != defaults.interconnect) flags += " --interconnect " + o.interconnect;
   if (o.dataset_size > 0) flags += fmt::format(" --dataset-size {}", o.dataset_size);
   if (o.network_gbps > 0) flags += fmt::format(" --network-gbps {}", o.network_gbps);
   if (!o.calibration_file.empty()) flags += " --calibration " + o.calibration_file;

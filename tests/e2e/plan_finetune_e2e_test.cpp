@@ -101,6 +101,39 @@ TEST(PlanFinetuneE2E, RecipeMistakesAreOneLineAndExitTwo) {
             "gpusage: --target-batch 31 is not a multiple of --batch 2 x 1 GPU(s) = 2\n");
 }
 
+// A full fine-tune of Llama 3 8B on 8 GPUs: each ZeRO stage holds less than the one before; ZeRO-Offload moves
+// the optimizer state to the host, which plan reports with the CPU's step.
+TEST(PlanFinetuneE2E, ZeroStagesShardMoreAndOffloadMovesStateToTheHost) {
+  const std::string base = "llama3-8b --gpu a100-sxm4-80gb --gpus 8 --precision bf16 --checkpointing --seq-len 2048 --batch 1";
+  double previous = plan_json(base)["memory"]["total"].get<double>();
+  for (const char* parallel : {"zero1", "zero2", "fsdp"}) {
+    const double total = plan_json(base + " --parallel " + parallel)["memory"]["total"].get<double>();
+    EXPECT_LT(total, previous) << parallel;
+    previous = total;
+  }
+  auto offload = plan_json(base + " --parallel zero2 --offload optimizer");
+  EXPECT_EQ(offload["memory"]["optimizer"], 0.0);
+  // fp32 masters, two AdamW states and fp32 gradients of this rank's eighth: 16 B x 8,030,261,248 / 8
+  EXPECT_DOUBLE_EQ(offload["memory"]["host"].get<double>(), 16.0 * 8030261248 / 8);
+  EXPECT_GT(offload["time"]["optimizer_s"].get<double>(),
+            plan_json(base + " --parallel zero2")["time"]["optimizer_s"].get<double>());
+  auto table = run_cli("plan " + base + " --parallel zero2 --offload optimizer");
+  EXPECT_NE(table.out.find("CPU offload: 15.0 GiB of pinned host memory per GPU"), std::string::npos) << table.out;
+}
+
+TEST(PlanFinetuneE2E, OffloadMistakesAreOneLineAndExitTwo) {
+  auto r = run_cli("plan llama2-7b --gpu rtx4090 --offload params");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "gpusage: --offload params moves FSDP's weight shards to the host: it needs --parallel fsdp or "
+                   "hsdp, not ddp (which keeps whole weights on every GPU)\n");
+  for (const char* args : {"plan gpt2 --offload gpu", "plan gpt2 --parallel zero3",
+                           "plan gpt2 --offload optimizer --optimizer paged_adamw8bit"}) {
+    auto bad = run_cli(args);
+    EXPECT_EQ(bad.exit_code, 2) << args;
+    EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << args << ": " << bad.err;
+  }
+}
+
 // A directory laid out as huggingface_hub's cache lays out one model: refs/main names the snapshot, whose
 // config.json is a link into blobs/.
 TEST(PlanFinetuneE2E, HfConfigReadsAModelDirectoryOrACacheEntryWithoutNetwork) {

@@ -35,6 +35,19 @@ inline double master_element_bytes(const TrainingConfig& config) {
   return config.master_weights == MasterWeights::bf16 ? 2.0 : 4.0;
 }
 
+// The ranks one copy of the sharded state is spread over: none under DDP; the node's GPUs under HSDP
+// (replicated across nodes); every rank otherwise.
+inline int shard_ranks(const TrainingConfig& config) {
+  if (config.parallel == Parallel::ddp) return 1;
+  return config.parallel == Parallel::hsdp ? config.gpus_per_node : config.world_size();
+}
+inline bool shards_gradients(const TrainingConfig& config) {
+  return config.parallel == Parallel::zero2 || config.parallel == Parallel::fsdp || config.parallel == Parallel::hsdp;
+}
+inline bool shards_weights(const TrainingConfig& config) {
+  return config.parallel == Parallel::fsdp || config.parallel == Parallel::hsdp;
+}
+
 // torchtune's CEWithChunkedOutputLoss splits the output projection and the loss into 8 chunks
 // (num_output_chunks = 8, torchtune/modules/loss/ce_chunked_output_loss.py).
 inline constexpr double kLossChunks = 8;

@@ -147,6 +147,15 @@ struct ModelConstants {
   double ddp_bucket_bytes = 25.0 * 1024 * 1024;
   // Achievable fraction of link bandwidth for NCCL ring all-reduce (bus bandwidth / link bandwidth).
   double link_efficiency = 0.8;
+  // CPU offload's optimizer step (TrainingConfig::offload): a memory-bound sweep of host memory, like the
+  // GPU's, at this bandwidth per rank, GB/s. DeepSpeed's CPU-Adam (vectorised, on every core) is bound by DRAM:
+  // a two-socket server's STREAM triad is 150-400 GB/s, shared by its 8 ranks; a desktop's dual-channel DDR5
+  // 60-80 GB/s. 40: a server's per-rank share, or a desktop at about half its STREAM figure. Not checked
+  // against published rows yet (docs/MODEL.md, "CPU offload").
+  double host_optimizer_gbs = 40;
+  // PyTorch's own CPU Adam(W), which FSDP's CPU offload steps with, is 5-7x slower than DeepSpeed's CPU-Adam
+  // (DeepSpeed's ZeRO-Offload tutorial): 6.
+  double torch_cpu_optimizer_slowdown = 6;
   // Network between nodes when --nodes > 1 and no --network-gbps is given: 100 Gb/s per node
   // (a common InfiniBand EDR / 100 GbE figure).
   double default_network_gbs = 12.5;

@@ -253,7 +253,16 @@ std::vector<Measurement> parse_measurements(const std::string& csv_text, const s
     }
     const std::string attention = choice("attention", {"flash", "eager"});
     if (!attention.empty()) m.flash_attention = attention == "flash";
-    m.fsdp = choice("parallel", {"ddp", "fsdp"}) == "fsdp";
+    m.parallel = parse_parallel(choice("parallel", {"ddp", "zero1", "zero2", "fsdp", "hsdp"})).value_or(Parallel::ddp);
+    // What lives in host memory, '+'-joined (the CSV's fields hold no commas): plan's --offload.
+    const std::string offload = choice("offload", {"optimizer", "params", "activations", "optimizer+activations",
+                                                   "params+activations"});
+    m.offload.optimizer = offload.starts_with("optimizer");
+    m.offload.params = offload.starts_with("params");
+    m.offload.activations = offload.ends_with("activations");
+    if (m.offload.params && m.parallel != Parallel::fsdp && m.parallel != Parallel::hsdp) {
+      throw InputError(fmt::format("{}:{}: offload params needs parallel fsdp or hsdp", origin, line_number));
+    }
     m.interconnect = parse_interconnect(choice("interconnect", {"pcie", "nvlink"})).value_or(Interconnect::card);
     const std::string layout = choice("layout", {"nhwc", "nchw"});
     if (!layout.empty()) m.channels_last = layout == "nhwc";

@@ -75,36 +75,49 @@ double backward_in_flight_bytes_per_sample(const workload::Workload& w, const Tr
   return in_flight;
 }
 
-// Activations kept for backward, per sample. With checkpointing, each checkpointed segment keeps only its
-// input (selective: also its GEMM outputs) and one segment at a time is recomputed, so its recomputed
-// working set is added once (Chen et al. 2016, "Training Deep Nets with Sublinear Memory Cost").
-double activation_bytes_per_sample(const workload::Workload& w, const TrainingConfig& config) {
-  auto saved = [&config](const workload::Layer& layer) { return saved_bytes_per_sample(layer, config); };
+// Activations kept for backward, per sample, by where they are kept. With checkpointing, each checkpointed
+// block keeps only its input (selective: also its GEMM outputs) and one block at a time is recomputed, so
+// its recomputed working set is added once (Chen et al. 2016, "Training Deep Nets with Sublinear Memory Cost").
+struct SavedActivations {
+  double outside_blocks = 0;        // layers in no block: stem, embedding, head, loss
+  std::map<int, double> per_block;  // what each block keeps through the step
+  double recompute_peak = 0;        // the largest checkpointed block's recomputed set
+
+  double blocks() const {
+    double sum = 0;
+    for (const auto& [segment, bytes] : per_block) sum += bytes;
+    return sum;
+  }
+  double largest_block() const {
+    double largest = 0;
+    for (const auto& [segment, bytes] : per_block) largest = std::max(largest, bytes);
+    return largest;
+  }
+  double total() const { return outside_blocks + blocks() + recompute_peak; }
+  // With activation offloading the blocks' tensors go to the host as forward makes them and come back as
+  // backward needs them: two blocks' worth is on the GPU at a time (the one in transfer and the one in use,
+  // torchtune's double-buffered streams). What lies outside the blocks stays.
+  double on_host_when_offloaded() const { return std::max(0.0, blocks() - 2 * largest_block()); }
+};
+
+SavedActivations saved_activations_per_sample(const workload::Workload& w, const TrainingConfig& config) {
   const double element = activation_element_bytes(config.precision);
-  if (!config.checkpointing) {
-    double total = 0;
-    for (const auto& layer : w.layers) total += saved(layer);
-    return total;
-  }
-  double kept = 0;
-  std::map<int, double> segment_recomputed;
-  std::map<int, double> segment_input;
+  SavedActivations saved;
+  std::map<int, double> recomputed;
   for (const auto& layer : w.layers) {
-    if (!checkpointed(config, layer.segment)) {
-      kept += saved(layer);
-      continue;
-    }
-    if (!segment_input.count(layer.segment)) segment_input[layer.segment] = layer.input_elements * element;
-    if (config.selective_checkpointing && kept_under_selective(layer)) {
-      kept += saved(layer);
+    const double bytes = saved_bytes_per_sample(layer, config);
+    if (layer.segment < 0) {
+      saved.outside_blocks += bytes;
+    } else if (!checkpointed(config, layer.segment)) {
+      saved.per_block[layer.segment] += bytes;
     } else {
-      segment_recomputed[layer.segment] += saved(layer);
+      if (!saved.per_block.count(layer.segment)) saved.per_block[layer.segment] = layer.input_elements * element;
+      (config.selective_checkpointing && kept_under_selective(layer) ? saved.per_block[layer.segment]
+                                                                     : recomputed[layer.segment]) += bytes;
     }
   }
-  double inputs = 0, largest = 0;
-  for (const auto& [segment, bytes] : segment_input) inputs += bytes;
-  for (const auto& [segment, bytes] : segment_recomputed) largest = std::max(largest, bytes);
-  return kept + inputs + largest;
+  for (const auto& [segment, bytes] : recomputed) saved.recompute_peak = std::max(saved.recompute_peak, bytes);
+  return saved;
 }
 
 }  // namespace
@@ -182,29 +195,66 @@ MemoryBreakdown estimate_memory(const workload::Workload& w, const TrainingConfi
     m.optimizer_bytes = master * adafactor_state_elements(w, config, lora_rank(config));
   }
 
-  const bool sharded = config.parallel == Parallel::fsdp && config.world_size() > 1;
+  // The largest unit FSDP gathers (units are the workload's blocks), and how it is gathered: as it is stored,
+  // 16-bit in mixed precision, NF4 under QLoRA (FSDP-QLoRA shards the quantized storage and gathers it before
+  // dequantizing; a block's parameters are nearly all linear).
+  std::map<int, double> unit_params;
+  for (const auto& layer : w.layers) unit_params[layer.segment] += static_cast<double>(layer.params);
+  double largest_unit = 0;
+  for (const auto& [segment, p] : unit_params) {
+    if (segment >= 0) largest_unit = std::max(largest_unit, p);
+  }
+  const double gathered_element = config.qlora ? k.qlora_bits_per_param / 8 : low_precision ? 2 : 4;
+
+  const double n = shard_ranks(config);
+  const bool sharded = shards_weights(config) && n > 1;
+  // DeepSpeed's ZeRO stages 1-2 and ZeRO-Offload: the model holds 16-bit weights and gradients, and the fp32
+  // master copy belongs to the optimizer state (the ZeRO paper's K = 12 bytes per parameter for mixed-precision
+  // Adam: master weights, momentum, variance), sharded or offloaded with it.
+  const bool masters_with_optimizer =
+      !shards_weights(config) &&
+      (config.parallel == Parallel::zero1 || config.parallel == Parallel::zero2 || config.offload.steps_on_host());
+  const bool sixteen_bit_model = masters_with_optimizer && low_precision && config.master_weights == MasterWeights::fp32;
+  if (sixteen_bit_model) {
+    m.weights_bytes -= 2 * trainable;
+    m.gradients_bytes = 2 * trainable;
+    m.optimizer_bytes += 4 * trainable;
+  }
   if (sharded) {
     // FULL_SHARD (ZeRO-3): every rank holds 1/N of weights, gradients and optimizer state, and gathers
-    // one unit's full parameters at a time (two with forward prefetch). Units are the workload's segments.
-    const double n = config.world_size();
-    std::map<int, double> unit_params;
-    for (const auto& layer : w.layers) unit_params[layer.segment] += static_cast<double>(layer.params);
-    double largest_unit = 0;
-    for (const auto& [segment, p] : unit_params) {
-      if (segment >= 0) largest_unit = std::max(largest_unit, p);
-    }
-    // A unit is gathered as it is stored: 16-bit in mixed precision, NF4 under QLoRA (FSDP-QLoRA shards the
-    // quantized storage and gathers it before dequantizing; a block's parameters are nearly all linear).
-    const double gathered_element = config.qlora ? k.qlora_bits_per_param / 8 : low_precision ? 2 : 4;
+    // one unit's full parameters at a time (two with forward prefetch).
     m.weights_bytes = m.weights_bytes / n + 2 * largest_unit * gathered_element;
-    m.gradients_bytes /= n;
-    m.optimizer_bytes /= n;
   }
+  m.optimizer_bytes /= n;
+  if (shards_gradients(config)) m.gradients_bytes /= n;
+
+  // CPU offload. The host keeps what the step needs there: the optimizer state (with the fp32 masters) and
+  // fp32 gradients, which the GPU streams out as backward makes them; with parameter offload also the weight
+  // shards, of which the GPU holds only the units it has gathered and one unit's gradient before it goes out.
+  if (config.offload.steps_on_host()) {
+    m.host_bytes += m.optimizer_bytes + master * trainable / n;
+    m.optimizer_bytes = 0;
+    // ZeRO-Offload copies each reduced gradient bucket out as backward fills it (Ren et al. 2021, section
+    // 4.1): two buckets on the GPU at a time, the one filling and the one in transfer.
+    m.gradients_bytes = std::min(m.gradients_bytes, 2 * k.ddp_bucket_bytes);
+  }
+  if (config.offload.params && shards_weights(config)) {
+    m.host_bytes += m.weights_bytes - 2 * largest_unit * gathered_element;
+    m.weights_bytes = 2 * largest_unit * gathered_element;
+    m.gradients_bytes = std::min(m.gradients_bytes, largest_unit * gathered_element);
+  }
+
   if (config.optimizer == Optimizer::paged_adamw || config.optimizer == Optimizer::paged_adamw8bit) {
     m.paged_bytes = m.optimizer_bytes;
   }
 
-  m.activations_bytes = config.batch_per_gpu * activation_bytes_per_sample(w, config);
+  const SavedActivations saved = saved_activations_per_sample(w, config);
+  m.activations_bytes = config.batch_per_gpu * saved.total();
+  if (config.offload.activations) {
+    m.host_activation_bytes = config.batch_per_gpu * saved.on_host_when_offloaded();
+    m.activations_bytes -= m.host_activation_bytes;
+    m.host_bytes += m.host_activation_bytes;
+  }
 
   // Transients: library workspaces; autocast's 16-bit copies of the fp32 weights (cached for the
   // forward pass and kept by autograd for backward); the gradients in flight during backward beyond the
@@ -227,7 +277,7 @@ MemoryBreakdown estimate_memory(const workload::Workload& w, const TrainingConfi
     in_flight = backward_in_flight_bytes_per_sample(w, config);
   }
   m.workspace_bytes = k.library_workspace_bytes + config.batch_per_gpu * in_flight;
-  if (low_precision && !adapted && !sharded && config.master_weights == MasterWeights::fp32) {
+  if (low_precision && !adapted && !sharded && !sixteen_bit_model && config.master_weights == MasterWeights::fp32) {
     m.workspace_bytes += 2 * params;
   }
 

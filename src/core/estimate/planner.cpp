@@ -75,15 +75,19 @@ std::optional<E> parse_named(const std::string& name, const E (&all)[N]) {
   }
   return std::nullopt;
 }
+
+// Every value's name, "|"-separated, for help and error messages.
+template <typename E, std::size_t N>
+std::string joined_names(const E (&all)[N]) {
+  std::string names;
+  for (E value : all) names += std::string(names.empty() ? "" : "|") + to_string(value);
+  return names;
+}
 }  // namespace
 
 std::optional<Optimizer> parse_optimizer(const std::string& name) { return parse_named(name, kOptimizers); }
 
-std::string optimizer_names() {
-  std::string names;
-  for (Optimizer o : kOptimizers) names += std::string(names.empty() ? "" : "|") + to_string(o);
-  return names;
-}
+std::string optimizer_names() { return joined_names(kOptimizers); }
 
 const char* to_string(LossImpl loss) {
   switch (loss) {
@@ -126,6 +130,25 @@ std::optional<Interconnect> parse_interconnect(const std::string& name) {
   constexpr Interconnect kAll[] = {Interconnect::card, Interconnect::pcie, Interconnect::nvlink};
   return parse_named(name, kAll);
 }
+
+const char* to_string(Parallel parallel) {
+  switch (parallel) {
+    case Parallel::ddp: return "ddp";
+    case Parallel::zero1: return "zero1";
+    case Parallel::zero2: return "zero2";
+    case Parallel::fsdp: return "fsdp";
+    case Parallel::hsdp: return "hsdp";
+  }
+  return "?";
+}
+
+namespace {
+constexpr Parallel kParallels[] = {Parallel::ddp, Parallel::zero1, Parallel::zero2, Parallel::fsdp, Parallel::hsdp};
+}  // namespace
+
+std::optional<Parallel> parse_parallel(const std::string& name) { return parse_named(name, kParallels); }
+
+std::string parallel_names() { return joined_names(kParallels); }
 
 const char* to_string(Bound bound) {
   switch (bound) {
@@ -227,7 +250,19 @@ void add_advice(Prediction& p, const workload::Workload& w, const catalog::Gpu& 
       advice.push_back(fmt::format("fine-tune with LoRA rank 16 (--lora 16): {} at this batch; QLoRA (--qlora): {}",
                                    units::format_gib(lora_total), units::format_gib(qlora_total)));
     }
-    if (c.parallel != Parallel::fsdp) {
+    if (!c.offload.steps_on_host() && lora_rank(c) == 0 && !shards_weights(c)) {
+      // ZeRO-Offload: the optimizer state and fp32 masters on the host, where a full fine-tune keeps most bytes.
+      TrainingConfig m = c;
+      m.offload.optimizer = true;
+      if (m.optimizer == Optimizer::paged_adamw || m.optimizer == Optimizer::paged_adamw8bit) m.optimizer = Optimizer::adamw;
+      const MemoryBreakdown offloaded = estimate_memory(w, m, gpu, calibration);
+      if (offloaded.fits(gpu.memory_bytes())) {
+        advice.push_back(fmt::format("keep the optimizer state on the CPU (--offload optimizer, DeepSpeed ZeRO-Offload): "
+                                     "{} on the GPU and {} of pinned host memory, for a slower step",
+                                     units::format_gib(offloaded.total_bytes()), units::format_gib(offloaded.host_bytes)));
+      }
+    }
+    if (!shards_weights(c)) {
       // The fewest GPUs FSDP needs, first alone, then together with checkpointing (activations are not
       // sharded, so a long sequence may need both).
       bool found = false;

@@ -23,7 +23,33 @@ std::optional<Optimizer> parse_optimizer(const std::string& name);
 // Every optimizer name parse_optimizer accepts, "|"-separated, for help and error messages.
 std::string optimizer_names();
 
-enum class Parallel { ddp, fsdp };
+// How data-parallel ranks hold the training state (Rajbhandari et al. 2020, "ZeRO", section 5; DeepSpeed's
+// stages, PyTorch FSDP's sharding strategies):
+//   ddp    every rank holds everything (DistributedDataParallel);
+//   zero1  the optimizer state, with the fp32 master weights, is sharded (DeepSpeed stage 1, Megatron's
+//          distributed optimizer); the model's 16-bit weights and gradients stay whole;
+//   zero2  the gradients are sharded too (DeepSpeed stage 2, FSDP SHARD_GRAD_OP's memory);
+//   fsdp   weights as well (FSDP FULL_SHARD, DeepSpeed stage 3): a unit is gathered to run;
+//   hsdp   FSDP within a node, replicated across nodes (HYBRID_SHARD): shards over the node's GPUs.
+enum class Parallel { ddp, zero1, zero2, fsdp, hsdp };
+const char* to_string(Parallel parallel);
+std::optional<Parallel> parse_parallel(const std::string& name);
+std::string parallel_names();  // "ddp|zero1|...", for help and error messages
+
+// What lives in pinned host memory instead of the GPU (CPU offload):
+//   optimizer    ZeRO-Offload (Ren et al. 2021): the fp32 master weights, optimizer state and fp32
+//                gradients; the optimizer step runs on the CPU (DeepSpeed's CPU-Adam);
+//   params       FSDP's CPUOffload(offload_params=True) / ZeRO-3 offload_param: weight shards too, copied
+//                in for each gather; implies optimizer (the step runs on the CPU, in torch's CPU AdamW);
+//   activations  what autograd saves, copied out in forward and back in backward on a side stream
+//                (torchtune's activation offloading); about two blocks' worth stays on the GPU.
+struct Offload {
+  bool optimizer = false;
+  bool params = false;
+  bool activations = false;
+  bool any() const { return optimizer || params || activations; }
+  bool steps_on_host() const { return optimizer || params; }  // the optimizer step runs on the CPU
+};
 
 // How the GPUs of a node talk: card (the catalog's: NVLink where the card has it, else PCIe), pcie (no
 // bridge or switch: two RTX 3090s without their NVLink bridge) or nvlink (the card must have it).
@@ -81,6 +107,7 @@ struct TrainingConfig {
   int gpus_per_node = 1;
   int nodes = 1;
   Parallel parallel = Parallel::ddp;
+  Offload offload;
   Interconnect interconnect = Interconnect::card;
   int accumulation_steps = 1;     // micro-batches of batch_per_gpu per optimizer step
   double dataset_size = 0;        // samples per epoch; 0: the workload's default (ImageNet-1k for vision)
@@ -112,6 +139,10 @@ struct MemoryBreakdown {
   // on the GPU at all (optimizer_bytes is what stays).
   double paged_bytes = 0;
   double paged_out_bytes = 0;  // the paged states the driver keeps on the host at the peak (not in the total)
+  // Pinned host memory that CPU offload (TrainingConfig::offload) needs per rank: not on the GPU, not in
+  // any total below.
+  double host_bytes = 0;
+  double host_activation_bytes = 0;  // of host_bytes, the saved activations (copied out and back every step)
   // What torch.cuda.max_memory_allocated() reports: the live tensors at the peak. Paged optimizer states are
   // CUDA managed memory (cudaMallocManaged), outside PyTorch's allocator: nvidia-smi counts the resident ones.
   double allocated_bytes() const { return total_bytes() - context_bytes - paged_bytes; }
@@ -136,6 +167,7 @@ struct StepTime {
   double optimizer_s = 0;      // optimizer step (memory-bound sweep over parameters and state)
   double communication_s = 0;  // gradient all-reduce / FSDP gathers not overlapped with backward
   double recompute_s = 0;      // extra forward under checkpointing (included in compute_s/memory_s)
+  double offload_s = 0;        // CPU offload's PCIe copies that compute could not hide (in step_s)
   double step_s = 0;           // one optimizer step of batch_per_gpu samples
   Bound bound = Bound::compute;
 };

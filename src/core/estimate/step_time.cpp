@@ -301,15 +301,40 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
 
   // Optimizer: a memory-bound sweep over trainable parameters and their state, in multi-tensor kernels.
   // Mixed precision adds the grad scaler's unscale and inf check (read and write each gradient).
-  double optimizer_bytes = optimizer_traffic_per_param(config) * trainable;
-  if (config.precision == catalog::Precision::fp16) optimizer_bytes += 8 * trainable;
-  const double optimizer_kernels = std::ceil(parameter_tensors / k.optimizer_tensors_per_kernel) * 4;
+  // A sharded optimizer (ZeRO, FSDP) steps only its rank's 1/N of the parameters.
+  const double shards = shard_ranks(config);
+  double optimizer_bytes = optimizer_traffic_per_param(config) * trainable / shards;
+  if (config.precision == catalog::Precision::fp16) optimizer_bytes += 8 * trainable / shards;
+  double optimizer_kernels = std::ceil(parameter_tensors / k.optimizer_tensors_per_kernel) * 4;
   t.optimizer_s = optimizer_bytes / bandwidth + optimizer_kernels * k.kernel_fixed_s;
+  const MemoryBreakdown memory = estimate_memory(w, config, gpu, calibration);
+  const double pcie = pcie_gbs(gpu) * 1e9 * k.link_efficiency;
+  // CPU offload (docs/MODEL.md, "CPU offload"). The step runs on the host over the same bytes, at the host's
+  // bandwidth (torch's CPU AdamW under FSDP's parameter offload, DeepSpeed's CPU-Adam otherwise); the GPU
+  // streams the gradients out while backward runs and, unless the weights live on the host, takes the updated
+  // 16-bit weights back after the step.
+  double offload_s = 0;
+  if (config.offload.steps_on_host()) {
+    const double host_gbs = k.host_optimizer_gbs / (config.offload.params ? k.torch_cpu_optimizer_slowdown : 1.0);
+    t.optimizer_s = optimizer_bytes / (host_gbs * 1e9);
+    if (!config.offload.params) t.optimizer_s += 2 * trainable / shards / pcie;
+    optimizer_bytes = 0;
+    optimizer_kernels = 0;
+    offload_s += master_element_bytes(config) * trainable / shards / pcie;
+  }
+  // Parameter offload copies each weight shard in for forward's gather and again for backward's.
+  if (config.offload.params && shards_weights(config)) {
+    offload_s += 2 * params * (element < 4 ? 2 : 4) / shards / pcie;
+  }
+  // Activation offload copies what the blocks save out in forward and back in backward.
+  offload_s += 2 * memory.host_activation_bytes / pcie;
+  // The copies run on their own streams beside the micro-batch's kernels; what they cannot hide is exposed.
+  const double offload_exposed_s =
+      std::max(0.0, offload_s - k.allreduce_overlap_fraction * (forward_s + backward_s + recompute_s));
   // Paged optimizer states the driver moved to the host come back over PCIe for the step and go out again
   // when the next forward needs the room: twice their bytes per optimizer step.
   if (config.optimizer == Optimizer::paged_adamw || config.optimizer == Optimizer::paged_adamw8bit) {
-    const double paged_out = estimate_memory(w, config, gpu, calibration).paged_out_bytes;
-    t.optimizer_s += 2 * paged_out / (pcie_gbs(gpu) * 1e9 * k.link_efficiency);
+    t.optimizer_s += 2 * memory.paged_out_bytes / pcie;
   }
 
   // Data-parallel communication, once per optimizer step (DDP's no_sync skips it on accumulation steps).
@@ -323,6 +348,7 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
     // GeForce cards have no peer-to-peer over PCIe (the driver disables it), so NCCL stages every
     // transfer through host memory (its SHM transport): each byte crosses PCIe twice.
     if (!nvlink && catalog::is_geforce(gpu.family)) link_gbs /= 2;
+    const double intra_node_gbs = link_gbs;
     if (config.gpus_per_node == 1) link_gbs = 1e18;                          // no intra-node hop
     if (config.nodes > 1) {
       const double network = config.network_gbs > 0 ? config.network_gbs : k.default_network_gbs;
@@ -331,24 +357,43 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
     }
     const double bus = link_gbs * 1e9 * k.link_efficiency;
     const double ring = 2.0 * (world - 1) / world;  // ring all-reduce: 2(n-1)/n of the bytes per rank
+    const double sixteen_bit = element < 4 ? 2 : 4;  // a 16-bit model's weights and gradients
     double exposed = 0;
     if (config.parallel == Parallel::ddp) {
       const double gradient_bytes = master_element_bytes(config) * trainable;
       const double total_s = ring * gradient_bytes / bus;
       const double last_bucket_s = ring * std::min(gradient_bytes, k.ddp_bucket_bytes) / bus;
       exposed = std::max(last_bucket_s, total_s - k.allreduce_overlap_fraction * backward_s);
+    } else if (!shards_weights(config)) {
+      // ZeRO-1/2: the 16-bit gradients are reduce-scattered in buckets while backward runs, as DDP's all-reduce;
+      // after the step each rank all-gathers the updated 16-bit weights of the others' shards, with nothing
+      // left to hide behind. Together the bytes of one all-reduce.
+      const double gradient_bytes = sixteen_bit * trainable;
+      const double scatter_s = ring / 2 * gradient_bytes / bus;
+      const double last_bucket_s = ring / 2 * std::min(gradient_bytes, k.ddp_bucket_bytes) / bus;
+      exposed = std::max(last_bucket_s, scatter_s - k.allreduce_overlap_fraction * backward_s) +
+                ring / 2 * sixteen_bit * trainable / bus;
     } else {
       // FSDP: all-gather the parameters for forward and again for backward, reduce-scatter gradients;
-      // each moves (n-1)/n of the bytes, overlapped with compute by prefetching.
-      const double gathered = element < 4 ? 2 : 4;
-      const double bytes = (world - 1.0) / world * (2 * params * gathered + trainable * gathered);
-      exposed = std::max(0.0, bytes / bus - k.allreduce_overlap_fraction * (forward_s + backward_s));
+      // each moves (n-1)/n of the bytes, overlapped with compute by prefetching. HSDP does this among the
+      // node's GPUs over their own link, then all-reduces each gradient shard across nodes over the network.
+      const bool hybrid = config.parallel == Parallel::hsdp && config.nodes > 1;
+      const double ranks = hybrid ? config.gpus_per_node : world;
+      const double gather_bus = hybrid ? intra_node_gbs * 1e9 * k.link_efficiency : bus;
+      double seconds = (ranks - 1.0) / ranks * (2 * params + trainable) * sixteen_bit / gather_bus;
+      if (hybrid) {
+        const double network = (config.network_gbs > 0 ? config.network_gbs : k.default_network_gbs) * 1e9;
+        seconds += 2.0 * (config.nodes - 1) / config.nodes * trainable * sixteen_bit / ranks /
+                   (network * k.link_efficiency);
+      }
+      exposed = std::max(0.0, seconds - k.allreduce_overlap_fraction * (forward_s + backward_s));
     }
     t.communication_s = exposed;
   }
 
   const int accumulation = std::max(1, config.accumulation_steps);
-  const double micro_s = forward_s + backward_s + recompute_s;
+  const double micro_s = forward_s + backward_s + recompute_s + offload_exposed_s;
+  t.offload_s = accumulation * offload_exposed_s;
   double gpu_s = accumulation * micro_s + t.optimizer_s;
   // The host issues every kernel; when it is slower than the GPU, the GPU waits (eager-mode overhead).
   const double host_s = (accumulation * kernels + optimizer_kernels) * k.host_dispatch_s;

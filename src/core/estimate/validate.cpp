@@ -60,7 +60,8 @@ std::optional<Prepared> prepare(const Measurement& m, const catalog::Catalog& ca
     p.config.optimizer_in_backward = m.optimizer_in_backward;
     p.config.gpus_per_node = std::min(m.num_gpus, 8);
     p.config.nodes = std::max(1, m.num_gpus / 8);
-    p.config.parallel = m.fsdp ? Parallel::fsdp : Parallel::ddp;
+    p.config.parallel = m.parallel;
+    p.config.offload = m.offload;
     p.config.interconnect = m.interconnect;
     p.config.channels_last = m.channels_last.value_or(false);
     p.config.pure_16bit = m.pure_16bit;
@@ -69,10 +70,11 @@ std::optional<Prepared> prepare(const Measurement& m, const catalog::Catalog& ca
     if (m.checkpointing.starts_with("every:")) p.config.checkpoint_every = std::stoi(m.checkpointing.substr(6));
     if (m.gpu_memory_gb) p.gpu.memory_gb = *m.gpu_memory_gb;
     p.config.eager_module_loading = m.loads_modules_eagerly();
-    p.key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", m.optimizer_in_backward,
+    p.key = fmt::format("{}{}{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", m.offload.optimizer,
+                        m.offload.params, m.offload.activations, m.optimizer_in_backward,
                         to_string(m.interconnect), m.model, m.gpu,
                         m.precision, m.batch_per_gpu, m.num_gpus, m.resolution.value_or(0), m.seq_len.value_or(0),
-                        m.tokens.value_or(0), m.accumulation, options.flash_attention, m.fsdp,
+                        m.tokens.value_or(0), m.accumulation, options.flash_attention, to_string(m.parallel),
                         p.config.channels_last, m.task, m.pure_16bit, m.checkpointing, m.gpu_memory_gb.value_or(0),
                         to_string(p.config.optimizer), m.master_weights == MasterWeights::bf16 ? "bf16" : "fp32", to_string(m.loss),
                         m.lora_rank.value_or(0), m.qlora, to_string(m.lora_targets));

@@ -51,7 +51,8 @@ struct Measurement {
   // Column `attention`: flash or eager; empty: the software era's default (fused attention from
   // PyTorch 2.0, March 2023, on; unfused before).
   std::optional<bool> flash_attention;
-  bool fsdp = false;                  // column `parallel`: ddp (default) or fsdp
+  Parallel parallel = Parallel::ddp;  // column `parallel`: ddp (default), zero1, zero2, fsdp or hsdp
+  Offload offload;                    // column `offload`: optimizer, params, activations, '+'-joined
   // Column `interconnect`: pcie (no NVLink bridge) or nvlink; empty: the catalog card's.
   Interconnect interconnect = Interconnect::card;
   std::optional<bool> channels_last;  // column `layout`: nhwc or nchw; empty: nchw (PyTorch's default)
