@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "cli/commands.hpp"
+#include "cli/plan_options.hpp"
 #include "core/catalog/catalog.hpp"
 #include "core/workload/workload.hpp"
 #include "run/supervisor.hpp"
@@ -14,9 +15,8 @@ namespace gpusage::cli {
 void add_run_command(CLI::App& app) {
   struct State {
     run::RunRequest request;
-    std::string model;
+    RunOptions workload;  // plan's options: the run's model and training setup
     std::optional<int> batch;
-    std::string precision;
     std::string gpu;
   };
   auto state = std::make_shared<State>();
@@ -32,9 +32,24 @@ void add_run_command(CLI::App& app) {
       "DIR/summary.json and DIR/report.html. Exits with the program's status (128+N when signal N killed "
       "it).\n"
       "The program sees DIR as $GPUSAGE_RUN_DIR.\n"
+      "Given the workload (--model or --hf-config, --batch, and plan's options: --precision, --seq-len, --lora,\n"
+      "...), run predicts the run once at the start as `gpusage plan` would on its GPU (the card NVML names, or\n"
+      "--gpu) and keeps the prediction beside what it measures: throughput against plan's 80% interval (a\n"
+      "finding when the program's own throughput lines stay outside it for --expect-window seconds), memory\n"
+      "against NVML's peak, utilization, and MFU: model FLOPs per sample x measured samples/s over the card's\n"
+      "dense tensor peak for the precision (docs/MODEL.md). One 'it' (tqdm) or step is --batch x --accumulate\n"
+      "samples per GPU. The summary then reads, for example (a scripted run at 2 it/s under the NVML stub):\n"
+      "  gpusage: predicted (plan) for ResNet-50 bf16 batch 256 on GeForce RTX 5090, against measured:\n"
+      "  gpusage:   throughput   predicted 1576 samples/s (80%: 1377-2049), measured 2 it/s median = 512\n"
+      "             samples/s per GPU: below the interval\n"
+      "  gpusage:   memory       predicted 12.2 GiB, measured peak 18.6 GiB\n"
+      "  gpusage:   utilization  predicted 100% (no host stalls), measured median 12%\n"
+      "  gpusage: MFU 6.0%: 12.5 TFLOPS achieved of 209.5 dense bf16 TFLOPS on GeForce RTX 5090 (24.4 GFLOP\n"
+      "           per sample x 512 samples/s)\n"
       "Examples:\n"
       "  gpusage run -- python train.py --epochs 3\n"
-      "  gpusage run --log-dir runs/r1 --model resnet50 --batch 256 -- torchrun --nproc-per-node 2 train.py\n"
+      "  gpusage run --model resnet50 --batch 256 --precision bf16 -- python train.py\n"
+      "  gpusage run --log-dir runs/r1 --model gpt2 --batch 8 --gpus 2 -- torchrun --nproc-per-node 2 train.py\n"
       "  gpusage run --prometheus 127.0.0.1:9400 -- python train.py");
   command
       ->add_option("--log-dir", state->request.log_dir,
@@ -49,26 +64,46 @@ void add_run_command(CLI::App& app) {
           "--idle-alert-after", state->request.alerts.low_utilization_window_s,
           "Seconds of low GPU utilization (with the run's process on it) before the input-bound alert")
       ->default_str("30");
-  command->add_option("--model", state->model, "Zoo model of the run, for the OOM fix (e.g. resnet50, gpt2)");
+  command->add_option("--model", state->workload.model,
+                      "Zoo model of the run (e.g. resnet50, gpt2; `gpusage plan --help` lists them): the OOM fix, "
+                      "and with --batch the prediction");
   command->add_option("--batch", state->batch, "Per-GPU batch of the run (default: what the log prints)")
       ->check(CLI::Range(1, 1 << 24));
+  command->add_option("--gpu", state->gpu,
+                      "GPU of the run, for the OOM fix and the prediction (default: the card NVML names; for the "
+                      "OOM fix, the capacity the OOM message reports)");
   command
-      ->add_option("--precision", state->precision,
-                   "fp32 | tf32 | fp16 | bf16 | fp8 of the run (default fp32)")
-      ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16", "fp8"}));
-  command->add_option("--gpu", state->gpu, "GPU of the run, for the OOM fix (default: the capacity the OOM message reports)");
+      ->add_option("--expect-window", state->request.expectation_window_s,
+                   "Seconds the program's throughput must stay outside plan's 80% interval before the finding")
+      ->default_str("60");
+  // Without autocast PyTorch trains in fp32: the run's default, where plan's is fp16.
+  state->workload.precision = "fp32";
+  state->workload.add_to(*command, /*with_model=*/false);
   command->add_option("command", state->request.command, "The program and its arguments, after --")
       ->required();
-  command->callback([state] {
+  command->callback([state, command] {
     run::RunRequest request = state->request;
-    // Bad names fail here, before the child starts.
+    const RunOptions& options = state->workload;
+    // Bad names and options fail here, before the child starts.
     std::optional<workload::Workload> workload;
-    if (!state->model.empty()) workload = workload::build(state->model);
+    if (!options.model.empty() || !options.hf_config.empty()) workload = options.build_workload();
     const catalog::Catalog& catalog = catalog::Catalog::active();
     if (!state->gpu.empty()) request.context.gpu = &catalog.resolve(state->gpu);
     request.context.workload = workload ? &*workload : nullptr;
     request.context.batch = state->batch;
-    if (!state->precision.empty()) request.context.precision = catalog::parse_precision(state->precision);
+    if (command->get_option("--precision")->count() > 0)
+      request.context.precision = catalog::parse_precision(options.precision);
+    if (workload && state->batch) {
+      run::ExpectationRequest& expect = request.expectation.emplace();
+      expect.workload = *workload;
+      expect.timed = options.build_timed_workload(*workload);
+      expect.config = options.training_config(*workload);
+      expect.config.batch_per_gpu = *state->batch;
+      expect.calibration = options.calibration();
+      expect.gpu = request.context.gpu;
+    } else if (workload) {
+      fmt::print(stderr, "gpusage: no prediction: give --batch (the per-GPU batch) with --model or --hf-config\n");
+    }
     request.command_line = "gpusage run";
     for (const auto& a : request.command) request.command_line += " " + a;
     const int status = run::supervise(request);

@@ -137,6 +137,55 @@ report::Section throughput_section(const RunSummary& s, const std::string& gpu_l
   return section;
 }
 
+// plan's prediction beside the measured figures, and MFU.
+report::Section expectation_section(const ExpectationSummary& x) {
+  const Expectation& e = x.expected;
+  const ExpectationOutcome& o = x.measured;
+  report::Section section;
+  section.id = "expectation";
+  section.title = "Predicted against measured";
+  section.paragraphs.push_back("gpusage plan's prediction for " + e.label() +
+                               ", made once at the start of the run, beside what the run measured.");
+  report::Table t;
+  t.columns = {{"figure", "", report::Align::left},
+               {"predicted", ""},
+               {"80% interval", ""},
+               {"measured", ""},
+               {"verdict", "", report::Align::left}};
+  t.add_row({"throughput (samples/s per GPU)", report::format_number(e.samples_per_s, 0),
+             report::format_number(e.samples_per_s_low, 0) + " \u2013 " + report::format_number(e.samples_per_s_high, 0),
+             optional_text(o.measured_samples_per_s, 0), o.verdict ? to_string(*o.verdict) : "n/a"});
+  t.add_row({"peak memory (GiB)", report::format_number(units::to_gib(e.memory_bytes), 1), "",
+             optional_text(o.memory_peak_bytes ? std::optional<double>(units::to_gib(*o.memory_peak_bytes))
+                                               : std::nullopt,
+                           1),
+             ""});
+  t.add_row({"GPU utilization (%)", report::format_number(e.utilization_percent, 0), "",
+             optional_text(o.utilization_median_percent, 0), ""});
+  if (o.efficiency) {
+    t.add_row({"achieved TFLOPS", report::format_number(efficiency(e, e.samples_per_s).achieved_tflops, 1), "",
+               report::format_number(o.efficiency->achieved_tflops, 1), ""});
+    auto percent = [](const std::optional<double>& f) {
+      return f ? std::optional<double>(*f * 100) : std::nullopt;
+    };
+    t.add_row({"MFU (%)", optional_text(percent(efficiency(e, e.samples_per_s).mfu), 1), "",
+               optional_text(percent(o.efficiency->mfu), 1), ""});
+  }
+  section.items.push_back(report::PageTable{"run-expectation", "plan's prediction and the run's measurements", t});
+  if (o.reading)
+    section.notes.push_back(fmt::format(
+        "Measured throughput: the median of {} readings of {} ({}), at {} samples per {}.", o.reading->readings,
+        o.reading->label_unit(), o.reading->source, report::format_number(o.samples_per_unit.value_or(0), 4),
+        o.reading->unit));
+  section.notes.push_back(fmt::format(
+      "MFU (PaLM, Chowdhery et al. 2022, appendix B): {} model GFLOP per sample (forward and backward, no "
+      "recomputation) x samples/s per GPU, over the {} dense {} tensor rate {} (catalog). Interval: {}.",
+      report::format_number(e.model_flops_per_sample / 1e9, 2), e.gpu_name, catalog::to_string(e.precision),
+      e.peak_tflops ? report::format_number(*e.peak_tflops, 1) + " TFLOPS" : std::string("(not listed)"),
+      e.interval_basis));
+  return section;
+}
+
 report::Section findings_section(const RunSummary& s) {
   report::Section section;
   section.id = "findings";
@@ -174,6 +223,7 @@ report::Page run_page(const RunSummary& s, const std::string& gpu_log,
   if (log && !log->samples.empty())
     page.sections.push_back(report::monitor_section(
         *log, log->alerts, "Alerts: as gpusage run raised them while it sampled (the monitor's rules)."));
+  if (s.expectation) page.sections.push_back(expectation_section(*s.expectation));
   if (!s.throughput.empty())
     page.sections.push_back(throughput_section(s, gpu_log, throughput, log ? &*log : nullptr));
   page.sections.push_back(findings_section(s));

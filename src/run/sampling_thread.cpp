@@ -6,10 +6,29 @@
 #include <chrono>
 #include <optional>
 
+#include "core/common/stats.hpp"
 #include "monitor/views.hpp"
 #include "run/process_tree.hpp"
 
 namespace gpusage::run {
+
+std::optional<double> SamplingThread::recent_utilization_percent() const {
+  constexpr std::size_t kRecent = 10;
+  std::lock_guard lock(mutex_);
+  std::vector<double> means;
+  for (std::size_t i = samples_.size() > kRecent ? samples_.size() - kRecent : 0; i < samples_.size(); ++i) {
+    double sum = 0;
+    int count = 0;
+    for (const auto& gpu : samples_[i].sample.gpus)
+      if (gpu.utilization_gpu_percent) {
+        sum += *gpu.utilization_gpu_percent;
+        ++count;
+      }
+    if (count > 0) means.push_back(sum / count);
+  }
+  if (means.empty()) return std::nullopt;
+  return stats::median(means);
+}
 
 void SamplingThread::loop() {
   try {
@@ -31,7 +50,14 @@ void SamplingThread::loop() {
       monitor::AlertEngine::Update update = alerts_.evaluate(selection.sample);
       log_.write(selection.sample, update.active);
       std::optional<std::string> log_warning = log_.take_warning();
-      if (prometheus_) prometheus_->publish(monitor::prometheus_text(selection.sample, update.active));
+      if (prometheus_) {
+        std::string extra;
+        {
+          std::lock_guard lock(mutex_);
+          extra = run_metrics_;
+        }
+        prometheus_->publish(monitor::prometheus_text(selection.sample, update.active) + extra);
+      }
       {
         std::lock_guard lock(mutex_);
         matched_ = matched_ || selection.matched;

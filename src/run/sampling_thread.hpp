@@ -7,6 +7,7 @@
 
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -54,6 +55,13 @@ class SamplingThread {
     std::lock_guard lock(mutex_);
     return std::exchange(notes_, {});
   }
+  // Exposition lines published after the monitor's on /metrics (the run's prediction, throughput and MFU).
+  void set_run_metrics(std::string text) {
+    std::lock_guard lock(mutex_);
+    run_metrics_ = std::move(text);
+  }
+  // The run's GPUs' utilization over the last samples (the median of each sample's mean), when NVML reads it.
+  std::optional<double> recent_utilization_percent() const;
   // After stop().
   std::vector<RecordedSample>& samples() { return samples_; }
   const std::vector<monitor::Alert>& raised() const { return raised_; }
@@ -79,6 +87,7 @@ class SamplingThread {
   std::vector<monitor::Alert> raised_, pending_;
   std::vector<std::string> notes_;
   std::string error_;
+  std::string run_metrics_;
 };
 
 }  // namespace gpusage::run

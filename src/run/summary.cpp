@@ -135,6 +135,19 @@ std::vector<ThroughputSummary> summarize_throughput(const std::vector<TimedThrou
   return out;
 }
 
+ExpectationSummary compare(const Expectation& expected, const std::vector<ThroughputSummary>& throughput,
+                           const std::vector<GpuUsage>& gpus) {
+  std::optional<double> memory_peak, utilization;
+  std::vector<double> medians;
+  for (const auto& g : gpus) {
+    if (g.memory_peak_bytes)
+      memory_peak = std::max(memory_peak.value_or(0), static_cast<double>(*g.memory_peak_bytes));
+    if (g.utilization_median_percent) medians.push_back(*g.utilization_median_percent);
+  }
+  if (!medians.empty()) utilization = stats::median(medians);
+  return {expected, compare(expected, throughput, memory_peak, utilization)};
+}
+
 namespace {
 
 std::optional<double> fraction(const GpuUsage& u) {
@@ -197,7 +210,9 @@ nlohmann::json to_json(const RunSummary& s) {
             {"memory_total_bytes", json_util::optional(s.host.memory_total_bytes)}}},
           {"throughput", throughput},
           {"alerts", alerts},
-          {"findings", findings}};
+          {"findings", findings},
+          {"expectation", s.expectation ? expectation_json(*s.expectation) : nlohmann::json(nullptr)},
+          {"efficiency", s.expectation ? efficiency_json(*s.expectation) : nlohmann::json(nullptr)}};
 }
 
 std::string render_text(const RunSummary& s) {
@@ -233,6 +248,7 @@ std::string render_text(const RunSummary& s) {
   for (const auto& t : s.throughput)
     out += fmt::format("gpusage: throughput {:.3g} {} median, last {:.3g} ({}, {} readings)\n",
                        t.median_per_s, t.label_unit(), t.last_per_s, t.source, t.readings);
+  if (s.expectation) out += render_expectation(*s.expectation);
   for (const auto& a : s.alerts) out += fmt::format("gpusage: alert: {}\n", a.message);
   for (const auto& f : s.findings) {
     out += fmt::format("gpusage: {} [{}]: {}\n", diagnose::to_string(f.severity), f.id, f.title);

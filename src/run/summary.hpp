@@ -11,7 +11,10 @@
 //                 "input_bound_fraction" } ],
 //     "host": { "cpu_median_percent", "memory_peak_bytes", "memory_total_bytes" },
 //     "throughput": [ { "unit", "source", "readings", "median_per_s", "last_per_s" } ],
-//     "alerts": [ alert events as monitor --log writes them ], "findings": [ doctor's finding JSON ] }
+//     "alerts": [ alert events as monitor --log writes them ], "findings": [ doctor's finding JSON ],
+//     "expectation": run/expectation.hpp's expectation_json | null (no workload options),
+//     "efficiency": { "model_flops_per_sample", "samples_per_s", "achieved_tflops", "peak_tflops",
+//                     "peak_source", "mfu" } | null }
 // Figures that could not be measured are null.
 #pragma once
 
@@ -25,6 +28,7 @@
 #include "core/device/types.hpp"
 #include "core/diagnose/finding.hpp"
 #include "monitor/alerts.hpp"
+#include "run/expectation.hpp"
 #include "run/throughput.hpp"
 
 namespace gpusage::run {
@@ -68,15 +72,6 @@ struct GpuUsage {
   double sampled_span_s = 0;
 };
 
-struct ThroughputSummary {
-  std::string unit;
-  std::string source;
-  std::size_t readings = 0;
-  double median_per_s = 0;
-  double last_per_s = 0;
-  std::string label_unit() const { return unit + "/s"; }
-};
-
 struct HostUsage {
   std::optional<double> cpu_median_percent;
   std::optional<std::uint64_t> memory_peak_bytes;
@@ -97,8 +92,14 @@ struct RunSummary {
   HostUsage host;
   std::vector<ThroughputSummary> throughput;  // most readings first
   std::vector<monitor::Alert> alerts;         // as raised, in order
-  std::vector<diagnose::Finding> findings;    // most severe first
+  std::vector<diagnose::Finding> findings;    // most severe first (doctor's log rules and the run's own)
+  // With plan's workload options: the prediction made at the start beside what the run measured.
+  std::optional<ExpectationSummary> expectation;
 };
+
+// The prediction against the run's throughput lines and its GPUs' NVML figures.
+ExpectationSummary compare(const Expectation& expected, const std::vector<ThroughputSummary>& throughput,
+                           const std::vector<GpuUsage>& gpus);
 
 std::vector<GpuUsage> summarize_gpus(const std::vector<RecordedSample>& samples);
 HostUsage summarize_host(const std::vector<RecordedSample>& samples);

@@ -29,6 +29,7 @@
 #include "core/common/error.hpp"
 #include "core/common/io.hpp"
 #include "core/common/time.hpp"
+#include "core/common/units.hpp"
 #include "core/diagnose/doctor.hpp"
 #include "core/diagnose/log_scan.hpp"
 #include "monitor/append_file.hpp"
@@ -91,6 +92,33 @@ void check(const RunRequest& r) {
     throw InputError("run: no command given; usage: gpusage run [OPTIONS] -- CMD [ARGS...]");
   if (!(r.interval_s >= 0.1 && r.interval_s <= 3600))
     throw InputError(fmt::format("--interval {:g}: accepted values are 0.1 to 3600 seconds", r.interval_s));
+  if (!(r.expectation_window_s >= 0 && r.expectation_window_s <= 86400))
+    throw InputError(fmt::format("--expect-window {:g}: accepted values are 0 to 86400 seconds",
+                                 r.expectation_window_s));
+}
+
+// "gpusage: warning [id]: title Fix: fix": a finding as it is announced while the run lasts.
+std::string finding_line(const diagnose::Finding& f) {
+  return fmt::format("gpusage: {} [{}]: {}{}", diagnose::to_string(f.severity), f.id, f.title,
+                     f.fix.empty() ? "" : " Fix: " + f.fix);
+}
+
+// The prediction, made before the child starts; its line says what the run is held against.
+std::optional<ExpectationWatch> start_expectation(const RunRequest& request, const device::SystemInfo& system) {
+  if (!request.expectation) return std::nullopt;
+  const ExpectationResult result = make_expectation(*request.expectation, system);
+  if (!result.note.empty()) write_all(STDERR_FILENO, "gpusage: " + result.note + "\n");
+  if (!result.expectation) return std::nullopt;
+  const Expectation& e = *result.expectation;
+  write_all(STDERR_FILENO,
+            fmt::format("gpusage: plan predicts {:.4g} samples/s per GPU (80%: {:.4g}\u2013{:.4g}), {} at the peak, "
+                        "MFU {} for {}\n",
+                        e.samples_per_s, e.samples_per_s_low, e.samples_per_s_high,
+                        units::format_bytes(e.memory_bytes),
+                        e.peak_tflops ? fmt::format("{:.1f}%", 100 * efficiency(e, e.samples_per_s).mfu.value_or(0))
+                                      : std::string("n/a"),
+                        e.label()));
+  return ExpectationWatch(e, request.expectation_window_s);
 }
 
 // train.log: the child's bytes as they come. A full or failing disk stops the log, never the run (the output
@@ -158,6 +186,7 @@ int supervise(const RunRequest& request) {
     write_all(STDERR_FILENO, line.data(), line.size());
   }
   monitor::AlertEngine alerts(request.alerts);
+  std::optional<ExpectationWatch> expectation = start_expectation(request, system);
 
   int wake[2];
   if (::pipe2(wake, O_CLOEXEC | O_NONBLOCK) != 0)
@@ -178,6 +207,8 @@ int supervise(const RunRequest& request) {
   RawTerminal raw(use_pty && ::isatty(STDIN_FILENO) == 1);
   SamplingThread sampling(sampler, alerts, *gpu_log, prometheus.get(), request.interval_s, child.pid,
                           wake[1]);
+  if (expectation) sampling.set_run_metrics(prometheus_expectation(expectation->expectation(), std::nullopt));
+  std::vector<diagnose::Finding> live_findings;  // the run's own (expectation, hang); the log's come at the end
 
   std::array<Stream, 2> streams;
   streams[0].from = child.out_fd;
@@ -221,7 +252,17 @@ int supervise(const RunRequest& request) {
   auto take_lines = [&](const std::vector<std::string>& lines) {
     const double now = monitor::unix_now_s();
     for (const auto& line : lines) {
-      if (auto t = parse_throughput(line)) throughput.push_back({now, *t});
+      if (auto t = parse_throughput(line)) {
+        throughput.push_back({now, *t});
+        if (expectation) {
+          if (auto f = expectation->add(now, *t, sampling.recent_utilization_percent())) {
+            say(finding_line(*f));
+            live_findings.push_back(std::move(*f));
+          }
+          sampling.set_run_metrics(
+              prometheus_expectation(expectation->expectation(), expectation->last_samples_per_s()));
+        }
+      }
       watch.add(line);
     }
   };
@@ -231,8 +272,7 @@ int supervise(const RunRequest& request) {
     last_scan_s = t;
     for (const auto& f : watch.scan())
       if (f.severity == diagnose::Severity::error || f.severity == diagnose::Severity::warning)
-        say(fmt::format("gpusage: {} [{}]: {}{}", diagnose::to_string(f.severity), f.id, f.title,
-                        f.fix.empty() ? "" : " Fix: " + f.fix));
+        say(finding_line(f));
   };
   auto announce_alerts = [&] {
     const double now = monotonic_s();
@@ -398,6 +438,9 @@ int supervise(const RunRequest& request) {
   // The whole log, scanned once more: the line numbers and counts in the findings are the log's own.
   summary.findings =
       final_findings(diagnose::read_log_file((dir / "train.log").string()), request.context, summary.gpus);
+  summary.findings.insert(summary.findings.end(), live_findings.begin(), live_findings.end());
+  diagnose::sort_findings(summary.findings);
+  if (expectation) summary.expectation = compare(expectation->expectation(), summary.throughput, summary.gpus);
   if (!sampling.error().empty()) {
     const std::string line = "gpusage: sampling stopped early: " + sampling.error() + "\n";
     write_all(STDERR_FILENO, line.data(), line.size());

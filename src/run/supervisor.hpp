@@ -11,11 +11,13 @@
 // child, gpusage stops reading and the child blocks on its own write. Nothing is dropped.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/diagnose/log_rules.hpp"
 #include "monitor/alerts.hpp"
+#include "run/expectation.hpp"
 
 namespace gpusage::run {
 
@@ -27,6 +29,10 @@ struct RunRequest {
   monitor::AlertConfig alerts;
   diagnose::RunContext context;  // --model/--batch/--gpu for the OOM fix
   std::string command_line;      // as typed, for the report page
+  // plan's workload options given: predict once at the start and watch the throughput against it.
+  std::optional<ExpectationRequest> expectation;
+  // Seconds the throughput must stay outside the 80% interval before the finding.
+  double expectation_window_s = 60;
 };
 
 // "gpusage-runs/20261202T205012Z-python": the default log directory for a run started at `unix_time_s`.

@@ -6,6 +6,7 @@
 // Download bars ("12.3MB/s") and other byte rates are not training throughput and are ignored.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,6 +18,16 @@ struct Throughput {
   std::string unit;    // what is counted: "it", "samples", "steps", "img", …
   std::string source;  // "tqdm", "hf-trainer", "lightning", "keras"
   std::string label() const { return unit + "/s"; }
+};
+
+// The readings of one (unit, source) over a run.
+struct ThroughputSummary {
+  std::string unit;
+  std::string source;
+  std::size_t readings = 0;
+  double median_per_s = 0;
+  double last_per_s = 0;
+  std::string label_unit() const { return unit + "/s"; }
 };
 
 // The reading of one output line (escape sequences already removed), if it carries one.

@@ -16,7 +16,9 @@
 #include <regex>
 #include <thread>
 
+#include "core/catalog/catalog.hpp"
 #include "core/common/text.hpp"
+#include "core/workload/workload.hpp"
 #include "e2e/process.hpp"
 #include "e2e/run_cli.hpp"
 
@@ -327,7 +329,8 @@ TEST(RunE2E, PrometheusServesTheRunsMetricsWhileItLasts) {
   const std::string out = temp_path("prometheus.out"), err = temp_path("prometheus.err"),
                     flag = temp_path("scraped");
   fs::remove(flag);
-  Process p({GPUSAGE_CLI, "run", "--interval", "0.1", "--log-dir", dir, "--prometheus", "127.0.0.1:0", "--",
+  Process p({GPUSAGE_CLI, "run", "--interval", "0.1", "--log-dir", dir, "--prometheus", "127.0.0.1:0", "--model",
+             "resnet50", "--batch", "256", "--precision", "bf16", "--",
              "sh", "-c", "while [ ! -e \"$0\" ]; do sleep 0.05; done", flag},
             stub_env(child("gpu_busy.json")), out, err);
   std::smatch port;
@@ -345,6 +348,9 @@ TEST(RunE2E, PrometheusServesTheRunsMetricsWhileItLasts) {
   EXPECT_EQ(response->status, 200);
   EXPECT_TRUE(contains(response->body, "DCGM_FI_DEV_GPU_UTIL{")) << response->body;
   EXPECT_TRUE(std::regex_search(response->body, std::regex(R"(DCGM_FI_DEV_GPU_UTIL\{[^}]*\} 97)")))
+      << response->body;
+  // plan's prediction for the run beside the monitor's metrics.
+  EXPECT_TRUE(contains(response->body, "gpusage_run_predicted_samples_per_second{bound=\"predicted\"} "))
       << response->body;
   EXPECT_EQ(p.wait(), 0);
 }
@@ -441,6 +447,60 @@ TEST(RunE2E, ReadmeExampleReadsThroughputAndSeesItsRunDir) {
   EXPECT_TRUE(contains(r.err, "gpusage: throughput 9.89 it/s median, last 9.91 (tqdm, 2 readings)\n"))
       << r.err;
   EXPECT_TRUE(contains(read_text(r.dir + "/report.html"), "Throughput against GPU utilization"));
+}
+
+// ---- plan's prediction beside the measurement, and MFU ----
+
+TEST(RunE2E, ThroughputBelowPlansIntervalIsAFindingAndTheSummaryHoldsMfu) {
+  // steady_rate.sh prints 2.00 it/s at batch 256 (512 img/s) on the stub's RTX 5090 at 12% utilization; plan
+  // predicts ResNet-50 bf16 batch 256 there at well over 1,000 img/s.
+  const RunResult r = run_gpusage(
+      "expect", {"--model", "resnet50", "--batch", "256", "--precision", "bf16", "--expect-window", "0.2"},
+      {child("steady_rate.sh"), "{dir}"}, child("gpu_starved.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "trained\n");
+  EXPECT_TRUE(contains(r.err, "gpusage: warning [run-throughput-below-prediction]: 2 it/s against ")) << r.err;
+  EXPECT_TRUE(contains(r.err,
+                       " predicted for ResNet-50 bf16 batch 256 on GeForce RTX 5090: the GPU is idle 88% of the time; "
+                       "input-bound Fix: Feed the GPU faster"))
+      << r.err;
+  const json summary = read_json(r.dir + "/summary.json");
+  const json& x = summary["expectation"];
+  EXPECT_EQ(x["gpu"], "rtx5090");
+  EXPECT_EQ(x["throughput"]["verdict"], "below");
+  EXPECT_EQ(x["throughput"]["measured"], 512.0);  // 2 it/s x 256 samples per it
+  EXPECT_LT(512.0, x["throughput"]["low"].get<double>());
+  EXPECT_EQ(x["memory"]["measured_peak_bytes"], 20000000000.0);
+  EXPECT_EQ(x["utilization"]["measured_median_percent"], 12.0);
+  // MFU by hand: ResNet-50's forward + backward FLOPs per sample x 512 samples/s over the RTX 5090's dense
+  // bf16 tensor rate, 209.5 TFLOPS in data/gpus.toml.
+  const workload::Workload resnet = workload::build("resnet50");
+  const double flops = resnet.forward_flops() + resnet.backward_flops();
+  EXPECT_EQ(catalog::Catalog::builtin().resolve("rtx5090").matmul_tflops(catalog::Precision::bf16), 209.5);
+  const json& f = summary["efficiency"];
+  EXPECT_DOUBLE_EQ(f["model_flops_per_sample"].get<double>(), flops);
+  EXPECT_DOUBLE_EQ(f["achieved_tflops"].get<double>(), flops * 512 / 1e12);
+  EXPECT_DOUBLE_EQ(f["mfu"].get<double>(), flops * 512 / 1e12 / 209.5);
+  EXPECT_EQ(f["peak_tflops"], 209.5);
+  EXPECT_TRUE(contains(r.err, fmt::format("gpusage: MFU {:.1f}%: {:.1f} TFLOPS achieved of 209.5 dense bf16 TFLOPS on "
+                                          "GeForce RTX 5090",
+                                          flops * 512 / 1e12 / 209.5 * 100, flops * 512 / 1e12)))
+      << r.err;
+  EXPECT_TRUE(contains(r.err, "measured 2 it/s median = 512 samples/s per GPU: below the interval")) << r.err;
+  EXPECT_EQ(summary["findings"][0]["id"], "run-throughput-below-prediction");
+  const std::string page = read_text(r.dir + "/report.html");
+  EXPECT_TRUE(contains(page, "Predicted against measured"));
+  EXPECT_TRUE(contains(page, "MFU (%)"));
+}
+
+TEST(RunE2E, AModelWithoutABatchRunsWithoutAPrediction) {
+  const RunResult r = run_gpusage("no-batch", {"--model", "resnet50"}, {"sh", "-c", "echo trained"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "gpusage: no prediction: give --batch (the per-GPU batch) with --model or --hf-config\n"))
+      << r.err;
+  const json summary = read_json(r.dir + "/summary.json");
+  EXPECT_TRUE(summary["expectation"].is_null());
+  EXPECT_TRUE(summary["efficiency"].is_null());
 }
 
 // ---- without a GPU, input-bound runs, and gpusage's own errors ----
