@@ -50,6 +50,7 @@ void add_run_command(CLI::App& app) {
       "  gpusage run -- python train.py --epochs 3\n"
       "  gpusage run --model resnet50 --batch 256 --precision bf16 -- python train.py\n"
       "  gpusage run --log-dir runs/r1 --model gpt2 --batch 8 --gpus 2 -- torchrun --nproc-per-node 2 train.py\n"
+      "  gpusage run --hang-after 600 --kill-on-hang -- torchrun --nproc-per-node 8 train.py\n"
       "  gpusage run --prometheus 127.0.0.1:9400 -- python train.py");
   command
       ->add_option("--log-dir", state->request.log_dir,
@@ -76,6 +77,13 @@ void add_run_command(CLI::App& app) {
       ->add_option("--expect-window", state->request.expectation_window_s,
                    "Seconds the program's throughput must stay outside plan's 80% interval before the finding")
       ->default_str("60");
+  command
+      ->add_option("--hang-after", state->request.hang_after_s,
+                   "Seconds with no output and no GPU activity (utilization under 5%) before the hang finding: "
+                   "what each process of the run is doing (state, wait channel) and the last lines it printed")
+      ->check(CLI::Range(1e-3, 604800.0));
+  command->add_flag("--kill-on-hang", state->request.kill_on_hang,
+                    "End a hung run: SIGTERM to the program's process group, SIGKILL 5 s later (needs --hang-after)");
   // Without autocast PyTorch trains in fp32: the run's default, where plan's is fp16.
   state->workload.precision = "fp32";
   state->workload.add_to(*command, /*with_model=*/false);

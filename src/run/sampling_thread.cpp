@@ -7,6 +7,8 @@
 #include <optional>
 
 #include "core/common/stats.hpp"
+#include "run/child.hpp"
+#include "run/hang.hpp"
 #include "monitor/views.hpp"
 #include "run/process_tree.hpp"
 
@@ -61,6 +63,9 @@ void SamplingThread::loop() {
       {
         std::lock_guard lock(mutex_);
         matched_ = matched_ || selection.matched;
+        for (const auto& gpu : selection.sample.gpus)
+          if (gpu.utilization_gpu_percent && *gpu.utilization_gpu_percent >= kGpuActiveUtilizationPercent)
+            last_gpu_active_s_ = monotonic_s();
         samples_.push_back({std::move(selection.sample), update.active});
         raised_.insert(raised_.end(), update.raised.begin(), update.raised.end());
         pending_.insert(pending_.end(), update.raised.begin(), update.raised.end());

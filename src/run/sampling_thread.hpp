@@ -62,6 +62,11 @@ class SamplingThread {
   }
   // The run's GPUs' utilization over the last samples (the median of each sample's mean), when NVML reads it.
   std::optional<double> recent_utilization_percent() const;
+  // The last time (monotonic_s) a sample showed one of the run's GPUs at kGpuActiveUtilizationPercent or more.
+  std::optional<double> last_gpu_active_s() const {
+    std::lock_guard lock(mutex_);
+    return last_gpu_active_s_;
+  }
   // After stop().
   std::vector<RecordedSample>& samples() { return samples_; }
   const std::vector<monitor::Alert>& raised() const { return raised_; }
@@ -88,6 +93,7 @@ class SamplingThread {
   std::vector<std::string> notes_;
   std::string error_;
   std::string run_metrics_;
+  std::optional<double> last_gpu_active_s_;
 };
 
 }  // namespace gpusage::run

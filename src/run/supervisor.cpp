@@ -18,6 +18,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <ctime>
 #include <filesystem>
 #include <map>
@@ -28,6 +29,7 @@
 
 #include "core/common/error.hpp"
 #include "core/common/io.hpp"
+#include "core/common/text.hpp"
 #include "core/common/time.hpp"
 #include "core/common/units.hpp"
 #include "core/diagnose/doctor.hpp"
@@ -40,6 +42,7 @@
 #include "run/log_watch.hpp"
 #include "run/output_lines.hpp"
 #include "run/child.hpp"
+#include "run/hang.hpp"
 #include "run/process_tree.hpp"
 #include "run/run_report.hpp"
 #include "run/sampling_thread.hpp"
@@ -95,6 +98,11 @@ void check(const RunRequest& r) {
   if (!(r.expectation_window_s >= 0 && r.expectation_window_s <= 86400))
     throw InputError(fmt::format("--expect-window {:g}: accepted values are 0 to 86400 seconds",
                                  r.expectation_window_s));
+  if (r.hang_after_s && !(*r.hang_after_s > 0 && *r.hang_after_s <= 604800))
+    throw InputError(fmt::format("--hang-after {:g}: accepted values are above 0 and up to 604800 seconds (a week)",
+                                 *r.hang_after_s));
+  if (r.kill_on_hang && !r.hang_after_s)
+    throw InputError("--kill-on-hang needs --hang-after SECONDS (how long a silent, idle run may last)");
 }
 
 // "gpusage: warning [id]: title Fix: fix": a finding as it is announced while the run lasts.
@@ -209,6 +217,10 @@ int supervise(const RunRequest& request) {
                           wake[1]);
   if (expectation) sampling.set_run_metrics(prometheus_expectation(expectation->expectation(), std::nullopt));
   std::vector<diagnose::Finding> live_findings;  // the run's own (expectation, hang); the log's come at the end
+  std::optional<HangWatch> hang;
+  if (request.hang_after_s) hang.emplace(*request.hang_after_s);
+  std::deque<std::string> last_lines;  // the hang finding's evidence
+  std::optional<double> kill_after_s;  // --kill-on-hang sent SIGTERM: SIGKILL at this time if still running
 
   std::array<Stream, 2> streams;
   streams[0].from = child.out_fd;
@@ -263,6 +275,10 @@ int supervise(const RunRequest& request) {
               prometheus_expectation(expectation->expectation(), expectation->last_samples_per_s()));
         }
       }
+      if (!text::trim(line).empty()) {
+        last_lines.push_back(line);
+        if (last_lines.size() > 5) last_lines.pop_front();
+      }
       watch.add(line);
     }
   };
@@ -297,6 +313,29 @@ int supervise(const RunRequest& request) {
     last_interrupt_s = now;
   };
 
+  auto check_hang = [&] {
+    if (!hang || wait_status) return;
+    const double now = monotonic_s();
+    if (kill_after_s && now >= *kill_after_s) {
+      ::kill(-child.pid, SIGKILL);
+      kill_after_s.reset();
+      say("gpusage: the hung run's group outlived SIGTERM by 5 s: killed it (SIGKILL)");
+    }
+    const auto quiet_s = hang->due(now, last_output_s, sampling.last_gpu_active_s());
+    if (!quiet_s) return;
+    const auto tree = descendants(static_cast<unsigned>(child.pid), read_parents());
+    diagnose::Finding f = hang_finding(*quiet_s, hang->after_s(),
+                                       describe_processes(std::vector<unsigned>(tree.begin(), tree.end())),
+                                       last_lines, request.kill_on_hang);
+    say(fmt::format("gpusage: {} [{}]: {}", diagnose::to_string(f.severity), f.id, f.title));
+    for (const auto& line : text::split(f.evidence, '\n')) say("gpusage:   " + line);
+    live_findings.push_back(std::move(f));
+    if (request.kill_on_hang && !kill_after_s) {
+      ::kill(-child.pid, SIGTERM);
+      kill_after_s = now + 5;
+    }
+  };
+
   while (true) {
     const bool outputs_open =
         std::any_of(streams.begin(), streams.end(), [](const Stream& s) { return s.open; });
@@ -312,7 +351,8 @@ int supervise(const RunRequest& request) {
     // it.
     if (stdin_open && to_child.size() < 65536) fds.push_back({STDIN_FILENO, POLLIN, 0});
     if (!to_child.empty() && streams[0].open) fds.push_back({child.out_fd, POLLOUT, 0});
-    const int timeout_ms = pending.empty() && !wait_status ? 1000 : 200;
+    int timeout_ms = pending.empty() && !wait_status ? 1000 : 200;
+    if (hang) timeout_ms = std::min(timeout_ms, std::max(20, static_cast<int>(hang->after_s() * 250)));
     int ready = ::poll(fds.data(), fds.size(), timeout_ms);
     if (ready < 0 && errno != EINTR) throw std::runtime_error("poll: " + std::string(std::strerror(errno)));
 
@@ -396,6 +436,7 @@ int supervise(const RunRequest& request) {
       }
     }
     scan_log(false);
+    check_hang();
     flush_pending(false);
   }
   const double wall_s = (wait_status ? exited_at_s : monotonic_s()) - started_mono_s;

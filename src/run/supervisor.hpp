@@ -4,7 +4,7 @@
 // the end writes DIR/summary.json and DIR/report.html and prints the summary. The child finds DIR in
 // $GPUSAGE_RUN_DIR.
 //
-// Exit status: the child's, or 128+N when signal N killed it. Ctrl-C, SIGTERM and SIGHUP are forwarded to the
+// Exit status: the child's, or 128+N when signal N killed it (143 when --kill-on-hang ended a hung run). Ctrl-C, SIGTERM and SIGHUP are forwarded to the
 // child's group; a second Ctrl-C within 3 s kills the group (SIGKILL).
 //
 // Flow control: output is copied with blocking writes, so when the terminal or the disk is slower than the
@@ -33,6 +33,9 @@ struct RunRequest {
   std::optional<ExpectationRequest> expectation;
   // Seconds the throughput must stay outside the 80% interval before the finding.
   double expectation_window_s = 60;
+  // --hang-after: seconds without output and without GPU activity before the hang finding; none: no watchdog.
+  std::optional<double> hang_after_s;
+  bool kill_on_hang = false;  // then SIGTERM to the child's group, SIGKILL 5 s later if it is still there
 };
 
 // "gpusage-runs/20261202T205012Z-python": the default log directory for a run started at `unix_time_s`.

@@ -503,6 +503,42 @@ TEST(RunE2E, AModelWithoutABatchRunsWithoutAPrediction) {
   EXPECT_TRUE(summary["efficiency"].is_null());
 }
 
+// ---- hangs: no output and no GPU activity (the stub's card at 0%) ----
+
+TEST(RunE2E, ASilentIdleRunIsAHangAndKillOnHangEndsItsGroup) {
+  const RunResult r = run_gpusage("hang-kill", {"--hang-after", "0.5", "--kill-on-hang"},
+                                  {"sh", "-c", "echo started; echo step 1 loss 2.3; exec sleep 600"},
+                                  child("gpu_idle.json"));
+  EXPECT_EQ(r.exit_code, 128 + SIGTERM) << r.err;
+  EXPECT_EQ(r.out, "started\nstep 1 loss 2.3\n");
+  EXPECT_TRUE(contains(r.err, "gpusage: error [run-hang]: no output and no GPU activity for ")) << r.err;
+  EXPECT_TRUE(contains(r.err, " (--hang-after 0.5): gpusage ended the run's process group (--kill-on-hang)\n"));
+  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(gpusage:   pid [0-9]+ sleep: S \(sleeping\))"))) << r.err;
+  EXPECT_TRUE(contains(r.err, "gpusage:   Its last lines:\ngpusage:   started\ngpusage:   step 1 loss 2.3\n"));
+  const json summary = read_json(r.dir + "/summary.json");
+  EXPECT_EQ(summary["exit"]["signal"], SIGTERM);
+  EXPECT_EQ(summary["findings"][0]["id"], "run-hang");
+}
+
+TEST(RunE2E, AHangIsAnnouncedAndTheRunGoesOnWithoutKillOnHang) {
+  // The child waits until gpusage's stderr shows the finding, then prints again and ends by itself.
+  const RunResult r = run_gpusage(
+      "hang-report", {"--hang-after", "0.3"},
+      {"sh", "-c", "echo waiting; while ! grep -q run-hang \"$0\"; do sleep 0.05; done; echo resumed", "{err}"},
+      child("gpu_idle.json"));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "waiting\nresumed\n");
+  EXPECT_TRUE(contains(r.err, "gpusage: error [run-hang]: no output and no GPU activity for ")) << r.err;
+  EXPECT_FALSE(contains(r.err, "--kill-on-hang)"));
+}
+
+TEST(RunE2E, ABusyGpuIsNotAHangHoweverQuietTheOutput) {
+  const RunResult r = run_gpusage("hang-busy", {"--hang-after", "1"},
+                                  {"sh", "-c", ". " + child("samples.sh") + "; wait_samples \"$0\" 30", "{dir}"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;  // gpu_busy.json: 97% the whole time
+  EXPECT_FALSE(contains(r.err, "run-hang")) << r.err;
+}
+
 // ---- without a GPU, input-bound runs, and gpusage's own errors ----
 
 TEST(RunE2E, WithoutADriverTheChildStillRunsAndTheHostIsSummarised) {
@@ -551,6 +587,9 @@ TEST(RunE2E, BadOptionsExitTwoBeforeTheChildStarts) {
   r = run_cli("run --log-dir " + file + "/sub -- touch " + marker);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(contains(r.err, "gpusage: --log-dir " + file + "/sub: cannot create the directory")) << r.err;
+  r = run_cli("run --kill-on-hang -- touch " + marker);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "gpusage: --kill-on-hang needs --hang-after SECONDS (how long a silent, idle run may last)\n");
   r = run_cli("run -- no-such-training-program-xyz");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(
