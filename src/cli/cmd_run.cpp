@@ -18,6 +18,7 @@ void add_run_command(CLI::App& app) {
     RunOptions workload;  // plan's options: the run's model and training setup
     std::optional<int> batch;
     std::string gpu;
+    std::string notify_level = "warning";
   };
   auto state = std::make_shared<State>();
   auto* command = app.add_subcommand(
@@ -51,6 +52,7 @@ void add_run_command(CLI::App& app) {
       "  gpusage run --model resnet50 --batch 256 --precision bf16 -- python train.py\n"
       "  gpusage run --log-dir runs/r1 --model gpt2 --batch 8 --gpus 2 -- torchrun --nproc-per-node 2 train.py\n"
       "  gpusage run --hang-after 600 --kill-on-hang -- torchrun --nproc-per-node 8 train.py\n"
+      "  gpusage run --notify-url https://ntfy.sh/my-runs --hang-after 900 -- python train.py\n"
       "  gpusage run --prometheus 127.0.0.1:9400 -- python train.py");
   command
       ->add_option("--log-dir", state->request.log_dir,
@@ -84,6 +86,15 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::Range(1e-3, 604800.0));
   command->add_flag("--kill-on-hang", state->request.kill_on_hang,
                     "End a hung run: SIGTERM to the program's process group, SIGKILL 5 s later (needs --hang-after)");
+  command->add_option("--notify", state->request.notify.command,
+                      "Run CMD (with sh -c) for each finding or alert at --notify-level or above and at the end, "
+                      "with the event as JSON on its stdin (e.g. 'jq -r .text | mail -s run me@example.org')");
+  command->add_option("--notify-url", state->request.notify.url,
+                      "POST the same JSON to URL (a webhook: ntfy, Slack-compatible, anything that takes JSON); "
+                      "at most 6 live events a minute, the end always");
+  command->add_option("--notify-level", state->notify_level,
+                      "Least severity that notifies while the run lasts: info | warning | error (the end always does)")
+      ->capture_default_str();
   // Without autocast PyTorch trains in fp32: the run's default, where plan's is fp16.
   state->workload.precision = "fp32";
   state->workload.add_to(*command, /*with_model=*/false);
@@ -91,6 +102,7 @@ void add_run_command(CLI::App& app) {
       ->required();
   command->callback([state, command] {
     run::RunRequest request = state->request;
+    request.notify.level = run::parse_notify_level(state->notify_level);
     const RunOptions& options = state->workload;
     // Bad names and options fail here, before the child starts.
     std::optional<workload::Workload> workload;

@@ -41,8 +41,10 @@
 #include "monitor/views.hpp"
 #include "run/log_watch.hpp"
 #include "run/output_lines.hpp"
+#include "report/table.hpp"
 #include "run/child.hpp"
 #include "run/hang.hpp"
+#include "run/notify.hpp"
 #include "run/process_tree.hpp"
 #include "run/run_report.hpp"
 #include "run/sampling_thread.hpp"
@@ -103,6 +105,12 @@ void check(const RunRequest& r) {
                                  *r.hang_after_s));
   if (r.kill_on_hang && !r.hang_after_s)
     throw InputError("--kill-on-hang needs --hang-after SECONDS (how long a silent, idle run may last)");
+  if (!r.notify.url.empty()) parse_webhook_url(r.notify.url);
+}
+
+std::string host_name() {
+  char name[256] = {};
+  return ::gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string("this host");
 }
 
 // "gpusage: warning [id]: title Fix: fix": a finding as it is announced while the run lasts.
@@ -195,6 +203,19 @@ int supervise(const RunRequest& request) {
   }
   monitor::AlertEngine alerts(request.alerts);
   std::optional<ExpectationWatch> expectation = start_expectation(request, system);
+  const std::string host = host_name();
+  std::unique_ptr<Notifier> notifier;
+  if (request.notify.any())
+    notifier = std::make_unique<Notifier>(
+        request.notify, nlohmann::json{{"source", "gpusage run"}, {"host", host}, {"command", request.command},
+                                       {"log_dir", dir.string()}});
+  auto notify_finding = [&](const diagnose::Finding& f) {
+    const auto level = level_of(f.severity);
+    if (!notifier || !level) return;
+    notifier->live({{"event", "finding"}, {"finding", diagnose::to_json(f)}}, *level,
+                   fmt::format("gpusage run on {}: {} [{}]: {}", host, diagnose::to_string(f.severity), f.id, f.title),
+                   monotonic_s());
+  };
 
   int wake[2];
   if (::pipe2(wake, O_CLOEXEC | O_NONBLOCK) != 0)
@@ -269,6 +290,7 @@ int supervise(const RunRequest& request) {
         if (expectation) {
           if (auto f = expectation->add(now, *t, sampling.recent_utilization_percent())) {
             say(finding_line(*f));
+            notify_finding(*f);
             live_findings.push_back(std::move(*f));
           }
           sampling.set_run_metrics(
@@ -287,8 +309,10 @@ int supervise(const RunRequest& request) {
     if (!now && t - last_scan_s < 1.0) return;
     last_scan_s = t;
     for (const auto& f : watch.scan())
-      if (f.severity == diagnose::Severity::error || f.severity == diagnose::Severity::warning)
+      if (f.severity == diagnose::Severity::error || f.severity == diagnose::Severity::warning) {
         say(finding_line(f));
+        notify_finding(f);
+      }
   };
   auto announce_alerts = [&] {
     const double now = monotonic_s();
@@ -299,6 +323,9 @@ int supervise(const RunRequest& request) {
       if (it != last_said.end() && now - it->second < 60) continue;  // flapping: once a minute at most
       last_said[key] = now;
       say("gpusage: alert: " + a.message);
+      if (notifier)
+        notifier->live({{"event", "alert"}, {"alert", monitor::to_json(a)}}, level_of_alert(a.severity),
+                       fmt::format("gpusage run on {}: alert: {}", host, a.message), now);
     }
   };
   auto forward = [&](int signo) {
@@ -329,6 +356,7 @@ int supervise(const RunRequest& request) {
                                        last_lines, request.kill_on_hang);
     say(fmt::format("gpusage: {} [{}]: {}", diagnose::to_string(f.severity), f.id, f.title));
     for (const auto& line : text::split(f.evidence, '\n')) say("gpusage:   " + line);
+    notify_finding(f);
     live_findings.push_back(std::move(f));
     if (request.kill_on_hang && !kill_after_s) {
       ::kill(-child.pid, SIGTERM);
@@ -437,6 +465,8 @@ int supervise(const RunRequest& request) {
     }
     scan_log(false);
     check_hang();
+    if (notifier)
+      for (auto& note : notifier->take_notes()) say(std::move(note));
     flush_pending(false);
   }
   const double wall_s = (wait_status ? exited_at_s : monotonic_s()) - started_mono_s;
@@ -491,6 +521,18 @@ int supervise(const RunRequest& request) {
                (dir / "report.html").string());
   const std::string text = render_text(summary);
   write_all(STDERR_FILENO, text.data(), text.size());
+  if (notifier) {
+    const bool crashed = summary.exit_code != 0;
+    std::string line = fmt::format("gpusage run on {}: {} {} after {}: {}", host, request.command.front(),
+                                   crashed ? "crashed" : "finished", report::format_duration(summary.wall_s),
+                                   summary.signal ? fmt::format("killed by signal {}", *summary.signal)
+                                                  : fmt::format("exit status {}", summary.exit_code));
+    if (!summary.findings.empty() && summary.findings.front().severity == diagnose::Severity::error)
+      line += fmt::format("; {}: {}", summary.findings.front().id, summary.findings.front().title);
+    notifier->finish({{"event", crashed ? "crashed" : "finished"}, {"summary", to_json(summary)}},
+                     crashed ? NotifyLevel::error : NotifyLevel::info, line);
+    for (const auto& note : notifier->take_notes()) write_all(STDERR_FILENO, note + "\n");
+  }
   return summary.exit_code;
 }
 

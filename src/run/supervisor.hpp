@@ -18,6 +18,7 @@
 #include "core/diagnose/log_rules.hpp"
 #include "monitor/alerts.hpp"
 #include "run/expectation.hpp"
+#include "run/notify.hpp"
 
 namespace gpusage::run {
 
@@ -36,6 +37,7 @@ struct RunRequest {
   // --hang-after: seconds without output and without GPU activity before the hang finding; none: no watchdog.
   std::optional<double> hang_after_s;
   bool kill_on_hang = false;  // then SIGTERM to the child's group, SIGKILL 5 s later if it is still there
+  NotifyConfig notify;        // --notify, --notify-url, --notify-level
 };
 
 // "gpusage-runs/20261202T205012Z-python": the default log directory for a run started at `unix_time_s`.

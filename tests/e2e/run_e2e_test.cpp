@@ -3,7 +3,10 @@
 // in gpu.jsonl instead of sleeping, so nothing here depends on timing.
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +15,7 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <functional>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <thread>
@@ -539,6 +543,74 @@ TEST(RunE2E, ABusyGpuIsNotAHangHoweverQuietTheOutput) {
   EXPECT_FALSE(contains(r.err, "run-hang")) << r.err;
 }
 
+// ---- notifications: a local HTTP server and a hook command; nothing leaves the machine ----
+
+TEST(RunE2E, NotificationsReachALocalServerAndAHookWithTheFindingAndTheEnd) {
+  httplib::Server server;
+  std::mutex mutex;
+  std::vector<json> posted;
+  server.Post("/hook", [&](const httplib::Request& request, httplib::Response& response) {
+    std::lock_guard lock(mutex);
+    posted.push_back(json::parse(request.body));
+    EXPECT_EQ(request.get_header_value("Content-Type"), "application/json");
+    response.set_content("ok", "text/plain");
+  });
+  const int port = server.bind_to_any_port("127.0.0.1");
+  ASSERT_GT(port, 0);
+  std::thread serving([&] { server.listen_after_bind(); });
+  const std::string hooked = temp_path("notify.jsonl");
+  fs::remove(hooked);
+  const RunResult r = run_gpusage("notify",
+                                  {"--notify-url", fmt::format("http://127.0.0.1:{}/hook", port), "--notify",
+                                   "cat >> " + hooked + "; echo >> " + hooked, "--notify-level", "error"},
+                                  {child("oom.sh"), "{dir}"});
+  server.stop();
+  serving.join();
+  ASSERT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_FALSE(contains(r.err, "notification not delivered")) << r.err;
+  std::vector<json> hook;
+  for (const auto& line : text::split(read_text(hooked), '\n'))
+    if (!line.empty()) hook.push_back(json::parse(line));
+  ASSERT_GE(posted.size(), 2u);
+  EXPECT_EQ(hook, posted);  // the command and the URL get the same documents, in the same order
+  const json& oom = posted.front();  // the live finding came before the end
+  EXPECT_EQ(oom["source"], "gpusage run");
+  EXPECT_EQ(oom["event"], "finding");
+  EXPECT_EQ(oom["severity"], "error");
+  EXPECT_EQ(oom["finding"]["id"], "log-cuda-oom");
+  EXPECT_EQ(oom["log_dir"], r.dir);
+  EXPECT_EQ(oom["command"], json::array({child("oom.sh"), r.dir}));
+  EXPECT_TRUE(contains(oom["text"], ": error [log-cuda-oom]: CUDA out of memory")) << oom["text"];
+  const json& end = posted.back();
+  EXPECT_EQ(end["event"], "crashed");
+  EXPECT_EQ(end["severity"], "error");
+  EXPECT_EQ(end["summary"]["exit"]["code"], 1);
+  EXPECT_EQ(end["summary"], read_json(r.dir + "/summary.json"));
+  EXPECT_EQ(end["suppressed"], 0);
+  EXPECT_TRUE(contains(end["text"], "crashed after ")) << end["text"];
+  EXPECT_TRUE(contains(end["text"], ": exit status 1; log-cuda-oom: CUDA out of memory")) << end["text"];
+  for (const auto& event : posted) EXPECT_NE(event["severity"], "warning");  // below --notify-level error
+}
+
+TEST(RunE2E, ANotificationThatCannotBeDeliveredIsSaidAndTheRunEndsNormally) {
+  // A port that was free a moment ago, bound and closed again without listening: connections are refused.
+  const int probe = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t size = sizeof address;
+  ASSERT_EQ(::bind(probe, reinterpret_cast<sockaddr*>(&address), size), 0);
+  ASSERT_EQ(::getsockname(probe, reinterpret_cast<sockaddr*>(&address), &size), 0);
+  const int port = ntohs(address.sin_port);
+  ::close(probe);
+  const RunResult r = run_gpusage("notify-down", {"--notify-url", fmt::format("http://127.0.0.1:{}/x", port)},
+                                  {"sh", "-c", "echo trained"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, fmt::format("gpusage: notification not delivered: --notify-url http://127.0.0.1:{}/x: ",
+                                          port)))
+      << r.err;
+}
+
 // ---- without a GPU, input-bound runs, and gpusage's own errors ----
 
 TEST(RunE2E, WithoutADriverTheChildStillRunsAndTheHostIsSummarised) {
@@ -590,6 +662,10 @@ TEST(RunE2E, BadOptionsExitTwoBeforeTheChildStarts) {
   r = run_cli("run --kill-on-hang -- touch " + marker);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "gpusage: --kill-on-hang needs --hang-after SECONDS (how long a silent, idle run may last)\n");
+  r = run_cli("run --notify-url ftp://example.org/x -- touch " + marker);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "gpusage: --notify-url 'ftp://example.org/x': give an http:// or https:// URL with a host, e.g. "
+                   "https://ntfy.sh/my-training-runs\n");
   r = run_cli("run -- no-such-training-program-xyz");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(
