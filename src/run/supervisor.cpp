@@ -44,11 +44,12 @@
 #include "report/table.hpp"
 #include "run/child.hpp"
 #include "run/hang.hpp"
-#include "run/notify.hpp"
+#include "run/run_notifications.hpp"
 #include "run/process_tree.hpp"
 #include "run/run_report.hpp"
 #include "run/sampling_thread.hpp"
 #include "run/summary.hpp"
+#include "run/train_log.hpp"
 
 namespace gpusage::run {
 
@@ -108,11 +109,6 @@ void check(const RunRequest& r) {
   if (!r.notify.url.empty()) parse_webhook_url(r.notify.url);
 }
 
-std::string host_name() {
-  char name[256] = {};
-  return ::gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string("this host");
-}
-
 // "gpusage: warning [id]: title Fix: fix": a finding as it is announced while the run lasts.
 std::string finding_line(const diagnose::Finding& f) {
   return fmt::format("gpusage: {} [{}]: {}{}", diagnose::to_string(f.severity), f.id, f.title,
@@ -136,31 +132,6 @@ std::optional<ExpectationWatch> start_expectation(const RunRequest& request, con
                         e.label()));
   return ExpectationWatch(e, request.expectation_window_s);
 }
-
-// train.log: the child's bytes as they come. A full or failing disk stops the log, never the run (the output
-// still reaches the terminal): the file is cut back to its last complete line, and after a fault the bytes up
-// to the next line end are dropped, so that the log resumes at the start of a line when the disk has room.
-class TrainLog {
- public:
-  explicit TrainLog(const fs::path& path) : file_(path.string(), monitor::AppendFile::Open::truncate, "--log-dir") {}
-  void write(std::string_view bytes) {
-    if (mid_line_) {
-      const std::size_t newline = bytes.find('\n');
-      if (newline == std::string_view::npos) return;
-      bytes.remove_prefix(newline + 1);
-      mid_line_ = false;
-      if (bytes.empty()) return;
-    }
-    const std::size_t last_newline = bytes.rfind('\n');
-    const std::size_t whole = last_newline == std::string_view::npos ? 0 : last_newline + 1;
-    if (!file_.append(bytes, whole, monotonic_s())) mid_line_ = bytes.back() != '\n';
-  }
-  std::optional<std::string> take_warning() { return file_.take_warning(); }
-
- private:
-  monitor::AppendFile file_;
-  bool mid_line_ = false;  // bytes were dropped that did not end a line
-};
 
 }  // namespace
 
@@ -203,19 +174,7 @@ int supervise(const RunRequest& request) {
   }
   monitor::AlertEngine alerts(request.alerts);
   std::optional<ExpectationWatch> expectation = start_expectation(request, system);
-  const std::string host = host_name();
-  std::unique_ptr<Notifier> notifier;
-  if (request.notify.any())
-    notifier = std::make_unique<Notifier>(
-        request.notify, nlohmann::json{{"source", "gpusage run"}, {"host", host}, {"command", request.command},
-                                       {"log_dir", dir.string()}});
-  auto notify_finding = [&](const diagnose::Finding& f) {
-    const auto level = level_of(f.severity);
-    if (!notifier || !level) return;
-    notifier->live({{"event", "finding"}, {"finding", diagnose::to_json(f)}}, *level,
-                   fmt::format("gpusage run on {}: {} [{}]: {}", host, diagnose::to_string(f.severity), f.id, f.title),
-                   monotonic_s());
-  };
+  RunNotifications notify(request.notify, request.command, dir.string());
 
   int wake[2];
   if (::pipe2(wake, O_CLOEXEC | O_NONBLOCK) != 0)
@@ -290,7 +249,7 @@ int supervise(const RunRequest& request) {
         if (expectation) {
           if (auto f = expectation->add(now, *t, sampling.recent_utilization_percent())) {
             say(finding_line(*f));
-            notify_finding(*f);
+            notify.finding(*f);
             live_findings.push_back(std::move(*f));
           }
           sampling.set_run_metrics(
@@ -311,7 +270,7 @@ int supervise(const RunRequest& request) {
     for (const auto& f : watch.scan())
       if (f.severity == diagnose::Severity::error || f.severity == diagnose::Severity::warning) {
         say(finding_line(f));
-        notify_finding(f);
+        notify.finding(f);
       }
   };
   auto announce_alerts = [&] {
@@ -323,9 +282,7 @@ int supervise(const RunRequest& request) {
       if (it != last_said.end() && now - it->second < 60) continue;  // flapping: once a minute at most
       last_said[key] = now;
       say("gpusage: alert: " + a.message);
-      if (notifier)
-        notifier->live({{"event", "alert"}, {"alert", monitor::to_json(a)}}, level_of_alert(a.severity),
-                       fmt::format("gpusage run on {}: alert: {}", host, a.message), now);
+      notify.alert(a, now);
     }
   };
   auto forward = [&](int signo) {
@@ -356,7 +313,7 @@ int supervise(const RunRequest& request) {
                                        last_lines, request.kill_on_hang);
     say(fmt::format("gpusage: {} [{}]: {}", diagnose::to_string(f.severity), f.id, f.title));
     for (const auto& line : text::split(f.evidence, '\n')) say("gpusage:   " + line);
-    notify_finding(f);
+    notify.finding(f);
     live_findings.push_back(std::move(f));
     if (request.kill_on_hang && !kill_after_s) {
       ::kill(-child.pid, SIGTERM);
@@ -465,8 +422,7 @@ int supervise(const RunRequest& request) {
     }
     scan_log(false);
     check_hang();
-    if (notifier)
-      for (auto& note : notifier->take_notes()) say(std::move(note));
+    for (auto& note : notify.take_notes()) say(std::move(note));
     flush_pending(false);
   }
   const double wall_s = (wait_status ? exited_at_s : monotonic_s()) - started_mono_s;
@@ -521,18 +477,8 @@ int supervise(const RunRequest& request) {
                (dir / "report.html").string());
   const std::string text = render_text(summary);
   write_all(STDERR_FILENO, text.data(), text.size());
-  if (notifier) {
-    const bool crashed = summary.exit_code != 0;
-    std::string line = fmt::format("gpusage run on {}: {} {} after {}: {}", host, request.command.front(),
-                                   crashed ? "crashed" : "finished", report::format_duration(summary.wall_s),
-                                   summary.signal ? fmt::format("killed by signal {}", *summary.signal)
-                                                  : fmt::format("exit status {}", summary.exit_code));
-    if (!summary.findings.empty() && summary.findings.front().severity == diagnose::Severity::error)
-      line += fmt::format("; {}: {}", summary.findings.front().id, summary.findings.front().title);
-    notifier->finish({{"event", crashed ? "crashed" : "finished"}, {"summary", to_json(summary)}},
-                     crashed ? NotifyLevel::error : NotifyLevel::info, line);
-    for (const auto& note : notifier->take_notes()) write_all(STDERR_FILENO, note + "\n");
-  }
+  notify.finish(summary);
+  for (const auto& note : notify.take_notes()) write_all(STDERR_FILENO, note + "\n");
   return summary.exit_code;
 }
 
