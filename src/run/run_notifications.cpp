@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "core/diagnose/doctor.hpp"
 #include "report/table.hpp"
 #include "run/child.hpp"
 

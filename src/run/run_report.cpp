@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <map>
 
 #include "core/common/error.hpp"
@@ -45,6 +46,13 @@ std::string optional_text(const std::optional<double>& v, int decimals, const ch
   return v ? report::format_number(*v, decimals) + suffix : "n/a";
 }
 
+// A section's table and the note that says where its figures come from.
+report::Section with_table(report::Section section, report::PageTable table, std::string note) {
+  section.items.push_back(std::move(table));
+  section.notes.push_back(std::move(note));
+  return section;
+}
+
 report::Section run_section(const RunSummary& s) {
   report::Section section;
   section.id = "run";
@@ -79,12 +87,10 @@ report::Section run_section(const RunSummary& s) {
          optional_text(g.energy_j ? std::optional<double>(*g.energy_j / 1000) : std::nullopt, 2),
          g.sampled_span_s > 0 ? report::format_number(100 * g.input_bound_s / g.sampled_span_s, 0) : "n/a"});
   }
-  section.items.push_back(report::PageTable{"run-gpus", "GPUs of the run, from the samples in gpu.jsonl", t});
-  section.notes.push_back(
-      "Energy: the difference of NVML's energy counter over the sampled span where the GPU has "
-      "one, else the integral of the sampled power draw. Input-bound: time "
-      "during which gpusage monitor's input-bottleneck alert was active.");
-  return section;
+  return with_table(std::move(section), {"run-gpus", "GPUs of the run, from the samples in gpu.jsonl", t},
+                    "Energy: the difference of NVML's energy counter over the sampled span where the GPU has "
+                    "one, else the integral of the sampled power draw. Input-bound: time "
+                    "during which gpusage monitor's input-bottleneck alert was active.");
 }
 
 // GPU utilization and the program's own throughput on one time axis (two y scales): a GPU that waits shows as
@@ -186,6 +192,26 @@ report::Section expectation_section(const ExpectationSummary& x) {
   return section;
 }
 
+report::Section time_section(const TimeShares& shares) {
+  report::Section section;
+  section.id = "time";
+  section.title = "Where the time went";
+  report::Table t;
+  t.columns = {{"share", "", report::Align::left}, {"seconds", "s"}, {"of the run", "%"}};
+  const std::array<std::pair<const char*, double>, 4> rows = {{{"startup (before the first step line)", shares.startup_s},
+                                                               {"input wait (GPU idle while steps flow)", shares.input_wait_s},
+                                                               {"evaluation or checkpointing (step lines paused)", shares.pauses_s},
+                                                               {"training", shares.training_s}}};
+  for (const auto& [name, seconds] : rows)
+    t.add_row({name, report::format_number(seconds, 2),
+               report::format_number(shares.wall_s > 0 ? 100 * seconds / shares.wall_s : 0, 0)});
+  return with_table(
+      std::move(section), {"run-time", "The run's wall time by share", t},
+      "Inferred from the outside: NVML utilization while the program's throughput lines flow (its idle share is "
+      "input wait), gaps between lines over 3x their median (and the time after the last) as evaluation or "
+      "checkpointing, the time before the first line as startup. docs/MODEL.md states the limits.");
+}
+
 report::Section findings_section(const RunSummary& s) {
   report::Section section;
   section.id = "findings";
@@ -224,6 +250,7 @@ report::Page run_page(const RunSummary& s, const std::string& gpu_log,
     page.sections.push_back(report::monitor_section(
         *log, log->alerts, "Alerts: as gpusage run raised them while it sampled (the monitor's rules)."));
   if (s.expectation) page.sections.push_back(expectation_section(*s.expectation));
+  if (s.time_shares) page.sections.push_back(time_section(*s.time_shares));
   if (!s.throughput.empty())
     page.sections.push_back(throughput_section(s, gpu_log, throughput, log ? &*log : nullptr));
   page.sections.push_back(findings_section(s));

@@ -212,7 +212,8 @@ nlohmann::json to_json(const RunSummary& s) {
           {"alerts", alerts},
           {"findings", findings},
           {"expectation", s.expectation ? expectation_json(*s.expectation) : nlohmann::json(nullptr)},
-          {"efficiency", s.expectation ? efficiency_json(*s.expectation) : nlohmann::json(nullptr)}};
+          {"efficiency", s.expectation ? efficiency_json(*s.expectation) : nlohmann::json(nullptr)},
+          {"time_shares", s.time_shares ? to_json(*s.time_shares) : nlohmann::json(nullptr)}};
 }
 
 std::string render_text(const RunSummary& s) {
@@ -249,6 +250,7 @@ std::string render_text(const RunSummary& s) {
     out += fmt::format("gpusage: throughput {:.3g} {} median, last {:.3g} ({}, {} readings)\n",
                        t.median_per_s, t.label_unit(), t.last_per_s, t.source, t.readings);
   if (s.expectation) out += render_expectation(*s.expectation);
+  if (s.time_shares) out += render_time_bar(*s.time_shares);
   for (const auto& a : s.alerts) out += fmt::format("gpusage: alert: {}\n", a.message);
   for (const auto& f : s.findings) {
     out += fmt::format("gpusage: {} [{}]: {}\n", diagnose::to_string(f.severity), f.id, f.title);

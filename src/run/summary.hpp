@@ -14,7 +14,8 @@
 //     "alerts": [ alert events as monitor --log writes them ], "findings": [ doctor's finding JSON ],
 //     "expectation": run/expectation.hpp's expectation_json | null (no workload options),
 //     "efficiency": { "model_flops_per_sample", "samples_per_s", "achieved_tflops", "peak_tflops",
-//                     "peak_source", "mfu" } | null }
+//                     "peak_source", "mfu" } | null,
+//     "time_shares": run/time_shares.hpp's to_json | null }
 // Figures that could not be measured are null.
 #pragma once
 
@@ -30,6 +31,7 @@
 #include "monitor/alerts.hpp"
 #include "run/expectation.hpp"
 #include "run/throughput.hpp"
+#include "run/time_shares.hpp"
 
 namespace gpusage::run {
 
@@ -95,6 +97,8 @@ struct RunSummary {
   std::vector<diagnose::Finding> findings;    // most severe first (doctor's log rules and the run's own)
   // With plan's workload options: the prediction made at the start beside what the run measured.
   std::optional<ExpectationSummary> expectation;
+  // Where the wall time went (run/time_shares.hpp), when the program printed throughput lines.
+  std::optional<TimeShares> time_shares;
 };
 
 // The prediction against the run's throughput lines and its GPUs' NVML figures.

@@ -461,6 +461,7 @@ int supervise(const RunRequest& request) {
   summary.gpus = summarize_gpus(sampling.samples());
   summary.host = summarize_host(sampling.samples());
   summary.throughput = summarize_throughput(throughput);
+  summary.time_shares = estimate_time_shares(started_unix_s, started_unix_s + wall_s, sampling.samples(), throughput);
   summary.alerts = sampling.raised();
   // The whole log, scanned once more: the line numbers and counts in the findings are the log's own.
   summary.findings =

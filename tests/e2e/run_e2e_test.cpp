@@ -492,8 +492,19 @@ TEST(RunE2E, ThroughputBelowPlansIntervalIsAFindingAndTheSummaryHoldsMfu) {
       << r.err;
   EXPECT_TRUE(contains(r.err, "measured 2 it/s median = 512 samples/s per GPU: below the interval")) << r.err;
   EXPECT_EQ(summary["findings"][0]["id"], "run-throughput-below-prediction");
+  // The time bar: the stub's card is 12% busy in every sample, so while the steps flowed 88% of the time was
+  // input wait, whatever the shares of startup and pauses.
+  const json& shares = summary["time_shares"];
+  const double flowing = shares["input_wait_s"].get<double>() + shares["training_s"].get<double>();
+  EXPECT_NEAR(shares["input_wait_s"].get<double>() / flowing, 0.88, 1e-9);
+  EXPECT_NEAR(shares["startup_fraction"].get<double>() + shares["eval_checkpoint_fraction"].get<double>() +
+                  shares["input_wait_fraction"].get<double>() + shares["training_fraction"].get<double>(),
+              1, 1e-9);
+  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(gpusage: time \[[sie#]{40}\] startup [0-9]+%, input wait)")))
+      << r.err;
   const std::string page = read_text(r.dir + "/report.html");
   EXPECT_TRUE(contains(page, "Predicted against measured"));
+  EXPECT_TRUE(contains(page, "Where the time went"));
   EXPECT_TRUE(contains(page, "MFU (%)"));
 }
 
