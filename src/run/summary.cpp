@@ -200,6 +200,7 @@ nlohmann::json to_json(const RunSummary& s) {
           {"started_utc", wallclock::iso_utc(s.started_unix_s)},
           {"wall_s", s.wall_s},
           {"exit", {{"code", s.exit_code}, {"signal", json_util::optional(s.signal)}}},
+          {"stopped_by", json_util::optional(s.stopped_by)},
           {"gpu_available", s.gpu_available},
           {"gpu_message", s.gpu_message},
           {"gpus_of_run", s.gpus_matched ? "process" : "all"},

@@ -11,6 +11,7 @@
 //                 "input_bound_fraction" } ],
 //     "host": { "cpu_median_percent", "memory_peak_bytes", "memory_total_bytes" },
 //     "throughput": [ { "unit", "source", "readings", "median_per_s", "last_per_s" } ],
+//     "stopped_by": "hang" | "steps" | "time-limit" | null (gpusage ended the run),
 //     "alerts": [ alert events as monitor --log writes them ], "findings": [ doctor's finding JSON ],
 //     "expectation": run/expectation.hpp's expectation_json | null (no workload options),
 //     "efficiency": { "model_flops_per_sample", "samples_per_s", "achieved_tflops", "peak_tflops",
@@ -87,6 +88,7 @@ struct RunSummary {
   double wall_s = 0;
   int exit_code = 0;
   std::optional<int> signal;  // the signal that killed the child
+  std::optional<std::string> stopped_by;  // gpusage ended it: "hang", "steps" or "time-limit"
   bool gpu_available = false;
   std::string gpu_message;
   bool gpus_matched = false;

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
-#include <pty.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -13,19 +12,14 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
 #include <deque>
-#include <ctime>
 #include <filesystem>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <thread>
 
 #include "core/common/error.hpp"
 #include "core/common/io.hpp"
@@ -34,14 +28,13 @@
 #include "core/common/units.hpp"
 #include "core/diagnose/doctor.hpp"
 #include "core/diagnose/log_scan.hpp"
-#include "monitor/append_file.hpp"
 #include "monitor/log_writer.hpp"
 #include "monitor/prometheus_server.hpp"
 #include "monitor/sampler.hpp"
 #include "monitor/views.hpp"
 #include "run/log_watch.hpp"
-#include "run/output_lines.hpp"
 #include "report/table.hpp"
+#include "run/output_lines.hpp"
 #include "run/child.hpp"
 #include "run/hang.hpp"
 #include "run/run_notifications.hpp"
@@ -135,7 +128,9 @@ std::optional<ExpectationWatch> start_expectation(const RunRequest& request, con
 
 }  // namespace
 
-int supervise(const RunRequest& request) {
+int supervise(const RunRequest& request) { return supervise_run(request).exit_code; }
+
+RunSummary supervise_run(const RunRequest& request) {
   check(request);
   const double started_unix_s = monitor::unix_now_s();
   // Everything that can fail on the user's input fails before the child starts.
@@ -200,7 +195,8 @@ int supervise(const RunRequest& request) {
   std::optional<HangWatch> hang;
   if (request.hang_after_s) hang.emplace(*request.hang_after_s);
   std::deque<std::string> last_lines;  // the hang finding's evidence
-  std::optional<double> kill_after_s;  // --kill-on-hang sent SIGTERM: SIGKILL at this time if still running
+  std::optional<double> kill_after_s;  // gpusage sent SIGTERM: SIGKILL at this time if still running
+  std::optional<std::string> stopped_by;
 
   std::array<Stream, 2> streams;
   streams[0].from = child.out_fd;
@@ -241,11 +237,21 @@ int supervise(const RunRequest& request) {
     // After a forced break, the child's next bytes continue on a fresh line.
     for (auto& s : streams) s.at_line_start = true;
   };
+  // gpusage ends the run itself (a hang, --stop-after-steps, the time limit): SIGTERM to the group, SIGKILL 5 s
+  // later if it is still there.
+  auto stop_run = [&](const char* why) {
+    if (wait_status || stopped_by) return;
+    ::kill(-child.pid, SIGTERM);
+    kill_after_s = monotonic_s() + 5;
+    stopped_by = why;
+  };
   auto take_lines = [&](const std::vector<std::string>& lines) {
     const double now = monitor::unix_now_s();
     for (const auto& line : lines) {
       if (auto t = parse_throughput(line)) {
         throughput.push_back({now, *t});
+        if (request.stop_after_steps && static_cast<int>(throughput.size()) >= *request.stop_after_steps)
+          stop_run("steps");
         if (expectation) {
           if (auto f = expectation->add(now, *t, sampling.recent_utilization_percent())) {
             say(finding_line(*f));
@@ -297,14 +303,19 @@ int supervise(const RunRequest& request) {
     last_interrupt_s = now;
   };
 
-  auto check_hang = [&] {
-    if (!hang || wait_status) return;
+  auto enforce_stop = [&] {
+    if (wait_status) return;
     const double now = monotonic_s();
     if (kill_after_s && now >= *kill_after_s) {
       ::kill(-child.pid, SIGKILL);
       kill_after_s.reset();
-      say("gpusage: the hung run's group outlived SIGTERM by 5 s: killed it (SIGKILL)");
+      say(fmt::format("gpusage: the run's group outlived SIGTERM ({}) by 5 s: killed it (SIGKILL)", *stopped_by));
     }
+    if (request.time_limit_s && now - started_mono_s >= *request.time_limit_s) stop_run("time-limit");
+  };
+  auto check_hang = [&] {
+    if (!hang || wait_status) return;
+    const double now = monotonic_s();
     const auto quiet_s = hang->due(now, last_output_s, sampling.last_gpu_active_s());
     if (!quiet_s) return;
     const auto tree = descendants(static_cast<unsigned>(child.pid), read_parents());
@@ -315,10 +326,7 @@ int supervise(const RunRequest& request) {
     for (const auto& line : text::split(f.evidence, '\n')) say("gpusage:   " + line);
     notify.finding(f);
     live_findings.push_back(std::move(f));
-    if (request.kill_on_hang && !kill_after_s) {
-      ::kill(-child.pid, SIGTERM);
-      kill_after_s = now + 5;
-    }
+    if (request.kill_on_hang) stop_run("hang");
   };
 
   while (true) {
@@ -422,6 +430,7 @@ int supervise(const RunRequest& request) {
     }
     scan_log(false);
     check_hang();
+    enforce_stop();
     for (auto& note : notify.take_notes()) say(std::move(note));
     flush_pending(false);
   }
@@ -449,6 +458,7 @@ int supervise(const RunRequest& request) {
   summary.log_dir = dir.string();
   summary.started_unix_s = started_unix_s;
   summary.wall_s = wall_s;
+  summary.stopped_by = stopped_by;
   if (WIFSIGNALED(*wait_status)) {
     summary.signal = WTERMSIG(*wait_status);
     summary.exit_code = 128 + *summary.signal;
@@ -480,7 +490,7 @@ int supervise(const RunRequest& request) {
   write_all(STDERR_FILENO, text.data(), text.size());
   notify.finish(summary);
   for (const auto& note : notify.take_notes()) write_all(STDERR_FILENO, note + "\n");
-  return summary.exit_code;
+  return summary;
 }
 
 }  // namespace gpusage::run

@@ -19,6 +19,7 @@
 #include "monitor/alerts.hpp"
 #include "run/expectation.hpp"
 #include "run/notify.hpp"
+#include "run/summary.hpp"
 
 namespace gpusage::run {
 
@@ -38,6 +39,9 @@ struct RunRequest {
   std::optional<double> hang_after_s;
   bool kill_on_hang = false;  // then SIGTERM to the child's group, SIGKILL 5 s later if it is still there
   NotifyConfig notify;        // --notify, --notify-url, --notify-level
+  // fit-batch's tries: end the run (SIGTERM, SIGKILL 5 s later) after this many throughput lines, or this long.
+  std::optional<int> stop_after_steps;
+  std::optional<double> time_limit_s;
 };
 
 // "gpusage-runs/20261202T205012Z-python": the default log directory for a run started at `unix_time_s`.
@@ -50,5 +54,7 @@ std::string resolve_executable(const std::string& name, const std::string& path)
 // Throws InputError (exit 2) for bad options, a command that cannot be found and a log directory that cannot
 // be created; nothing is started then. Returns the exit status described above.
 int supervise(const RunRequest& request);
+// The same, returning the summary (its exit_code is the status above).
+RunSummary supervise_run(const RunRequest& request);
 
 }  // namespace gpusage::run
