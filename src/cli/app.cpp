@@ -36,6 +36,7 @@ int run(int argc, char** argv) {
   add_bench_command(app);
   add_report_command(app);
   add_run_command(app);
+  add_fit_batch_command(app);
   add_docs_command(app);
   try {
     app.parse(argc, argv);

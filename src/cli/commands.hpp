@@ -16,6 +16,7 @@ void add_doctor_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 void add_run_command(CLI::App& app);
+void add_fit_batch_command(CLI::App& app);
 
 // Thrown by a command whose exit status is its own result (gpusage run: the child's status).
 struct ExitStatus {

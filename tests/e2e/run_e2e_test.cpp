@@ -622,6 +622,51 @@ TEST(RunE2E, ANotificationThatCannotBeDeliveredIsSaidAndTheRunEndsNormally) {
       << r.err;
 }
 
+// ---- fit-batch: a scripted trainer that runs up to batch 37 and fails with a CUDA OOM above it ----
+
+// Processes still running `sleep 987` (oom_above.sh's stand-in for a training loop that goes on).
+int left_behind() {
+  int count = 0;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    std::ifstream in(entry.path() / "cmdline");
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    count += cmdline == std::string("sleep\0" "987\0", 10);
+  }
+  return count;
+}
+
+TEST(FitBatchE2E, FindsThirtySevenInTheFewestTriesTheSearchAllowsAndLeavesNoChild) {
+  const std::string dir = fresh_dir("fit-batch");
+  const std::string out = temp_path("fit-batch.out"), err = temp_path("fit-batch.err");
+  Process p({GPUSAGE_CLI, "fit-batch", "--interval", "0.1", "--log-dir", dir, "--steps", "3", "--target-batch", "148",
+             "--format", "json", "--", child("oom_above.sh"), "37", "{batch}"},
+            stub_env(child("gpu_busy.json")), out, err);
+  ASSERT_EQ(p.wait(), 0) << read_text(err);
+  const json report = json::parse(read_text(out));
+  EXPECT_EQ(report["largest_batch"], 37);
+  std::vector<int> batches;
+  for (const auto& t : report["tries"]) batches.push_back(t["batch"]);
+  // Doubling from 1 until 64 fails, then bisecting between 32 and 64.
+  EXPECT_EQ(batches, (std::vector<int>{1, 2, 4, 8, 16, 32, 64, 48, 40, 36, 38, 37}));
+  EXPECT_EQ(report["tries"][6]["result"], "out of memory");
+  EXPECT_EQ(report["tries"][11]["result"], "ran");
+  EXPECT_EQ(report["tries"][11]["throughput_per_s"], 4.0);
+  EXPECT_EQ(report["tries"][11]["throughput_unit"], "it/s");
+  EXPECT_EQ(report["tries"][11]["memory_peak_bytes"].is_number(), true);
+  EXPECT_EQ(report["accumulation"], "batch 37 x 4 accumulation steps = 148 per GPU (target 148)");
+  EXPECT_TRUE(report["stopped"].is_null());
+  // Each try has its run's logs; the stopped ones say why gpusage ended them.
+  EXPECT_EQ(read_json(dir + "/try-12-batch-37/summary.json")["stopped_by"], "steps");
+  EXPECT_EQ(left_behind(), 0);
+}
+
+TEST(FitBatchE2E, ACommandWithoutTheBatchPlaceholderIsAUserError) {
+  CliResult r = run_cli("fit-batch -- python3 train.py --batch-size 32");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "gpusage: fit-batch: the command has no {batch}: write it where the batch size goes, e.g. -- "
+                   "python train.py --batch-size {batch}\n");
+}
+
 // ---- without a GPU, input-bound runs, and gpusage's own errors ----
 
 TEST(RunE2E, WithoutADriverTheChildStillRunsAndTheHostIsSummarised) {
