@@ -660,6 +660,26 @@ TEST(FitBatchE2E, FindsThirtySevenInTheFewestTriesTheSearchAllowsAndLeavesNoChil
   EXPECT_EQ(left_behind(), 0);
 }
 
+TEST(FitBatchE2E, WithTheWorkloadTheSearchStartsFromPlansLargestBatch) {
+  // plan's largest batch for ResNet-50 fp32 on the stub's RTX 5090 (the card NVML names), as `plan` says it.
+  const CliResult plan = run_cli("plan resnet50 --gpu rtx5090 --precision fp32 --format json");
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  const int predicted = json::parse(plan.out)["results"][0]["max_batch"];
+  ASSERT_GT(predicted, 37);
+  const std::string dir = fresh_dir("fit-batch-plan");
+  const std::string out = temp_path("fit-batch-plan.out"), err = temp_path("fit-batch-plan.err");
+  Process p({GPUSAGE_CLI, "fit-batch", "--interval", "0.1", "--log-dir", dir, "--steps", "3", "--model", "resnet50",
+             "--format", "json", "--", child("oom_above.sh"), "37", "{batch}"},
+            stub_env(child("gpu_busy.json")), out, err);
+  ASSERT_EQ(p.wait(), 0) << read_text(err);
+  const json report = json::parse(read_text(out));
+  EXPECT_EQ(report["predicted_largest_batch"], predicted);
+  EXPECT_EQ(report["tries"][0]["batch"], predicted);
+  EXPECT_EQ(report["tries"][0]["result"], "out of memory");
+  EXPECT_EQ(report["largest_batch"], 37);
+  EXPECT_EQ(left_behind(), 0);
+}
+
 TEST(FitBatchE2E, ACommandWithoutTheBatchPlaceholderIsAUserError) {
   CliResult r = run_cli("fit-batch -- python3 train.py --batch-size 32");
   EXPECT_EQ(r.exit_code, 2);
