@@ -22,7 +22,8 @@ namespace gpusage::cli {
 
 namespace {
 
-// plan's largest fitting batch for the workload on --gpu, else on the card NVML names; none when neither is known.
+// plan's largest fitting batch for the workload on --gpu, else on the card NVML names; none when neither is
+// known.
 std::optional<int> predicted_largest(const RunOptions& options, const std::string& gpu_name) {
   const workload::Workload w = options.build_workload();
   const catalog::Catalog& catalog = catalog::Catalog::active();
@@ -63,16 +64,24 @@ void add_fit_batch_command(CLI::App& app) {
   auto* command = app.add_subcommand(
       "fit-batch",
       "Find the largest batch that trains, by running your command: {batch} in it is replaced by each batch\n"
-      "tried. Each try runs under `gpusage run` (output passed through, GPUs sampled, logs in DIR/try-N-batch-B)\n"
-      "until the program prints --steps throughput lines (tqdm, Hugging Face, Lightning, Keras), then gpusage\n"
-      "stops it; a CUDA/TensorFlow/JAX out-of-memory error in its output fails the try, any other failure ends\n"
-      "the search. It grows by doubling from --start (default: plan's predicted largest batch when --model or\n"
-      "--hf-config is given, else 1), then bisects. No change to your code; any framework, torchrun included.\n"
+      "tried. Each try runs under `gpusage run` (output passed through, GPUs sampled, logs in "
+      "DIR/try-N-batch-B)\n"
+      "until the program prints --steps throughput lines (tqdm, Hugging Face, Lightning, Keras), then "
+      "gpusage\n"
+      "stops it; a CUDA/TensorFlow/JAX out-of-memory error in its output fails the try, any other failure "
+      "ends\n"
+      "the search. It grows by doubling from --start (default: plan's predicted largest batch when --model "
+      "or\n"
+      "--hf-config is given, else 1), then bisects. No change to your code; any framework, torchrun "
+      "included.\n"
       "Examples:\n"
       "  gpusage fit-batch -- python train.py --batch-size {batch} --max-steps 20\n"
-      "  gpusage fit-batch --model resnet50 --precision bf16 --target-batch 1024 -- python train.py --bs {batch}\n"
-      "  gpusage fit-batch --steps 3 --try-timeout 300 -- torchrun --nproc-per-node 2 train.py --batch {batch}");
-  command->add_option("--model", state->workload.model, "Zoo model of the command, to start from plan's prediction");
+      "  gpusage fit-batch --model resnet50 --precision bf16 --target-batch 1024 -- python train.py --bs "
+      "{batch}\n"
+      "  gpusage fit-batch --steps 3 --try-timeout 300 -- torchrun --nproc-per-node 2 train.py --batch "
+      "{batch}");
+  command->add_option("--model", state->workload.model,
+                      "Zoo model of the command, to start from plan's prediction");
   command->add_option("--gpu", state->gpu, "GPU for the prediction (default: the card NVML names)");
   command->add_option("--steps", state->steps, "Throughput lines a try must print to count as trained")
       ->check(CLI::Range(1, 100000))
@@ -82,35 +91,44 @@ void add_fit_batch_command(CLI::App& app) {
   command->add_option("--max-batch", state->max_batch, "Largest batch to try")
       ->check(CLI::Range(1, 1 << 24))
       ->capture_default_str();
-  command->add_option("--try-timeout", state->try_timeout_s, "Seconds one try may run before it is stopped (a failure)")
+  command
+      ->add_option("--try-timeout", state->try_timeout_s,
+                   "Seconds one try may run before it is stopped (a failure)")
       ->check(CLI::Range(1.0, 604800.0))
       ->capture_default_str();
   command->add_option("--timeout", state->timeout_s, "Seconds the whole search may take")
       ->check(CLI::Range(1.0, 604800.0))
       ->capture_default_str();
-  command->add_option("--target-batch", state->target_batch,
-                      "Global batch per GPU to keep: prints the accumulation plan with the largest batch that ran")
+  command
+      ->add_option(
+          "--target-batch", state->target_batch,
+          "Global batch per GPU to keep: prints the accumulation plan with the largest batch that ran")
       ->check(CLI::Range(1, 1 << 24));
   command->add_option("--log-dir", state->log_dir, "Directory for the tries' logs")
       ->default_str("gpusage-runs/<UTC time>-fit-batch");
-  command->add_option("--interval", state->interval_s, "Seconds between GPU samples, 0.1 to 3600")->default_str("1");
+  command->add_option("--interval", state->interval_s, "Seconds between GPU samples, 0.1 to 3600")
+      ->default_str("1");
   add_format_option(*command, state->format, {Format::table, Format::json});
   state->workload.precision = "fp32";  // as `gpusage run`: PyTorch's default without autocast
   state->workload.add_to(*command, /*with_model=*/false);
-  command->add_option("command", state->command, "The program and its arguments, after --, with {batch}")->required();
+  command->add_option("command", state->command, "The program and its arguments, after --, with {batch}")
+      ->required();
   command->callback([state] {
     bool has_placeholder = false;
-    for (const auto& a : state->command) has_placeholder = has_placeholder || a.find("{batch}") != std::string::npos;
+    for (const auto& a : state->command)
+      has_placeholder = has_placeholder || a.find("{batch}") != std::string::npos;
     if (!has_placeholder)
-      throw InputError("fit-batch: the command has no {batch}: write it where the batch size goes, e.g. "
-                       "-- python train.py --batch-size {batch}");
+      throw InputError(
+          "fit-batch: the command has no {batch}: write it where the batch size goes, e.g. "
+          "-- python train.py --batch-size {batch}");
     run::FitBatchReport report;
     report.target_batch = state->target_batch;
     if (!state->workload.model.empty() || !state->workload.hf_config.empty())
       report.predicted = predicted_largest(state->workload, state->gpu);
     const int start = state->start.value_or(report.predicted.value_or(1));
-    const std::string dir =
-        state->log_dir.empty() ? run::default_log_dir({"fit-batch"}, wallclock::unix_now_s()) : state->log_dir;
+    const std::string dir = state->log_dir.empty()
+                                ? run::default_log_dir({"fit-batch"}, wallclock::unix_now_s())
+                                : state->log_dir;
     run::BatchSearch search(std::min(start, state->max_batch), state->max_batch);
     const double began_s = run::monotonic_s();
     while (auto batch = search.next()) {
@@ -121,8 +139,9 @@ void add_fit_batch_command(CLI::App& app) {
       }
       run::RunRequest request;
       request.command = run::with_batch(state->command, *batch);
-      request.log_dir = (std::filesystem::path(dir) / fmt::format("try-{}-batch-{}", report.tries.size() + 1, *batch))
-                            .string();
+      request.log_dir =
+          (std::filesystem::path(dir) / fmt::format("try-{}-batch-{}", report.tries.size() + 1, *batch))
+              .string();
       request.interval_s = state->interval_s;
       request.stop_after_steps = state->steps;
       request.time_limit_s = std::min(state->try_timeout_s, left_s);
@@ -137,14 +156,16 @@ void add_fit_batch_command(CLI::App& app) {
       t.log_dir = summary.log_dir;
       for (const auto& g : summary.gpus)
         if (g.memory_peak_bytes)
-          t.memory_peak_bytes = std::max(t.memory_peak_bytes.value_or(0), static_cast<double>(*g.memory_peak_bytes));
+          t.memory_peak_bytes =
+              std::max(t.memory_peak_bytes.value_or(0), static_cast<double>(*g.memory_peak_bytes));
       if (!summary.throughput.empty()) t.throughput = summary.throughput.front();
       report.tries.push_back(t);
       if (t.result == run::TryResult::failed) {
-        report.stopped = fmt::format("batch {} failed without an out-of-memory error ({}; see {}/train.log)", *batch,
-                                     summary.stopped_by == "time-limit" ? "it ran past --try-timeout"
-                                                                        : fmt::format("exit status {}", summary.exit_code),
-                                     summary.log_dir);
+        report.stopped =
+            fmt::format("batch {} failed without an out-of-memory error ({}; see {}/train.log)", *batch,
+                        summary.stopped_by == "time-limit" ? "it ran past --try-timeout"
+                                                           : fmt::format("exit status {}", summary.exit_code),
+                        summary.log_dir);
         break;
       }
       search.record(*batch, t.result == run::TryResult::ran);

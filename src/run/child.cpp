@@ -30,7 +30,6 @@ extern "C" void on_signal(int signo) {
   errno = saved;
 }
 
-
 constexpr std::array<int, 5> kHandled = {SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGWINCH};
 
 }  // namespace

@@ -53,7 +53,6 @@ class RawTerminal {
   bool active_ = false;
 };
 
-
 // Blocking write of everything (a non-blocking descriptor is waited on with poll). false when the reader
 // went away (EPIPE) or the descriptor failed.
 bool write_all(int fd, const char* data, std::size_t size);

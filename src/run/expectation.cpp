@@ -64,19 +64,21 @@ ExpectationResult make_expectation(const ExpectationRequest& request, const devi
   e.interval_basis = p.interval_basis;
   e.memory_bytes = p.memory.total_bytes();
   e.fits = p.fits;
-  // NVML counts a sample period busy when any kernel ran in it; what plan's step leaves idle is the launch and
-  // dispatch overhead that GPU work did not hide.
+  // NVML counts a sample period busy when any kernel ran in it; what plan's step leaves idle is the launch
+  // and dispatch overhead that GPU work did not hide.
   e.utilization_percent = p.time.step_s > 0 ? 100 * (1 - p.time.overhead_s / p.time.step_s) : 0;
   e.model_flops_per_sample = model_flops_per_sample(timed, e.lora);
   e.peak_tflops = gpu->matmul_tflops(e.precision);
-  if (!request.gpu) out.note = fmt::format("predicting for {} (NVML: {})", gpu->name, system.gpus.front().name);
+  if (!request.gpu)
+    out.note = fmt::format("predicting for {} (NVML: {})", gpu->name, system.gpus.front().name);
   return out;
 }
 
-std::optional<double> samples_per_unit(const Expectation& e, const std::string& unit, const std::string& source) {
+std::optional<double> samples_per_unit(const Expectation& e, const std::string& unit,
+                                       const std::string& source) {
   static const std::array<std::string_view, 5> steps = {"it", "step", "steps", "batch", "batches"};
-  static const std::array<std::string_view, 11> samples = {"samples", "sample", "img",  "imgs", "images", "ex",
-                                                           "examples", "seq",   "seqs", "frames", "image"};
+  static const std::array<std::string_view, 11> samples = {
+      "samples", "sample", "img", "imgs", "images", "ex", "examples", "seq", "seqs", "frames", "image"};
   if (std::find(steps.begin(), steps.end(), unit) != steps.end())
     return static_cast<double>(e.batch) * e.accumulation;
   if (std::find(samples.begin(), samples.end(), unit) != samples.end()) {
@@ -90,9 +92,12 @@ std::optional<double> samples_per_unit(const Expectation& e, const std::string& 
 
 const char* to_string(Verdict v) {
   switch (v) {
-    case Verdict::below: return "below";
-    case Verdict::within: return "within";
-    case Verdict::above: return "above";
+    case Verdict::below:
+      return "below";
+    case Verdict::within:
+      return "within";
+    case Verdict::above:
+      return "above";
   }
   return "within";
 }
@@ -112,7 +117,8 @@ Efficiency efficiency(const Expectation& e, double samples_per_s) {
 }
 
 ExpectationOutcome compare(const Expectation& e, const std::vector<ThroughputSummary>& throughput,
-                           std::optional<double> memory_peak_bytes, std::optional<double> utilization_median_percent) {
+                           std::optional<double> memory_peak_bytes,
+                           std::optional<double> utilization_median_percent) {
   ExpectationOutcome o;
   for (const auto& t : throughput) {  // most readings first
     const auto per_unit = samples_per_unit(e, t.unit, t.source);
@@ -144,7 +150,8 @@ diagnose::Finding expectation_finding(const Expectation& e, const Throughput& re
   f.category = diagnose::Category::gpu;
   f.source_title = "gpusage plan's model and its 80% interval (docs/MODEL.md)";
   f.evidence = fmt::format(
-      "The program printed {:.3g} {} ({:.4g} samples/s per GPU at {:.4g} samples per {}); plan predicts {:.4g} "
+      "The program printed {:.3g} {} ({:.4g} samples/s per GPU at {:.4g} samples per {}); plan predicts "
+      "{:.4g} "
       "samples/s, 80% of held-out runs within {:.4g}\u2013{:.4g} ({}).",
       reading.per_second, reading.label(), samples_per_s, per_unit, reading.unit, e.samples_per_s,
       e.samples_per_s_low, e.samples_per_s_high, e.interval_basis);
@@ -154,8 +161,10 @@ diagnose::Finding expectation_finding(const Expectation& e, const Throughput& re
     f.severity = diagnose::Severity::info;
     why = "faster than predicted";
     f.fix = fmt::format(
-        "Check that --batch {}, --precision {} and the model match the run (one '{}' is taken as {:.4g} samples per "
-        "GPU); if they do, plan is pessimistic here: `gpusage bench` measures the card and --calibration feeds "
+        "Check that --batch {}, --precision {} and the model match the run (one '{}' is taken as {:.4g} "
+        "samples per "
+        "GPU); if they do, plan is pessimistic here: `gpusage bench` measures the card and --calibration "
+        "feeds "
         "it back.",
         e.batch, catalog::to_string(e.precision), reading.unit, per_unit);
   } else {
@@ -164,24 +173,29 @@ diagnose::Finding expectation_finding(const Expectation& e, const Throughput& re
     if (utilization_percent && *utilization_percent < std::min(80.0, e.utilization_percent - 10)) {
       why = fmt::format("the GPU is idle {:.0f}% of the time; input-bound", 100 - *utilization_percent);
       f.fix =
-          "Feed the GPU faster: DataLoader(num_workers=one per CPU core, pin_memory=True, persistent_workers=True, "
-          "prefetch_factor=4), decode on the GPU (DALI) or cache the decoded data; keep .item() and prints out of "
+          "Feed the GPU faster: DataLoader(num_workers=one per CPU core, pin_memory=True, "
+          "persistent_workers=True, "
+          "prefetch_factor=4), decode on the GPU (DALI) or cache the decoded data; keep .item() and prints "
+          "out of "
           "the step.";
     } else if (utilization_percent) {
-      why = fmt::format("the GPU is busy ({:.0f}% utilization): the step itself is slower than the model", 
+      why = fmt::format("the GPU is busy ({:.0f}% utilization): the step itself is slower than the model",
                         *utilization_percent);
       f.fix = fmt::format(
           "Check that the run trains as planned: autocast to {} on, torch.backends.cudnn.benchmark = True, "
-          "channels_last for convolutions, no synchronising call (.item(), .cpu()) in every step; `gpusage bench` "
+          "channels_last for convolutions, no synchronising call (.item(), .cpu()) in every step; `gpusage "
+          "bench` "
           "measures the card alone.",
           catalog::to_string(e.precision));
     } else {
       why = "no GPU utilization was read to tell an input-bound run from a slow step";
-      f.fix = "Compare with `gpusage bench` on this card, and check the DataLoader's num_workers and pin_memory.";
+      f.fix =
+          "Compare with `gpusage bench` on this card, and check the DataLoader's num_workers and pin_memory.";
     }
   }
   f.title = fmt::format("{:.3g} {} against {} predicted for {}: {}", reading.per_second, reading.label(),
-                        range_text(e.samples_per_s_low / per_unit, e.samples_per_s_high / per_unit), e.label(), why);
+                        range_text(e.samples_per_s_low / per_unit, e.samples_per_s_high / per_unit),
+                        e.label(), why);
   return f;
 }
 
@@ -230,8 +244,10 @@ nlohmann::json expectation_json(const ExpectationSummary& s) {
             {"measured", optional(o.measured_samples_per_s)},
             {"reading", reading},
             {"verdict", o.verdict ? nlohmann::json(to_string(*o.verdict)) : nlohmann::json(nullptr)}}},
-          {"memory", {{"predicted_bytes", e.memory_bytes}, {"fits", e.fits},
-                      {"measured_peak_bytes", optional(o.memory_peak_bytes)}}},
+          {"memory",
+           {{"predicted_bytes", e.memory_bytes},
+            {"fits", e.fits},
+            {"measured_peak_bytes", optional(o.memory_peak_bytes)}}},
           {"utilization",
            {{"predicted_percent", e.utilization_percent},
             {"measured_median_percent", optional(o.utilization_median_percent)}}}};
@@ -245,7 +261,8 @@ nlohmann::json efficiency_json(const ExpectationSummary& s) {
           {"samples_per_s", o.efficiency->samples_per_s},
           {"achieved_tflops", o.efficiency->achieved_tflops},
           {"peak_tflops", json_util::optional(e.peak_tflops)},
-          {"peak_source", fmt::format("catalog: {} dense {} tensor TFLOPS", e.gpu_id, catalog::to_string(e.precision))},
+          {"peak_source",
+           fmt::format("catalog: {} dense {} tensor TFLOPS", e.gpu_id, catalog::to_string(e.precision))},
           {"mfu", json_util::optional(o.efficiency->mfu)}};
 }
 
@@ -255,13 +272,14 @@ std::string render_expectation(const ExpectationSummary& s) {
   std::string out = fmt::format("gpusage: predicted (plan) for {}, against measured:\n", e.label());
   std::string measured = "no throughput line that converts to samples";
   if (o.reading && o.measured_samples_per_s)
-    measured = fmt::format("{:.3g} {} median = {:.4g} samples/s per GPU: {} the interval", o.reading->median_per_s,
-                           o.reading->label_unit(), *o.measured_samples_per_s,
+    measured = fmt::format("{:.3g} {} median = {:.4g} samples/s per GPU: {} the interval",
+                           o.reading->median_per_s, o.reading->label_unit(), *o.measured_samples_per_s,
                            *o.verdict == Verdict::within ? "within" : to_string(*o.verdict));
-  out += fmt::format("gpusage:   throughput   predicted {:.4g} samples/s (80%: {:.4g}\u2013{:.4g}), measured {}\n",
-                     e.samples_per_s, e.samples_per_s_low, e.samples_per_s_high, measured);
-  out += fmt::format("gpusage:   memory       predicted {}{}, measured peak {}\n", units::format_bytes(e.memory_bytes),
-                     e.fits ? "" : " (does not fit)",
+  out += fmt::format(
+      "gpusage:   throughput   predicted {:.4g} samples/s (80%: {:.4g}\u2013{:.4g}), measured {}\n",
+      e.samples_per_s, e.samples_per_s_low, e.samples_per_s_high, measured);
+  out += fmt::format("gpusage:   memory       predicted {}{}, measured peak {}\n",
+                     units::format_bytes(e.memory_bytes), e.fits ? "" : " (does not fit)",
                      o.memory_peak_bytes ? units::format_bytes(*o.memory_peak_bytes) : "not read");
   out += fmt::format("gpusage:   utilization  predicted {:.0f}% (no host stalls), measured median {}\n",
                      e.utilization_percent,
@@ -272,9 +290,10 @@ std::string render_expectation(const ExpectationSummary& s) {
     out += fmt::format(
         "gpusage: MFU {}: {:.1f} TFLOPS achieved{} ({:.3g} GFLOP per sample x {:.4g} samples/s)\n",
         f.mfu ? fmt::format("{:.1f}%", *f.mfu * 100) : std::string("n/a"), f.achieved_tflops,
-        e.peak_tflops ? fmt::format(" of {:.4g} dense {} TFLOPS on {}", *e.peak_tflops,
-                                    catalog::to_string(e.precision), e.gpu_name)
-                      : fmt::format(" ({} lists no dense {} rate)", e.gpu_name, catalog::to_string(e.precision)),
+        e.peak_tflops
+            ? fmt::format(" of {:.4g} dense {} TFLOPS on {}", *e.peak_tflops, catalog::to_string(e.precision),
+                          e.gpu_name)
+            : fmt::format(" ({} lists no dense {} rate)", e.gpu_name, catalog::to_string(e.precision)),
         e.model_flops_per_sample / 1e9, f.samples_per_s);
   }
   return out;
@@ -289,15 +308,18 @@ std::string prometheus_expectation(const Expectation& e, std::optional<double> s
   out += fmt::format("gpusage_run_predicted_samples_per_second{{bound=\"high\"}} {}\n", e.samples_per_s_high);
   if (!samples_per_s) return out;
   const Efficiency f = efficiency(e, *samples_per_s);
-  out += "# HELP gpusage_run_samples_per_second The program's latest throughput line, in samples/s per GPU.\n"
-         "# TYPE gpusage_run_samples_per_second gauge\n";
+  out +=
+      "# HELP gpusage_run_samples_per_second The program's latest throughput line, in samples/s per GPU.\n"
+      "# TYPE gpusage_run_samples_per_second gauge\n";
   out += fmt::format("gpusage_run_samples_per_second {}\n", f.samples_per_s);
-  out += "# HELP gpusage_run_achieved_tflops Model FLOPs per sample x samples/s, per GPU.\n"
-         "# TYPE gpusage_run_achieved_tflops gauge\n";
+  out +=
+      "# HELP gpusage_run_achieved_tflops Model FLOPs per sample x samples/s, per GPU.\n"
+      "# TYPE gpusage_run_achieved_tflops gauge\n";
   out += fmt::format("gpusage_run_achieved_tflops {}\n", f.achieved_tflops);
   if (f.mfu) {
-    out += "# HELP gpusage_run_mfu_ratio Model FLOPs utilization: achieved over the card's dense peak.\n"
-           "# TYPE gpusage_run_mfu_ratio gauge\n";
+    out +=
+        "# HELP gpusage_run_mfu_ratio Model FLOPs utilization: achieved over the card's dense peak.\n"
+        "# TYPE gpusage_run_mfu_ratio gauge\n";
     out += fmt::format("gpusage_run_mfu_ratio {}\n", *f.mfu);
   }
   return out;

@@ -1,11 +1,12 @@
 // What `gpusage run` expects of the run when it knows the workload (plan's options: --model or --hf-config,
-// --batch, --precision, ...): plan's prediction, made once at the start on the run's GPU, kept beside what the
-// run measures. Pure: prediction and readings in, figures, verdicts and findings out.
+// --batch, --precision, ...): plan's prediction, made once at the start on the run's GPU, kept beside what
+// the run measures. Pure: prediction and readings in, figures, verdicts and findings out.
 //
 //   - throughput and plan's 80% interval (per GPU, samples/s) against the program's own throughput lines,
 //     converted to samples with the run's batch (samples_per_unit);
 //   - memory (what nvidia-smi shows at the step's peak) against NVML's peak;
-//   - utilization a step with no host stalls gives (1 - the launch overhead plan's step time leaves idle) against
+//   - utilization a step with no host stalls gives (1 - the launch overhead plan's step time leaves idle)
+//   against
 //     NVML's median;
 //   - model FLOPs utilization (MFU) and achieved TFLOPS: the workload's FLOPs per sample x measured samples/s
 //     against the card's dense tensor peak for the precision (docs/MODEL.md, "MFU").
@@ -68,8 +69,8 @@ struct ExpectationResult {
 // result has no expectation and a note saying why.
 ExpectationResult make_expectation(const ExpectationRequest& request, const device::SystemInfo& system);
 
-// Model FLOPs per sample as MFU counts them (PaLM, Chowdhery et al. 2022, appendix B): forward and backward of
-// the model, never the recomputation that checkpointing adds. Full training: forward + backward (input and
+// Model FLOPs per sample as MFU counts them (PaLM, Chowdhery et al. 2022, appendix B): forward and backward
+// of the model, never the recomputation that checkpointing adds. Full training: forward + backward (input and
 // weight gradients); LoRA: the frozen base's weight gradients are not computed, so forward x 2.
 double model_flops_per_sample(const workload::Workload& workload, bool lora);
 
@@ -78,7 +79,8 @@ double model_flops_per_sample(const workload::Workload& workload, bool lora);
 //   samples, img, ex, seq…  one sample (tqdm on a rank counts its own; Hugging Face's and Lightning's
 //                           samples_per_second are the whole world's: divided by the world size);
 //   tok, tokens             1 / tokens per sample (language models).
-std::optional<double> samples_per_unit(const Expectation& e, const std::string& unit, const std::string& source);
+std::optional<double> samples_per_unit(const Expectation& e, const std::string& unit,
+                                       const std::string& source);
 
 enum class Verdict { below, within, above };
 const char* to_string(Verdict verdict);
@@ -99,13 +101,14 @@ struct ExpectationOutcome {
   std::optional<double> measured_samples_per_s;
   std::optional<Verdict> verdict;
   std::optional<Efficiency> efficiency;
-  std::optional<double> memory_peak_bytes;             // the largest of the run's GPUs
-  std::optional<double> utilization_median_percent;    // the median of the GPUs' medians
+  std::optional<double> memory_peak_bytes;           // the largest of the run's GPUs
+  std::optional<double> utilization_median_percent;  // the median of the GPUs' medians
 };
 // `memory_peak_bytes`: the largest NVML peak of the run's GPUs; `utilization_median_percent`: the median of
 // their medians.
 ExpectationOutcome compare(const Expectation& e, const std::vector<ThroughputSummary>& throughput,
-                           std::optional<double> memory_peak_bytes, std::optional<double> utilization_median_percent);
+                           std::optional<double> memory_peak_bytes,
+                           std::optional<double> utilization_median_percent);
 
 struct ExpectationSummary {
   Expectation expected;

@@ -1,7 +1,7 @@
-// `gpusage fit-batch -- CMD ... {batch} ...`: the largest batch that trains, for any command. Each try runs the
-// command with {batch} replaced, under `gpusage run`'s supervision, until it prints --steps throughput lines
-// (then gpusage stops it) or exits; an out-of-memory error read from its output (doctor's OOM rules) is a
-// failure, any other failure ends the search. The search grows by doubling from the start (plan's predicted
+// `gpusage fit-batch -- CMD ... {batch} ...`: the largest batch that trains, for any command. Each try runs
+// the command with {batch} replaced, under `gpusage run`'s supervision, until it prints --steps throughput
+// lines (then gpusage stops it) or exits; an out-of-memory error read from its output (doctor's OOM rules) is
+// a failure, any other failure ends the search. The search grows by doubling from the start (plan's predicted
 // largest batch when the workload is given, else 1) until a try fails, then bisects between the largest batch
 // that ran and the smallest that did not: the fewest tries a search with no other knowledge allows.
 #pragma once
@@ -21,7 +21,7 @@ class BatchSearch {
   // The next batch to try; none when the search is done.
   std::optional<int> next() const;
   void record(int batch, bool ran);
-  int largest_ran() const { return ran_; }             // 0: none ran
+  int largest_ran() const { return ran_; }  // 0: none ran
   std::optional<int> smallest_failed() const { return failed_; }
 
  private:
@@ -37,7 +37,8 @@ std::vector<std::string> with_batch(const std::vector<std::string>& command, int
 
 enum class TryResult { ran, out_of_memory, failed };
 const char* to_string(TryResult result);
-// From the try's summary: an OOM finding is out_of_memory; reaching the steps (gpusage stopped it) or exit 0 ran.
+// From the try's summary: an OOM finding is out_of_memory; reaching the steps (gpusage stopped it) or exit 0
+// ran.
 TryResult classify(const RunSummary& summary);
 
 struct Try {
@@ -52,10 +53,10 @@ struct Try {
 
 struct FitBatchReport {
   std::vector<Try> tries;
-  int largest = 0;                   // 0: not even the smallest batch ran
-  std::optional<int> predicted;      // plan's largest batch, when the workload was given
-  std::optional<int> target_batch;   // --target-batch
-  std::string stopped;               // why the search ended early ("" when it converged)
+  int largest = 0;                  // 0: not even the smallest batch ran
+  std::optional<int> predicted;     // plan's largest batch, when the workload was given
+  std::optional<int> target_batch;  // --target-batch
+  std::string stopped;              // why the search ended early ("" when it converged)
 };
 
 // "batch 37 x 4 accumulation steps = 148 (target 148)": the fewest accumulation steps of a micro-batch that

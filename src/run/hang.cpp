@@ -7,7 +7,8 @@
 
 namespace gpusage::run {
 
-std::optional<double> HangWatch::due(double now_s, double last_output_s, std::optional<double> last_gpu_active_s) {
+std::optional<double> HangWatch::due(double now_s, double last_output_s,
+                                     std::optional<double> last_gpu_active_s) {
   const double quiet_since = std::max(last_output_s, last_gpu_active_s.value_or(last_output_s));
   if (now_s - quiet_since < after_s_ || quiet_since == announced_for_) return std::nullopt;
   announced_for_ = quiet_since;
@@ -16,14 +17,22 @@ std::optional<double> HangWatch::due(double now_s, double last_output_s, std::op
 
 std::string state_text(char state) {
   switch (state) {  // proc(5), /proc/PID/stat field 3
-    case 'R': return "R (running)";
-    case 'S': return "S (sleeping)";
-    case 'D': return "D (uninterruptible wait, usually I/O)";
-    case 'Z': return "Z (zombie)";
-    case 'T': return "T (stopped)";
-    case 't': return "t (stopped by a debugger)";
-    case 'I': return "I (idle)";
-    default: return std::string(1, state);
+    case 'R':
+      return "R (running)";
+    case 'S':
+      return "S (sleeping)";
+    case 'D':
+      return "D (uninterruptible wait, usually I/O)";
+    case 'Z':
+      return "Z (zombie)";
+    case 'T':
+      return "T (stopped)";
+    case 't':
+      return "t (stopped by a debugger)";
+    case 'I':
+      return "I (idle)";
+    default:
+      return std::string(1, state);
   }
 }
 
@@ -62,9 +71,12 @@ diagnose::Finding hang_finding(double quiet_s, double after_s, const std::vector
   if (last_lines.empty()) evidence += " none";
   f.evidence = evidence;
   f.fix =
-      "See where it waits: `py-spy dump --pid PID` for a Python process, or `gdb -p PID -batch -ex 'thread apply all "
-      "bt'`. A collective that never returns: rerun with NCCL_DEBUG=INFO and TORCH_NCCL_ASYNC_ERROR_HANDLING=1 "
-      "(a rank died or diverged). A DataLoader deadlock: num_workers=0 confirms it. State D: a stuck read from a "
+      "See where it waits: `py-spy dump --pid PID` for a Python process, or `gdb -p PID -batch -ex 'thread "
+      "apply all "
+      "bt'`. A collective that never returns: rerun with NCCL_DEBUG=INFO and "
+      "TORCH_NCCL_ASYNC_ERROR_HANDLING=1 "
+      "(a rank died or diverged). A DataLoader deadlock: num_workers=0 confirms it. State D: a stuck read "
+      "from a "
       "network filesystem.";
   f.source_title = "proc(5): /proc/PID/stat state and /proc/PID/wchan";
   return f;

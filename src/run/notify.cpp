@@ -24,19 +24,26 @@ NotifyLevel parse_notify_level(const std::string& text) {
 
 const char* to_string(NotifyLevel level) {
   switch (level) {
-    case NotifyLevel::info: return "info";
-    case NotifyLevel::warning: return "warning";
-    case NotifyLevel::error: return "error";
+    case NotifyLevel::info:
+      return "info";
+    case NotifyLevel::warning:
+      return "warning";
+    case NotifyLevel::error:
+      return "error";
   }
   return "info";
 }
 
 std::optional<NotifyLevel> level_of(diagnose::Severity severity) {
   switch (severity) {
-    case diagnose::Severity::error: return NotifyLevel::error;
-    case diagnose::Severity::warning: return NotifyLevel::warning;
-    case diagnose::Severity::info: return NotifyLevel::info;
-    case diagnose::Severity::not_checked: return std::nullopt;
+    case diagnose::Severity::error:
+      return NotifyLevel::error;
+    case diagnose::Severity::warning:
+      return NotifyLevel::warning;
+    case diagnose::Severity::info:
+      return NotifyLevel::info;
+    case diagnose::Severity::not_checked:
+      return std::nullopt;
   }
   return std::nullopt;
 }
@@ -49,13 +56,15 @@ WebhookUrl parse_webhook_url(const std::string& url) {
   static const std::regex form(R"(^(https?://[^/\s?#]+)(/[^\s]*)?$)");
   std::smatch m;
   if (!std::regex_match(url, m, form))
-    throw InputError(fmt::format("--notify-url '{}': give an http:// or https:// URL with a host, e.g. "
-                                 "https://ntfy.sh/my-training-runs",
-                                 url));
+    throw InputError(
+        fmt::format("--notify-url '{}': give an http:// or https:// URL with a host, e.g. "
+                    "https://ntfy.sh/my-training-runs",
+                    url));
   return {m[1].str(), m[2].matched ? m[2].str() : "/"};
 }
 
-Notifier::Notifier(NotifyConfig config, nlohmann::json base) : config_(std::move(config)), base_(std::move(base)) {
+Notifier::Notifier(NotifyConfig config, nlohmann::json base)
+    : config_(std::move(config)), base_(std::move(base)) {
   if (!config_.url.empty()) url_ = parse_webhook_url(config_.url);
   thread_ = std::thread([this] { loop(); });
 }
@@ -126,8 +135,8 @@ void Notifier::loop() {
 
 namespace {
 
-// `sh -c command` with `body` on its stdin, in its own process group; killed after 30 s. Between fork and exec
-// only async-signal-safe calls run (other threads may hold locks).
+// `sh -c command` with `body` on its stdin, in its own process group; killed after 30 s. Between fork and
+// exec only async-signal-safe calls run (other threads may hold locks).
 std::optional<std::string> run_hook(const std::string& command, const std::string& body) {
   int in[2];
   if (::pipe2(in, O_CLOEXEC) != 0) return fmt::format("pipe: {}", std::strerror(errno));
@@ -178,7 +187,8 @@ void Notifier::deliver(const std::string& body) {
     client.set_write_timeout(10);
     auto response = client.Post(url_->path, body, "application/json");
     if (!response)
-      failures.push_back(fmt::format("--notify-url {}: {}", config_.url, httplib::to_string(response.error())));
+      failures.push_back(
+          fmt::format("--notify-url {}: {}", config_.url, httplib::to_string(response.error())));
     else if (response->status >= 300)
       failures.push_back(fmt::format("--notify-url {}: HTTP {}", config_.url, response->status));
   }

@@ -2,15 +2,16 @@
 // --notify-level while the run lasts, and the run's end: finished or crashed, with the summary) goes as one
 // JSON document to
 //   --notify CMD       `sh -c CMD` with the JSON on its stdin (30 s each, then killed);
-//   --notify-url URL   an HTTP(S) POST of the JSON (a webhook: ntfy, Slack-compatible, anything; 10 s timeout).
+//   --notify-url URL   an HTTP(S) POST of the JSON (a webhook: ntfy, Slack-compatible, anything; 10 s
+//   timeout).
 // Delivery runs on its own thread, so a slow hook never holds up the child's output. Live events are
-// rate-limited (at most kMaxLivePerMinute a minute; the ones dropped are counted in the final event); the final
-// event is always sent, and gpusage waits for it (at most kFinalDeadline_s) before it exits.
+// rate-limited (at most kMaxLivePerMinute a minute; the ones dropped are counted in the final event); the
+// final event is always sent, and gpusage waits for it (at most kFinalDeadline_s) before it exits.
 //
 // The JSON: { "source": "gpusage run", "event": "finding" | "alert" | "finished" | "crashed",
 //   "severity": "info" | "warning" | "error", "text": one line for chat hooks (Slack reads "text"),
-//   "host", "command", "log_dir", and "finding" (doctor's finding JSON) | "alert" (the monitor's alert JSON) |
-//   "summary" (summary.json) with "suppressed" (live events dropped by the rate limit) }.
+//   "host", "command", "log_dir", and "finding" (doctor's finding JSON) | "alert" (the monitor's alert JSON)
+//   | "summary" (summary.json) with "suppressed" (live events dropped by the rate limit) }.
 #pragma once
 
 #include <condition_variable>
@@ -59,7 +60,8 @@ class Notifier {
   Notifier(const Notifier&) = delete;
   Notifier& operator=(const Notifier&) = delete;
 
-  // A live event at `level` (dropped below --notify-level or beyond the rate limit). `now_s`: a monotonic time.
+  // A live event at `level` (dropped below --notify-level or beyond the rate limit). `now_s`: a monotonic
+  // time.
   void live(nlohmann::json event, NotifyLevel level, const std::string& text, double now_s);
   // The run's end: always sent; waits until it was delivered (or kFinalDeadline_s passed).
   void finish(nlohmann::json event, NotifyLevel level, const std::string& text);

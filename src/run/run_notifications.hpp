@@ -1,5 +1,5 @@
-// The run's events turned into notifications (run/notify.hpp): a finding, an alert, the end. Does nothing when
-// neither --notify nor --notify-url is given.
+// The run's events turned into notifications (run/notify.hpp): a finding, an alert, the end. Does nothing
+// when neither --notify nor --notify-url is given.
 #pragma once
 
 #include <memory>
@@ -15,7 +15,8 @@ namespace gpusage::run {
 
 class RunNotifications {
  public:
-  RunNotifications(const NotifyConfig& config, const std::vector<std::string>& command, const std::string& log_dir);
+  RunNotifications(const NotifyConfig& config, const std::vector<std::string>& command,
+                   const std::string& log_dir);
   void finding(const diagnose::Finding& f);
   void alert(const monitor::Alert& a, double now_s);
   // "finished" (exit 0) or "crashed", with summary.json; waits for its delivery (run/notify.hpp).

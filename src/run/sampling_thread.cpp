@@ -7,9 +7,9 @@
 #include <optional>
 
 #include "core/common/stats.hpp"
+#include "monitor/views.hpp"
 #include "run/child.hpp"
 #include "run/hang.hpp"
-#include "monitor/views.hpp"
 #include "run/process_tree.hpp"
 
 namespace gpusage::run {

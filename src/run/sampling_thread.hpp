@@ -62,7 +62,8 @@ class SamplingThread {
   }
   // The run's GPUs' utilization over the last samples (the median of each sample's mean), when NVML reads it.
   std::optional<double> recent_utilization_percent() const;
-  // The last time (monotonic_s) a sample showed one of the run's GPUs at kGpuActiveUtilizationPercent or more.
+  // The last time (monotonic_s) a sample showed one of the run's GPUs at kGpuActiveUtilizationPercent or
+  // more.
   std::optional<double> last_gpu_active_s() const {
     std::lock_guard lock(mutex_);
     return last_gpu_active_s_;

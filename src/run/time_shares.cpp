@@ -27,7 +27,9 @@ std::optional<double> busy_fraction(const RecordedSample& r) {
 }
 
 // Length of the overlap of [a0, a1] and [b0, b1].
-double overlap(double a0, double a1, double b0, double b1) { return std::max(0.0, std::min(a1, b1) - std::max(a0, b0)); }
+double overlap(double a0, double a1, double b0, double b1) {
+  return std::max(0.0, std::min(a1, b1) - std::max(a0, b0));
+}
 
 }  // namespace
 
@@ -89,8 +91,9 @@ nlohmann::json to_json(const TimeShares& s) {
           {"eval_checkpoint_fraction", share(s.pauses_s)},
           {"input_wait_fraction", share(s.input_wait_s)},
           {"training_fraction", share(s.training_s)},
-          {"method", "NVML utilization while throughput lines flow; pauses longer than 3x the median gap between "
-                     "lines; startup before the first line (docs/MODEL.md)"}};
+          {"method",
+           "NVML utilization while throughput lines flow; pauses longer than 3x the median gap between "
+           "lines; startup before the first line (docs/MODEL.md)"}};
 }
 
 std::string render_time_bar(const TimeShares& s, int width) {
@@ -102,10 +105,12 @@ std::string render_time_bar(const TimeShares& s, int width) {
   };
   const std::array<Part, 4> parts = {{
       {"startup", 's', s.startup_s,
-       "startup: cache the preprocessed dataset index, keep torch.compile's cache (TORCHINDUCTOR_CACHE_DIR), load "
+       "startup: cache the preprocessed dataset index, keep torch.compile's cache (TORCHINDUCTOR_CACHE_DIR), "
+       "load "
        "weights from local disk"},
       {"input wait", 'i', s.input_wait_s,
-       "input wait: more DataLoader workers (num_workers), pin_memory=True, prefetch_factor, persistent_workers=True, "
+       "input wait: more DataLoader workers (num_workers), pin_memory=True, prefetch_factor, "
+       "persistent_workers=True, "
        "or a faster loader (DALI, decoded-data caches)"},
       {"eval/checkpoint", 'e', s.pauses_s,
        "eval/checkpoint: evaluate less often or on a subset, save checkpoints asynchronously "
@@ -126,7 +131,8 @@ std::string render_time_bar(const TimeShares& s, int width) {
   // The largest avoidable share (training is the work itself).
   const auto worst = std::max_element(parts.begin(), parts.end() - 1,
                                       [](const Part& a, const Part& b) { return a.seconds < b.seconds; });
-  if (s.wall_s > 0 && worst->seconds / s.wall_s >= 0.1) out += fmt::format("gpusage:   fix for {}\n", worst->fix);
+  if (s.wall_s > 0 && worst->seconds / s.wall_s >= 0.1)
+    out += fmt::format("gpusage:   fix for {}\n", worst->fix);
   return out;
 }
 

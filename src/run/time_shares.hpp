@@ -3,14 +3,15 @@
 //
 //   startup          from the start to the first throughput line (imports, data indexing, model build,
 //                    compilation, the first batches);
-//   eval/checkpoint  pauses of the step lines: a gap between two throughput lines longer than kPauseFactor times
+//   eval/checkpoint  pauses of the step lines: a gap between two throughput lines longer than kPauseFactor
+//   times
 //                    their median gap (evaluation, checkpointing, a stall), and the time after the last line;
 //   input wait       while steps flow, the GPUs' idle share of each sample period (1 - utilization): the GPU
 //                    waited for the next batch (or for other host work: logging, Python dispatch);
 //   training         the rest: while steps flow, the GPUs' busy share.
 // Limits: NVML's utilization is the share of time any kernel ran, so a GPU running small kernels reads busy;
-// throughput lines mark steps only as often as the program prints them (a bar redrawn each second shows pauses
-// longer than a few seconds); host stalls other than input count as input wait.
+// throughput lines mark steps only as often as the program prints them (a bar redrawn each second shows
+// pauses longer than a few seconds); host stalls other than input count as input wait.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -20,7 +21,7 @@
 
 namespace gpusage::run {
 
-struct RecordedSample;   // run/summary.hpp
+struct RecordedSample;  // run/summary.hpp
 struct TimedThroughput;
 
 inline constexpr double kPauseFactor = 3;

@@ -15,7 +15,8 @@ namespace gpusage::run {
 
 class TrainLog {
  public:
-  explicit TrainLog(const std::filesystem::path& path) : file_(path.string(), monitor::AppendFile::Open::truncate, "--log-dir") {}
+  explicit TrainLog(const std::filesystem::path& path)
+      : file_(path.string(), monitor::AppendFile::Open::truncate, "--log-dir") {}
   void write(std::string_view bytes) {
     if (mid_line_) {
       const std::size_t newline = bytes.find('\n');

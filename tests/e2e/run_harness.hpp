@@ -1,6 +1,9 @@
-// Helpers of gpusage run's end-to-end tests (run_e2e_test.cpp, run_watch_e2e_test.cpp): the built CLI supervising
-// scripted children (tests/fixtures/run) with the scripted NVML library (tests/fixtures/nvml_stub).
+// Helpers of gpusage run's end-to-end tests (run_e2e_test.cpp, run_watch_e2e_test.cpp): the built CLI
+// supervising scripted children (tests/fixtures/run) with the scripted NVML library
+// (tests/fixtures/nvml_stub).
 #pragma once
+
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -8,7 +11,6 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
-#include <unistd.h>
 #include <vector>
 
 #include "core/common/text.hpp"
@@ -48,7 +50,9 @@ inline bool wait_for(const std::function<bool()>& ready, double limit_s = 60) {
   return ready();
 }
 
-inline std::string resolve_tmux() { return std::system("command -v tmux >/dev/null 2>&1") == 0 ? "tmux" : ""; }
+inline std::string resolve_tmux() {
+  return std::system("command -v tmux >/dev/null 2>&1") == 0 ? "tmux" : "";
+}
 
 inline json read_json(const std::string& path) { return json::parse(read_text(path)); }
 
@@ -73,8 +77,8 @@ struct RunResult {
 // `gpusage run --interval 0.1 --log-dir DIR OPTIONS -- CMD…`; "{dir}" and "{err}" in CMD are replaced by
 // the log directory and the path of gpusage's stderr file.
 inline RunResult run_gpusage(const std::string& name, const std::vector<std::string>& options,
-                      std::vector<std::string> command,
-                      const std::string& nvml_script = child("gpu_busy.json")) {
+                             std::vector<std::string> command,
+                             const std::string& nvml_script = child("gpu_busy.json")) {
   RunResult r;
   r.dir = fresh_dir(name);
   const std::string out = temp_path(name + ".out"), err = temp_path(name + ".err");

@@ -2,6 +2,7 @@
 // notifications (a local HTTP server: nothing leaves the machine), and fit-batch. Scripted children and the
 // NVML stub, as in run_e2e_test.cpp.
 #include <arpa/inet.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <netinet/in.h>
@@ -9,7 +10,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <fmt/format.h>
 #include <fstream>
 #include <iterator>
 #include <mutex>
@@ -33,10 +33,12 @@ TEST(RunE2E, ThroughputBelowPlansIntervalIsAFindingAndTheSummaryHoldsMfu) {
       {child("steady_rate.sh"), "{dir}"}, child("gpu_starved.json"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "trained\n");
-  EXPECT_TRUE(contains(r.err, "gpusage: warning [run-throughput-below-prediction]: 2 it/s against ")) << r.err;
-  EXPECT_TRUE(contains(r.err,
-                       " predicted for ResNet-50 bf16 batch 256 on GeForce RTX 5090: the GPU is idle 88% of the time; "
-                       "input-bound Fix: Feed the GPU faster"))
+  EXPECT_TRUE(contains(r.err, "gpusage: warning [run-throughput-below-prediction]: 2 it/s against "))
+      << r.err;
+  EXPECT_TRUE(contains(
+      r.err,
+      " predicted for ResNet-50 bf16 batch 256 on GeForce RTX 5090: the GPU is idle 88% of the time; "
+      "input-bound Fix: Feed the GPU faster"))
       << r.err;
   const json summary = read_json(r.dir + "/summary.json");
   const json& x = summary["expectation"];
@@ -56,9 +58,10 @@ TEST(RunE2E, ThroughputBelowPlansIntervalIsAFindingAndTheSummaryHoldsMfu) {
   EXPECT_DOUBLE_EQ(f["achieved_tflops"].get<double>(), flops * 512 / 1e12);
   EXPECT_DOUBLE_EQ(f["mfu"].get<double>(), flops * 512 / 1e12 / 209.5);
   EXPECT_EQ(f["peak_tflops"], 209.5);
-  EXPECT_TRUE(contains(r.err, fmt::format("gpusage: MFU {:.1f}%: {:.1f} TFLOPS achieved of 209.5 dense bf16 TFLOPS on "
-                                          "GeForce RTX 5090",
-                                          flops * 512 / 1e12 / 209.5 * 100, flops * 512 / 1e12)))
+  EXPECT_TRUE(contains(
+      r.err, fmt::format("gpusage: MFU {:.1f}%: {:.1f} TFLOPS achieved of 209.5 dense bf16 TFLOPS on "
+                         "GeForce RTX 5090",
+                         flops * 512 / 1e12 / 209.5 * 100, flops * 512 / 1e12)))
       << r.err;
   EXPECT_TRUE(contains(r.err, "measured 2 it/s median = 512 samples/s per GPU: below the interval")) << r.err;
   EXPECT_EQ(summary["findings"][0]["id"], "run-throughput-below-prediction");
@@ -70,7 +73,8 @@ TEST(RunE2E, ThroughputBelowPlansIntervalIsAFindingAndTheSummaryHoldsMfu) {
   EXPECT_NEAR(shares["startup_fraction"].get<double>() + shares["eval_checkpoint_fraction"].get<double>() +
                   shares["input_wait_fraction"].get<double>() + shares["training_fraction"].get<double>(),
               1, 1e-9);
-  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(gpusage: time \[[sie#]{40}\] startup [0-9]+%, input wait)")))
+  EXPECT_TRUE(
+      std::regex_search(r.err, std::regex(R"(gpusage: time \[[sie#]{40}\] startup [0-9]+%, input wait)")))
       << r.err;
   const std::string page = read_text(r.dir + "/report.html");
   EXPECT_TRUE(contains(page, "Predicted against measured"));
@@ -81,7 +85,8 @@ TEST(RunE2E, ThroughputBelowPlansIntervalIsAFindingAndTheSummaryHoldsMfu) {
 TEST(RunE2E, AModelWithoutABatchRunsWithoutAPrediction) {
   const RunResult r = run_gpusage("no-batch", {"--model", "resnet50"}, {"sh", "-c", "echo trained"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(contains(r.err, "gpusage: no prediction: give --batch (the per-GPU batch) with --model or --hf-config\n"))
+  EXPECT_TRUE(contains(
+      r.err, "gpusage: no prediction: give --batch (the per-GPU batch) with --model or --hf-config\n"))
       << r.err;
   const json summary = read_json(r.dir + "/summary.json");
   EXPECT_TRUE(summary["expectation"].is_null());
@@ -91,15 +96,18 @@ TEST(RunE2E, AModelWithoutABatchRunsWithoutAPrediction) {
 // ---- hangs: no output and no GPU activity (the stub's card at 0%) ----
 
 TEST(RunE2E, ASilentIdleRunIsAHangAndKillOnHangEndsItsGroup) {
-  const RunResult r = run_gpusage("hang-kill", {"--hang-after", "0.5", "--kill-on-hang"},
-                                  {"sh", "-c", "echo started; echo step 1 loss 2.3; exec sleep 600"},
-                                  child("gpu_idle.json"));
+  const RunResult r =
+      run_gpusage("hang-kill", {"--hang-after", "0.5", "--kill-on-hang"},
+                  {"sh", "-c", "echo started; echo step 1 loss 2.3; exec sleep 600"}, child("gpu_idle.json"));
   EXPECT_EQ(r.exit_code, 128 + SIGTERM) << r.err;
   EXPECT_EQ(r.out, "started\nstep 1 loss 2.3\n");
   EXPECT_TRUE(contains(r.err, "gpusage: error [run-hang]: no output and no GPU activity for ")) << r.err;
-  EXPECT_TRUE(contains(r.err, " (--hang-after 0.5): gpusage ended the run's process group (--kill-on-hang)\n"));
-  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(gpusage:   pid [0-9]+ sleep: S \(sleeping\))"))) << r.err;
-  EXPECT_TRUE(contains(r.err, "gpusage:   Its last lines:\ngpusage:   started\ngpusage:   step 1 loss 2.3\n"));
+  EXPECT_TRUE(
+      contains(r.err, " (--hang-after 0.5): gpusage ended the run's process group (--kill-on-hang)\n"));
+  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(gpusage:   pid [0-9]+ sleep: S \(sleeping\))")))
+      << r.err;
+  EXPECT_TRUE(
+      contains(r.err, "gpusage:   Its last lines:\ngpusage:   started\ngpusage:   step 1 loss 2.3\n"));
   const json summary = read_json(r.dir + "/summary.json");
   EXPECT_EQ(summary["exit"]["signal"], SIGTERM);
   EXPECT_EQ(summary["findings"][0]["id"], "run-hang");
@@ -109,7 +117,8 @@ TEST(RunE2E, AHangIsAnnouncedAndTheRunGoesOnWithoutKillOnHang) {
   // The child waits until gpusage's stderr shows the finding, then prints again and ends by itself.
   const RunResult r = run_gpusage(
       "hang-report", {"--hang-after", "0.3"},
-      {"sh", "-c", "echo waiting; while ! grep -q run-hang \"$0\"; do sleep 0.05; done; echo resumed", "{err}"},
+      {"sh", "-c", "echo waiting; while ! grep -q run-hang \"$0\"; do sleep 0.05; done; echo resumed",
+       "{err}"},
       child("gpu_idle.json"));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "waiting\nresumed\n");
@@ -118,8 +127,9 @@ TEST(RunE2E, AHangIsAnnouncedAndTheRunGoesOnWithoutKillOnHang) {
 }
 
 TEST(RunE2E, ABusyGpuIsNotAHangHoweverQuietTheOutput) {
-  const RunResult r = run_gpusage("hang-busy", {"--hang-after", "1"},
-                                  {"sh", "-c", ". " + child("samples.sh") + "; wait_samples \"$0\" 30", "{dir}"});
+  const RunResult r =
+      run_gpusage("hang-busy", {"--hang-after", "1"},
+                  {"sh", "-c", ". " + child("samples.sh") + "; wait_samples \"$0\" 30", "{dir}"});
   EXPECT_EQ(r.exit_code, 0) << r.err;  // gpu_busy.json: 97% the whole time
   EXPECT_FALSE(contains(r.err, "run-hang")) << r.err;
 }
@@ -153,7 +163,7 @@ TEST(RunE2E, NotificationsReachALocalServerAndAHookWithTheFindingAndTheEnd) {
   for (const auto& line : text::split(read_text(hooked), '\n'))
     if (!line.empty()) hook.push_back(json::parse(line));
   ASSERT_GE(posted.size(), 2u);
-  EXPECT_EQ(hook, posted);  // the command and the URL get the same documents, in the same order
+  EXPECT_EQ(hook, posted);           // the command and the URL get the same documents, in the same order
   const json& oom = posted.front();  // the live finding came before the end
   EXPECT_EQ(oom["source"], "gpusage run");
   EXPECT_EQ(oom["event"], "finding");
@@ -187,8 +197,8 @@ TEST(RunE2E, ANotificationThatCannotBeDeliveredIsSaidAndTheRunEndsNormally) {
   const RunResult r = run_gpusage("notify-down", {"--notify-url", fmt::format("http://127.0.0.1:{}/x", port)},
                                   {"sh", "-c", "echo trained"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(contains(r.err, fmt::format("gpusage: notification not delivered: --notify-url http://127.0.0.1:{}/x: ",
-                                          port)))
+  EXPECT_TRUE(contains(
+      r.err, fmt::format("gpusage: notification not delivered: --notify-url http://127.0.0.1:{}/x: ", port)))
       << r.err;
 }
 
@@ -200,7 +210,10 @@ int left_behind() {
   for (const auto& entry : fs::directory_iterator("/proc")) {
     std::ifstream in(entry.path() / "cmdline");
     std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    count += cmdline == std::string("sleep\0" "987\0", 10);
+    count += cmdline == std::string(
+                            "sleep\0"
+                            "987\0",
+                            10);
   }
   return count;
 }
@@ -208,8 +221,8 @@ int left_behind() {
 TEST(FitBatchE2E, FindsThirtySevenInTheFewestTriesTheSearchAllowsAndLeavesNoChild) {
   const std::string dir = fresh_dir("fit-batch");
   const std::string out = temp_path("fit-batch.out"), err = temp_path("fit-batch.err");
-  Process p({GPUSAGE_CLI, "fit-batch", "--interval", "0.1", "--log-dir", dir, "--steps", "3", "--target-batch", "148",
-             "--format", "json", "--", child("oom_above.sh"), "37", "{batch}"},
+  Process p({GPUSAGE_CLI, "fit-batch", "--interval", "0.1", "--log-dir", dir, "--steps", "3",
+             "--target-batch", "148", "--format", "json", "--", child("oom_above.sh"), "37", "{batch}"},
             stub_env(child("gpu_busy.json")), out, err);
   ASSERT_EQ(p.wait(), 0) << read_text(err);
   const json report = json::parse(read_text(out));
@@ -238,8 +251,8 @@ TEST(FitBatchE2E, WithTheWorkloadTheSearchStartsFromPlansLargestBatch) {
   ASSERT_GT(predicted, 37);
   const std::string dir = fresh_dir("fit-batch-plan");
   const std::string out = temp_path("fit-batch-plan.out"), err = temp_path("fit-batch-plan.err");
-  Process p({GPUSAGE_CLI, "fit-batch", "--interval", "0.1", "--log-dir", dir, "--steps", "3", "--model", "resnet50",
-             "--format", "json", "--", child("oom_above.sh"), "37", "{batch}"},
+  Process p({GPUSAGE_CLI, "fit-batch", "--interval", "0.1", "--log-dir", dir, "--steps", "3", "--model",
+             "resnet50", "--format", "json", "--", child("oom_above.sh"), "37", "{batch}"},
             stub_env(child("gpu_busy.json")), out, err);
   ASSERT_EQ(p.wait(), 0) << read_text(err);
   const json report = json::parse(read_text(out));
@@ -253,8 +266,9 @@ TEST(FitBatchE2E, WithTheWorkloadTheSearchStartsFromPlansLargestBatch) {
 TEST(FitBatchE2E, ACommandWithoutTheBatchPlaceholderIsAUserError) {
   CliResult r = run_cli("fit-batch -- python3 train.py --batch-size 32");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "gpusage: fit-batch: the command has no {batch}: write it where the batch size goes, e.g. -- "
-                   "python train.py --batch-size {batch}\n");
+  EXPECT_EQ(r.err,
+            "gpusage: fit-batch: the command has no {batch}: write it where the batch size goes, e.g. -- "
+            "python train.py --batch-size {batch}\n");
 }
 
 }  // namespace

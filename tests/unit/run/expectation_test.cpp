@@ -76,7 +76,8 @@ TEST(ExpectationWatch, FiresOnceAfterTheWindowAndThreeReadingsOutside) {
   ASSERT_TRUE(f);
   EXPECT_EQ(f->id, "run-throughput-below-prediction");
   EXPECT_EQ(f->title,
-            "5 it/s against 12.5\u201318.8 predicted for ResNet-50 bf16 batch 64 on GeForce RTX 5090: the GPU is idle "
+            "5 it/s against 12.5\u201318.8 predicted for ResNet-50 bf16 batch 64 on GeForce RTX 5090: the "
+            "GPU is idle "
             "80% of the time; input-bound");
   EXPECT_FALSE(watch.add(200, slow, 20));  // once
 }

@@ -42,8 +42,9 @@ TEST(FitBatch, EveryBatchPlaceholderIsReplaced) {
 
 TEST(FitBatch, AccumulationPlanPrefersAnExactSplit) {
   EXPECT_EQ(accumulation_plan(37, 148), "batch 37 x 4 accumulation steps = 148 per GPU (target 148)");
-  EXPECT_EQ(accumulation_plan(37, 100), "batch 34 x 3 accumulation steps = 102 per GPU (target 100, the nearest "
-                                        "reachable above it)");
+  EXPECT_EQ(accumulation_plan(37, 100),
+            "batch 34 x 3 accumulation steps = 102 per GPU (target 100, the nearest "
+            "reachable above it)");
   EXPECT_EQ(accumulation_plan(64, 32), "batch 32 x 1 accumulation step = 32 per GPU (target 32)");
 }
 

@@ -31,12 +31,14 @@ TEST(HangFinding, NamesTheProcessStatesAndTheLastLines) {
   const auto f = hang_finding(600.4, 600, {"pid 7 python3: S (sleeping), waiting in futex_wait_queue"},
                               {"step 1200 loss 2.31"}, true);
   EXPECT_EQ(f.id, "run-hang");
-  EXPECT_EQ(f.title,
-            "no output and no GPU activity for 600.4 s (--hang-after 600): gpusage ended the run's process group "
-            "(--kill-on-hang)");
-  EXPECT_EQ(f.evidence,
-            "The run's processes:\n  pid 7 python3: S (sleeping), waiting in futex_wait_queue\nIts last lines:\n"
-            "  step 1200 loss 2.31");
+  EXPECT_EQ(
+      f.title,
+      "no output and no GPU activity for 600.4 s (--hang-after 600): gpusage ended the run's process group "
+      "(--kill-on-hang)");
+  EXPECT_EQ(
+      f.evidence,
+      "The run's processes:\n  pid 7 python3: S (sleeping), waiting in futex_wait_queue\nIts last lines:\n"
+      "  step 1200 loss 2.31");
 }
 
 TEST(DescribeProcesses, ReadsTheStateAfterTheLastParenthesisAndTheWaitChannel) {

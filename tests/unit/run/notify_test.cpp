@@ -38,7 +38,8 @@ TEST(Notifier, LiveEventsAreRateLimitedAndTheEndCountsWhatWasDropped) {
   {
     Notifier notifier({"cat >> " + file + "; echo >> " + file, "", NotifyLevel::warning}, {{"host", "h"}});
     notifier.live({{"event", "finding"}}, NotifyLevel::info, "below the level", 0);
-    for (int i = 0; i < kMaxLivePerMinute + 3; ++i) notifier.live({{"event", "alert"}}, NotifyLevel::warning, "a", i);
+    for (int i = 0; i < kMaxLivePerMinute + 3; ++i)
+      notifier.live({{"event", "alert"}}, NotifyLevel::warning, "a", i);
     notifier.finish({{"event", "finished"}}, NotifyLevel::info, "done");
     EXPECT_TRUE(notifier.take_notes().empty());
   }
@@ -47,7 +48,8 @@ TEST(Notifier, LiveEventsAreRateLimitedAndTheEndCountsWhatWasDropped) {
     if (!line.empty()) got.push_back(nlohmann::json::parse(line));
   std::filesystem::remove(file);
   ASSERT_EQ(got.size(), static_cast<std::size_t>(kMaxLivePerMinute + 1));
-  EXPECT_EQ(got.front(), (nlohmann::json{{"host", "h"}, {"event", "alert"}, {"severity", "warning"}, {"text", "a"}}));
+  EXPECT_EQ(got.front(),
+            (nlohmann::json{{"host", "h"}, {"event", "alert"}, {"severity", "warning"}, {"text", "a"}}));
   EXPECT_EQ(got.back()["event"], "finished");
   EXPECT_EQ(got.back()["suppressed"], 3);
 }

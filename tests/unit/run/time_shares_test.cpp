@@ -24,7 +24,8 @@ TEST(TimeShares, StartupPausesInputWaitAndTraining) {
   // then 13, 14; the run ends at 20. Samples every second: 25% busy until 10 s, 75% busy after.
   std::vector<RecordedSample> samples;
   for (int t = 0; t < 20; ++t) samples.push_back(at(t, t < 10 ? 25 : 75));
-  const auto s = estimate_time_shares(0, 20, samples, {line(4), line(5), line(6), line(7), line(13), line(14)});
+  const auto s =
+      estimate_time_shares(0, 20, samples, {line(4), line(5), line(6), line(7), line(13), line(14)});
   ASSERT_TRUE(s);
   EXPECT_DOUBLE_EQ(s->wall_s, 20);
   EXPECT_DOUBLE_EQ(s->startup_s, 4);
@@ -34,17 +35,17 @@ TEST(TimeShares, StartupPausesInputWaitAndTraining) {
   EXPECT_DOUBLE_EQ(s->training_s, 1.5);
 }
 
-TEST(TimeShares, NoneWithoutTwoLines) {
-  EXPECT_FALSE(estimate_time_shares(0, 10, {at(0, 50)}, {line(3)}));
-}
+TEST(TimeShares, NoneWithoutTwoLines) { EXPECT_FALSE(estimate_time_shares(0, 10, {at(0, 50)}, {line(3)})); }
 
 TEST(TimeShares, TheBarShowsEachShareAndTheFixForTheLargestAvoidable) {
   TimeShares s{20, 4, 12, 2.5, 1.5};
-  EXPECT_EQ(render_time_bar(s, 20),
-            "gpusage: time [ssssiiieeeeeeeeeeee#] startup 20%, input wait 12%, eval/checkpoint 60%, training 8% "
-            "(s i e #)\n"
-            "gpusage:   fix for eval/checkpoint: evaluate less often or on a subset, save checkpoints asynchronously "
-            "(torch.distributed.checkpoint.async_save)\n");
+  EXPECT_EQ(
+      render_time_bar(s, 20),
+      "gpusage: time [ssssiiieeeeeeeeeeee#] startup 20%, input wait 12%, eval/checkpoint 60%, training 8% "
+      "(s i e #)\n"
+      "gpusage:   fix for eval/checkpoint: evaluate less often or on a subset, save checkpoints "
+      "asynchronously "
+      "(torch.distributed.checkpoint.async_save)\n");
 }
 
 }  // namespace
