@@ -63,17 +63,13 @@ void add_fit_batch_command(CLI::App& app) {
   auto state = std::make_shared<State>();
   auto* command = app.add_subcommand(
       "fit-batch",
-      "Find the largest batch that trains, by running your command: {batch} in it is replaced by each batch\n"
-      "tried. Each try runs under `gpusage run` (output passed through, GPUs sampled, logs in "
-      "DIR/try-N-batch-B)\n"
-      "until the program prints --steps throughput lines (tqdm, Hugging Face, Lightning, Keras), then "
-      "gpusage\n"
-      "stops it; a CUDA/TensorFlow/JAX out-of-memory error in its output fails the try, any other failure "
-      "ends\n"
-      "the search. It grows by doubling from --start (default: plan's predicted largest batch when --model "
-      "or\n"
-      "--hf-config is given, else 1), then bisects. No change to your code; any framework, torchrun "
-      "included.\n"
+      "Find the largest batch that trains, by running your command: {batch} in it is replaced by each\n"
+      "batch tried. Each try runs under `gpusage run` (GPUs sampled, logs in DIR/try-N-batch-B) until the\n"
+      "program prints --steps throughput lines (tqdm, Hugging Face, Lightning, Keras), then gpusage stops it\n"
+      "and its process group; a CUDA/TensorFlow/JAX out-of-memory error in its output fails the try, any\n"
+      "other failure ends the search. The search doubles from --start (default: plan's predicted largest\n"
+      "batch when --model or --hf-config is given, else 1), then bisects. The program's output goes to\n"
+      "stderr; stdout holds only the report. No change to your code; any framework, torchrun included.\n"
       "Examples:\n"
       "  gpusage fit-batch -- python train.py --batch-size {batch} --max-steps 20\n"
       "  gpusage fit-batch --model resnet50 --precision bf16 --target-batch 1024 -- python train.py --bs "
@@ -144,6 +140,7 @@ void add_fit_batch_command(CLI::App& app) {
               .string();
       request.interval_s = state->interval_s;
       request.stop_after_steps = state->steps;
+      request.output_to_stderr = true;  // stdout holds only the report
       request.time_limit_s = std::min(state->try_timeout_s, left_s);
       request.command_line = "gpusage fit-batch";
       fmt::print(stderr, "gpusage: fit-batch: try {}: batch {}\n", report.tries.size() + 1, *batch);

@@ -183,7 +183,7 @@ RunSummary supervise_run(const RunRequest& request) {
   } close_wake{wake[0], wake[1]};
 
   SignalRoute signals;
-  const bool use_pty = ::isatty(STDOUT_FILENO) == 1;
+  const bool use_pty = ::isatty(STDOUT_FILENO) == 1 && !request.output_to_stderr;
   const bool forward_stdin = use_pty;  // in pipe mode the child reads gpusage's stdin itself
   Spawned child = spawn(executable, request.command, use_pty);
   const double started_mono_s = monotonic_s();
@@ -200,7 +200,7 @@ RunSummary supervise_run(const RunRequest& request) {
 
   std::array<Stream, 2> streams;
   streams[0].from = child.out_fd;
-  streams[0].to = STDOUT_FILENO;
+  streams[0].to = request.output_to_stderr ? STDERR_FILENO : STDOUT_FILENO;
   streams[0].open = true;
   if (child.err_fd >= 0) {
     streams[1].from = child.err_fd;

@@ -42,6 +42,9 @@ struct RunRequest {
   // fit-batch's tries: end the run (SIGTERM, SIGKILL 5 s later) after this many throughput lines, or this long.
   std::optional<int> stop_after_steps;
   std::optional<double> time_limit_s;
+  // The child's stdout goes to gpusage's stderr (through pipes), so that gpusage's own stdout carries only its
+  // report (fit-batch's table or JSON).
+  bool output_to_stderr = false;
 };
 
 // "gpusage-runs/20261202T205012Z-python": the default log directory for a run started at `unix_time_s`.

@@ -225,7 +225,8 @@ TEST(FitBatchE2E, FindsThirtySevenInTheFewestTriesTheSearchAllowsAndLeavesNoChil
              "--target-batch", "148", "--format", "json", "--", child("oom_above.sh"), "37", "{batch}"},
             stub_env(child("gpu_busy.json")), out, err);
   ASSERT_EQ(p.wait(), 0) << read_text(err);
-  const json report = json::parse(read_text(out));
+  const json report = json::parse(read_text(out));  // the child's stdout went to stderr: only the report here
+  EXPECT_TRUE(contains(read_text(err), "training at batch 37\n"));
   EXPECT_EQ(report["largest_batch"], 37);
   std::vector<int> batches;
   for (const auto& t : report["tries"]) batches.push_back(t["batch"]);
