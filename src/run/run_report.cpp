@@ -181,7 +181,7 @@ report::Section expectation_section(const ExpectationSummary& x) {
   if (o.reading)
     section.notes.push_back(fmt::format(
         "Measured throughput: the median of {} readings of {} ({}), at {} samples per {}.", o.reading->readings,
-        o.reading->label_unit(), o.reading->source, report::format_number(o.samples_per_unit.value_or(0), 4),
+        o.reading->label_unit(), o.reading->source, fmt::format("{:.4g}", o.samples_per_unit.value_or(0)),
         o.reading->unit));
   section.notes.push_back(fmt::format(
       "MFU (PaLM, Chowdhery et al. 2022, appendix B): {} model GFLOP per sample (forward and backward, no "
@@ -225,7 +225,7 @@ report::Section findings_section(const RunSummary& s) {
   if (s.findings.empty())
     section.paragraphs.push_back("Doctor's log rules found nothing in train.log.");
   else
-    section.items.push_back(report::PageTable{"run-findings", "Doctor's log rules on train.log", t});
+    section.items.push_back(report::PageTable{"run-findings", "Doctor's log rules on train.log, and the run's own (prediction, hang)", t});
   return section;
 }
 
