@@ -81,6 +81,11 @@ void RunOptions::add_to(CLI::App& command, bool with_model) {
                      "Matrices --lora/--qlora adapts: attn (q, k, v, o) | mlp (gate, up, down) | all")
       ->check(CLI::IsMember({"attn", "mlp", "all"}))
       ->capture_default_str();
+  command.add_option("--lora-dropout", lora_dropout,
+                     "LoRA dropout probability (PEFT's lora_dropout; LitGPT 0.05, Answer.AI's fsdp_qlora 0.1): "
+                     "each adapter saves its dropped-out input and the mask, and runs a dropout kernel each way; "
+                     "default 0 (PEFT's: no dropout)")
+      ->check(CLI::Range(0.0, 0.99));
   command.add_option("--gpus", gpus, "GPUs per node (data parallel)")->check(CLI::Range(1, 1024))->capture_default_str();
   command.add_option("--nodes", nodes, "Nodes")->check(CLI::Range(1, 100000))->capture_default_str();
   command.add_option("--parallel", parallel,
@@ -236,6 +241,11 @@ estimate::TrainingConfig RunOptions::training_config(const workload::Workload& w
   c.channels_last = channels_last;
   c.lora_rank = lora;
   c.qlora = qlora;
+  if (lora_dropout && !lora && !qlora) {
+    throw InputError(fmt::format("--lora-dropout {} needs --lora RANK or --qlora (dropout applies to the adapters' input)",
+                                 *lora_dropout));
+  }
+  c.lora_dropout = lora_dropout.value_or(0);
   c.gpus_per_node = gpus;
   c.nodes = nodes;
   c.parallel = *estimate::parse_parallel(parallel);

@@ -35,6 +35,7 @@ struct RunOptions {
   bool channels_last = false;
   std::optional<int> lora;
   bool qlora = false;
+  std::optional<double> lora_dropout;
   int gpus = 1;
   int nodes = 1;
   std::string parallel = "ddp";

@@ -53,7 +53,7 @@ double saved_bytes_per_sample(const workload::Layer& layer, const TrainingConfig
   }
   const double autocast = runs_under_autocast(config) ? 1.0 : 0.0;
   return layer.saved_elements * activation_element_bytes(config.precision) + layer.saved_fixed_bytes +
-         autocast * layer.autocast_extra_saved_bytes;
+         autocast * layer.autocast_extra_saved_bytes + lora_dropout_saved_bytes_per_sample(layer, config);
 }
 
 // The gradients in flight during backward beyond the saved activations, per sample: when backward reaches
