@@ -281,7 +281,8 @@ class Recorder(TorchDispatchMode):
                     layer.params += p.numel()
                 else:
                     layer.frozen_params += p.numel()
-                if op_cls == "matmul" and p.dim() == 2:
+                # LoRA adapts the linear maps of the repeated blocks (the zoo's lora_targets), not a stem or head.
+                if op_cls == "matmul" and p.dim() == 2 and layer.segment >= 0:
                     pname = self.param_names[r]
                     attention = any(k in pname for k in ("attn", "attention", "q_proj", "k_proj", "v_proj",
                                                          "o_proj", "qkv", "query", "key", "value", "in_proj"))

@@ -302,6 +302,9 @@ def write_workload(workload, path):
         with os.fdopen(fd, "w") as f:
             json.dump(workload, f, indent=1)
             f.write("\n")
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temp, 0o666 & ~umask)  # mkstemp makes it 0600; a file one writes is 0644 under the usual umask
         os.replace(temp, path)
     except BaseException:
         os.unlink(temp)
