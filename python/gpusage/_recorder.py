@@ -73,6 +73,8 @@ class Recorder(TorchDispatchMode):
         self.custom_functions = {}
         self.last_copy = None  # (source root, copy root) of the latest layout copy
         self.redundant = set()  # copies PyTorch 2 does not keep (RESULT_ONLY_INPLACE)
+        self.dispatched = 0  # ops the dispatch mode has seen
+        self.packs = {}  # (root, ops dispatched when autograd packed it) -> times packed
 
     # ---- module structure ----
     @staticmethod
@@ -178,6 +180,8 @@ class Recorder(TorchDispatchMode):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
         name = _ops.short_name(func)
+        self._unpack_size_only(name, [a for a in args if isinstance(a, torch.Tensor)])
+        self.dispatched += 1
         flat_args = list(args) + list(kwargs.values())
         tensors = [a for a in flat_args if isinstance(a, torch.Tensor)]
         for a in flat_args:
@@ -240,7 +244,10 @@ class Recorder(TorchDispatchMode):
         if self._bias_add(name, roots, activation_roots, outs):
             return
         if name in _ops.RESULT_ONLY_INPLACE and self.last_copy and self.last_copy[0] == roots[0]:
+            # Keep what PyTorch 2 keeps: the result (this tensor, after the op), not the copy of the input.
             self.redundant.add(self.last_copy[1])
+            self.packs[(roots[0], -1)] = 1
+            self.saved_roots.setdefault(roots[0], (len(self.layers) - 1, tensors[0].dtype, tensors[0].numel()))
         op_cls = _ops.op_class(name)
         where = self._layer_for(name, op_cls, activation_roots)
         phase = None
@@ -313,18 +320,31 @@ class Recorder(TorchDispatchMode):
     # ---- saved tensors ----
     def pack(self, t):
         root = self._root_of(t)
-        if root in self.param_roots or root in self.buffer_roots or root in self.saved_roots:
+        if root in self.param_roots or root in self.buffer_roots:
             return t
-        saver = len(self.layers) - 1
-        self.saved_roots[root] = (saver, t.dtype, t.numel())
+        # Autograd packs an op's inputs before the op reaches the dispatch mode: at self.dispatched == its index.
+        key = (root, self.dispatched)
+        self.packs[key] = self.packs.get(key, 0) + 1
+        if root not in self.saved_roots:
+            self.saved_roots[root] = (len(self.layers) - 1, t.dtype, t.numel())
         return t
+
+    def _unpack_size_only(self, name, tensors):
+        """PyTorch 1.13's MeanBackward1 keeps its input (_saved_self); the gradient of a mean needs only sizes,
+        and PyTorch 2 keeps only them (mean_backward(grad, sizes, dim, numel, keepdim))."""
+        if name not in _ops.SIZE_ONLY_BACKWARD or not tensors:
+            return
+        key = (self._root_of(tensors[0]), self.dispatched)
+        if self.packs.get(key, 0) > 0:
+            self.packs[key] -= 1
 
     def finish_saved(self):
         """Counts each saved tensor once, on the layer that produced it (the zoo's convention); a model input
         on the first layer that reads it. Attention cores keep what a flash kernel keeps."""
         cores = {i for i, l in enumerate(self.layers) if l.op == "attention" and l.core_output is not None}
+        kept = {root for (root, _), count in self.packs.items() if count > 0}
         for root, (saver, dtype, elements) in self.saved_roots.items():
-            if root in self.redundant:
+            if root in self.redundant or root not in kept:
                 continue
             owner = self.producer.get(root)
             if owner is None:

@@ -63,10 +63,10 @@ class InputSpec:
 
     def make(self, torch, batch, device):
         dtype = getattr(torch, self.dtype)
-        if dtype.is_floating_point:
-            return torch.empty([batch] + self.shape, dtype=dtype, device=device)
         if device == "meta":
             return torch.empty([batch] + self.shape, dtype=dtype, device=device)
+        if dtype.is_floating_point:  # values on the CPU: code that reads them must see numbers, not garbage
+            return torch.randn([batch] + self.shape, device=device).to(dtype)
         return torch.randint(0, max(1, self.high), [batch] + self.shape, dtype=dtype, device=device)
 
 
@@ -269,6 +269,10 @@ def trace(model, example_inputs=None, *, input_specs=None, loss="sum", name=None
         device = "cpu"
         notes.append(f"traced on the CPU: the meta device failed ({str(e).splitlines()[0][:120]})")
         traced = traced.to_empty(device=device).train()  # the meta copy, with storage again
+        torch.manual_seed(0)
+        for module in traced.modules():  # ... and with values: code that reads them must take one path
+            if hasattr(module, "reset_parameters"):
+                module.reset_parameters()
         rec2 = _trace_once(traced, make_inputs, 2, device, loss, flash_attention)
         rec3 = _trace_once(traced, make_inputs, 3, device, loss, flash_attention)
     for fn, calls in sorted(rec2.custom_functions.items()):

@@ -72,6 +72,20 @@ TEST(PlanWorkloadE2E, AWorkloadWithAZooModelOrAResolutionIsRefused) {
   EXPECT_THAT(r.err, HasSubstr("--resolution does not apply to --workload"));
 }
 
+TEST(PlanWorkloadE2E, GuideReportAndRunTakeATracedWorkloadToo) {
+  const std::string file = fixture("workloads/resnet18.json");
+  const auto guide = run_cli("guide --workload " + file + " --gpu rtx4090 --batch 64");
+  ASSERT_EQ(guide.exit_code, 0) << guide.err;
+  EXPECT_THAT(guide.out, HasSubstr("== Will it fit, and how fast? resnet18 (traced) training, predicted =="));
+  const std::string page = std::string(GPUSAGE_BINARY_DIR) + "/e2e-traced-report.html";
+  const auto report = run_cli("report --workload " + file + " --gpu rtx4090 --out " + page);
+  EXPECT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_THAT(read_text(page), HasSubstr("resnet18 (traced)"));
+  std::remove(page.c_str());
+  const auto run = run_cli("run --workload " + fixture("workloads/tiny_mlp.json") + " --model resnet50 -- true");
+  EXPECT_EQ(run.exit_code, 2);  // one model: --workload excludes --model
+}
+
 TEST(PlanWorkloadE2E, AMissingFileIsExit2) {
   const auto r = run_cli("plan --workload /nonexistent/model.json");
   EXPECT_EQ(r.exit_code, 2);

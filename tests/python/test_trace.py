@@ -200,6 +200,27 @@ class ModelsTheZooDoesNotHave(unittest.TestCase):
         self.assertIn("traced op class 'aten.cumprod' (1 layer, ", notes)
 
 
+class ReadsValues(torch.nn.Module):
+    """Code that reads a tensor's value (no meta kernel for it): traced on the CPU instead."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        y = self.fc(x)
+        return y * 2 if float(y.abs().mean()) >= 0 else y
+
+
+class OnTheCpuWhenMetaCannot(unittest.TestCase):
+    def test_code_that_reads_values_is_traced_on_the_cpu(self):
+        workload = trace_module.trace(ReadsValues(), input_specs=["8:float32"], name="reads")
+        self.assertIn("on the cpu device", workload["source"])
+        self.assertIn("traced on the CPU: the meta device failed", workload["notes"][0])
+        fc = next(l for l in workload["layers"] if l["name"] == "fc")
+        self.assertEqual((fc["params"], fc["forward_flops"]), (72, 2 * 8 * 8))
+
+
 class TheCommandLine(unittest.TestCase):
     def test_writes_a_workload_plan_reads(self):
         with tempfile.TemporaryDirectory() as directory:
