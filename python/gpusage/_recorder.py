@@ -79,8 +79,9 @@ class Recorder(TorchDispatchMode):
     # ---- module structure ----
     @staticmethod
     def _find_blocks(model):
-        """Checkpointing segments: modules in a Sequential/ModuleList beside a sibling of the same class
-        (ResNet's bottlenecks, a transformer's layers), that hold parameters and are not containers."""
+        """Checkpointing segments: modules inside a Sequential/ModuleList whose class appears in the model's
+        containers at least twice (ResNet's bottlenecks, EfficientNet's MBConv blocks even where a stage holds
+        one, a transformer's layers), that hold parameters and are not containers; the outermost wins."""
         blocks = {}
         containers = (torch.nn.Sequential, torch.nn.ModuleList)
         contained = [c for parent in model.modules() if isinstance(parent, containers) for c in parent.children()]
