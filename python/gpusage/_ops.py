@@ -82,6 +82,8 @@ COPIES = {"clone", "contiguous"}
 # for hardtanh_, HardtanhBackward1). PyTorch 1.13 runs the out-of-place formula on a clone of the input
 # (HardtanhBackward0 keeps _saved_self): a copy of every ReLU6 input that PyTorch 2 no longer keeps.
 RESULT_ONLY_INPLACE = {"hardtanh_"}
+# Ops that draw a random mask from a fresh tensor: part of the dropout that applies it.
+RANDOM_MASK = {"bernoulli_", "bernoulli"}
 # Ops whose gradient needs only their input's sizes, which PyTorch 1.13 still saves whole (MeanBackward1).
 SIZE_ONLY_BACKWARD = {"mean"}
 

@@ -74,6 +74,7 @@ class Recorder(TorchDispatchMode):
         self.last_copy = None  # (source root, copy root) of the latest layout copy
         self.redundant = set()  # copies PyTorch 2 does not keep (RESULT_ONLY_INPLACE)
         self.dispatched = 0  # ops the dispatch mode has seen
+        self.masks = set()  # roots of random dropout masks being made (RANDOM_MASK)
         self.packs = {}  # (root, ops dispatched when autograd packed it) -> times packed
 
     # ---- module structure ----
@@ -198,6 +199,15 @@ class Recorder(TorchDispatchMode):
             return out
         if name in _ops.COPIES and tensors:
             self._copy(tensors[0], outs)
+            return out
+        if name in _ops.RANDOM_MASK or (tensors and all(self._root_of(t) in self.masks for t in tensors)):
+            # PyTorch 1.13's dropout off CUDA draws its mask with bernoulli_ and scales it: CUDA's fused
+            # native_dropout (and a flash kernel's dropout) does this inside the kernel that applies it.
+            for o in outs:
+                root = self._root_of(tensors[0]) if _ops.is_inplace(name) and tensors else o._cdata
+                self.masks.add(root)
+                self.root.setdefault(o._cdata, root) if root != o._cdata else None
+                self.numel[root] = o.numel()
             return out
         if name in _ops.CREATION or not tensors:
             for o in outs:
@@ -356,6 +366,8 @@ class Recorder(TorchDispatchMode):
             layer = self.layers[owner]
             if root in self.fp32_stats:
                 layer.saved_fixed += FP32_BYTES * recorded
+            elif root in self.masks:
+                layer.saved_fixed += 1.0 * recorded  # a dropout mask: the bool native_dropout keeps on a GPU
             elif dtype.is_floating_point and layer.op != "loss":
                 layer.saved += recorded
             else:

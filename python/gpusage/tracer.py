@@ -135,6 +135,9 @@ def _loss(torch, out, loss):
         raise TraceError("the model's output holds no floating-point tensor that needs a gradient: nothing to train")
     if loss == "cross_entropy":
         logits = tensors[0]
+        if logits.dim() == 3:  # batch x sequence x vocabulary: one prediction per token
+            logits = logits.reshape(-1, logits.shape[-1])
+        # Classes on dim 1 otherwise: batch x classes, or batch x classes x H x W (segmentation).
         target = torch.zeros(logits.shape[:1] + logits.shape[2:], dtype=torch.int64, device=logits.device)
         return torch.nn.functional.cross_entropy(logits, target)
     if callable(loss):

@@ -238,6 +238,35 @@ class TheCommandLine(unittest.TestCase):
             self.assertEqual(workload["resolution"], 16)
             self.assertEqual(plan("--workload", out, "--batch", "2")["model"]["params"], 112)
 
+    def test_a_language_model_from_an_inputs_function_is_priced_per_token(self):
+        with tempfile.TemporaryDirectory() as directory:
+            with open(os.path.join(directory, "tiny_lm.py"), "w") as f:
+                f.write(
+                    "import torch\n\n"
+                    "def model():\n"
+                    "    layer = torch.nn.TransformerEncoderLayer(64, 4, 256, batch_first=True)\n"
+                    "    return torch.nn.Sequential(torch.nn.Embedding(1000, 64), torch.nn.TransformerEncoder(layer, 2),\n"
+                    "                               torch.nn.Linear(64, 1000))\n\n"
+                    "def inputs(batch, device):\n"
+                    "    return [torch.zeros(batch, 32, dtype=torch.int64, device=device)]\n")
+            out = os.path.join(directory, "lm.json")
+            env = dict(os.environ, PYTHONPATH=os.pathsep.join([directory, os.environ.get("PYTHONPATH", "")]))
+            done = subprocess.run([sys.executable, "-m", "gpusage.trace", "tiny_lm:model", "--inputs", "tiny_lm:inputs",
+                                   "--loss", "cross_entropy", "-o", out], capture_output=True, text=True, env=env)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            with open(out) as f:
+                workload = json.load(f)
+            self.assertEqual((workload["domain"], workload["seq_len"]), ("language", 32))
+            self.assertNotIn("notes", workload)  # traced on the meta device: nothing to report
+            layers = {l["name"]: l for l in workload["layers"]}
+            self.assertEqual(layers["0"]["saved_fixed_bytes"], 8 * 32)  # the int64 token ids
+            # Cross-entropy per token: 32 x 1000 fp32 log-probabilities, and the int64 targets.
+            self.assertEqual(layers["loss"]["saved_fixed_bytes"], 4 * 32 * 1000 + 8 * 32)
+            self.assertEqual(len([l for l in workload["layers"] if l["op"] == "attention"]), 2)
+            result = plan("--workload", out, "--batch", "8")
+            self.assertEqual(result["model"]["seq_len"], 32)
+            self.assertIsNotNone(result["results"][0]["tokens_per_s"])
+
     def test_a_bad_input_spec_is_one_line_and_exit_2(self):
         done = trace_cli("torchvision:resnet18", "--input", "3xbig")
         self.assertEqual(done.returncode, 2)
