@@ -301,8 +301,42 @@ def trace(model, example_inputs=None, *, input_specs=None, loss="sum", name=None
     return workload
 
 
+# The fields of a layer and their types: what src/core/workload/traced.cpp reads (docs/MODEL.md, "The file").
+LAYER_NUMBERS = ("forward_flops", "backward_flops", "forward_io_elements", "saved_elements", "saved_fixed_bytes",
+                 "autocast_extra_saved_bytes", "input_elements")
+LAYER_WHOLE = ("params", "frozen_params", "segment")
+
+
+def check_workload(workload):
+    """The schema of the workload JSON, checked before it is written: a wrong field here is a tracer bug."""
+    problems = []
+    if workload.get("format") != FORMAT or workload.get("version") != VERSION:
+        problems.append(f"format/version {workload.get('format')!r}/{workload.get('version')!r}")
+    if workload.get("domain") not in ("vision", "language") or not isinstance(workload.get("id"), str):
+        problems.append("domain or id")
+    layers = workload.get("layers")
+    if not isinstance(layers, list) or not layers:
+        problems.append("no layers")
+    for i, layer in enumerate(layers or []):
+        if not isinstance(layer.get("name"), str) or not isinstance(layer.get("op"), str):
+            problems.append(f"layers[{i}] name/op")
+        for key in LAYER_NUMBERS:
+            value = layer.get(key, 0)
+            if not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+                problems.append(f"layers[{i}].{key} = {value!r}")
+        for key in LAYER_WHOLE:
+            value = layer.get(key, 0)
+            if not isinstance(value, int) or value < (-1 if key == "segment" else 0):
+                problems.append(f"layers[{i}].{key} = {value!r}")
+        if any(not isinstance(d, int) or d < 1 for d in layer.get("output_shape", [])):
+            problems.append(f"layers[{i}].output_shape = {layer.get('output_shape')!r}")
+    if problems:
+        raise RuntimeError("gpusage-trace made an invalid workload (a bug; please report it): " + "; ".join(problems[:5]))
+
+
 def write_workload(workload, path):
     """Writes the JSON through a temporary file in the same directory, then renames: never a partial file."""
+    check_workload(workload)
     directory = os.path.dirname(os.path.abspath(path))
     fd, temp = tempfile.mkstemp(prefix=".gpusage-trace-", suffix=".json", dir=directory)
     try:

@@ -267,6 +267,15 @@ class TheCommandLine(unittest.TestCase):
             self.assertEqual(result["model"]["seq_len"], 32)
             self.assertIsNotNone(result["results"][0]["tokens_per_s"])
 
+    def test_a_workload_that_breaks_the_schema_is_never_written(self):
+        with tempfile.TemporaryDirectory() as directory:
+            path = os.path.join(directory, "bad.json")
+            bad = {"format": "gpusage-workload", "version": 1, "id": "x", "domain": "vision",
+                   "layers": [{"name": "a", "op": "conv", "forward_flops": float("nan")}]}
+            with self.assertRaisesRegex(RuntimeError, r"layers\[0\]\.forward_flops = nan"):
+                trace_module.write_workload(bad, path)
+            self.assertEqual(os.listdir(directory), [])
+
     def test_a_bad_input_spec_is_one_line_and_exit_2(self):
         done = trace_cli("torchvision:resnet18", "--input", "3xbig")
         self.assertEqual(done.returncode, 2)
