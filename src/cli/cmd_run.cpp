@@ -6,6 +6,8 @@
 
 #include "cli/commands.hpp"
 #include "core/catalog/catalog.hpp"
+#include "core/common/io.hpp"
+#include "core/workload/traced.hpp"
 #include "core/workload/workload.hpp"
 #include "run/supervisor.hpp"
 
@@ -15,6 +17,7 @@ void add_run_command(CLI::App& app) {
   struct State {
     run::RunRequest request;
     std::string model;
+    std::string workload_file;
     std::optional<int> batch;
     std::string precision;
     std::string gpu;
@@ -50,6 +53,9 @@ void add_run_command(CLI::App& app) {
           "Seconds of low GPU utilization (with the run's process on it) before the input-bound alert")
       ->default_str("30");
   command->add_option("--model", state->model, "Zoo model of the run, for the OOM fix (e.g. resnet50, gpt2)");
+  command->add_option("--workload", state->workload_file,
+                      "Or the run's model traced by gpusage-trace (its workload JSON), for the OOM fix")
+      ->excludes("--model");
   command->add_option("--batch", state->batch, "Per-GPU batch of the run (default: what the log prints)")
       ->check(CLI::Range(1, 1 << 24));
   command
@@ -64,6 +70,10 @@ void add_run_command(CLI::App& app) {
     // Bad names fail here, before the child starts.
     std::optional<workload::Workload> workload;
     if (!state->model.empty()) workload = workload::build(state->model);
+    if (!state->workload_file.empty()) {
+      workload = workload::from_traced_workload(io::read_file(state->workload_file, "traced workload"),
+                                                state->workload_file);
+    }
     const catalog::Catalog& catalog = catalog::Catalog::active();
     if (!state->gpu.empty()) request.context.gpu = &catalog.resolve(state->gpu);
     request.context.workload = workload ? &*workload : nullptr;

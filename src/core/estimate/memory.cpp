@@ -184,6 +184,9 @@ MemoryBreakdown estimate_memory(const workload::Workload& w, const TrainingConfi
     }
     m.weights_bytes = base + master * adapters.adapter_params;
   }
+  // A traced model's frozen parameters (a frozen backbone) are stored as the trained ones are, and have no
+  // gradient or optimizer state.
+  m.weights_bytes += master * static_cast<double>(w.frozen_params());
   m.gradients_bytes = master * trainable;
   if (config.optimizer_in_backward && !adapted) {
     double largest = 0;  // one parameter tensor's gradient at a time: a layer's weight at most
