@@ -11,7 +11,7 @@ BUILD_DIR := build/$(PRESET)
 GPUSAGE := $(BUILD_DIR)/src/cli/gpusage
 ALL_TARGETS := -DGPUSAGE_BUILD_TESTS=ON -DGPUSAGE_BUILD_BENCH=ON -DGPUSAGE_BUILD_BENCHMARKS=ON
 
-.PHONY: deps deps-run configure configure-run build build-run test golden bench run report docs-report package clean
+.PHONY: deps deps-run configure configure-run build build-run test golden bench run report docs-report package wheel clean
 
 deps:
 	scripts/install-deps --test
@@ -77,6 +77,10 @@ docs-report: build
 # A Debian package of everything built (gpusage, gpusage-bench, data, man page, completions) in $(BUILD_DIR).
 package: build
 	cd $(BUILD_DIR) && cpack -G DEB
+
+# dist/gpusage-VERSION-py3-none-linux_x86_64.whl: the binary, gpusage-trace and the Python API (README, Install)
+wheel: build-run
+	scripts/build-wheel $(BUILD_DIR) dist
 
 clean:
 	rm -rf build

@@ -3,11 +3,12 @@
 #   gpusage_fuzz_harnesses(callback): calls callback(name source libs defines extra_sources) per harness.
 set(GPUSAGE_FUZZ_HARNESSES
   catalog_toml doctor_log doctor_rules hf_config bench_json monitor_log validate_csv batch_list gpu_list
-  jpeg_decode png_decode)
+  jpeg_decode png_decode traced_workload)
 set(GPUSAGE_FUZZ_catalog_toml_LIBS gpusage::core)
 set(GPUSAGE_FUZZ_doctor_log_LIBS gpusage::core)
 set(GPUSAGE_FUZZ_doctor_rules_LIBS gpusage::core)
 set(GPUSAGE_FUZZ_hf_config_LIBS gpusage::core)
+set(GPUSAGE_FUZZ_traced_workload_LIBS gpusage::core)
 set(GPUSAGE_FUZZ_bench_json_LIBS gpusage::core)
 set(GPUSAGE_FUZZ_monitor_log_LIBS gpusage::report)
 set(GPUSAGE_FUZZ_validate_csv_LIBS gpusage::core)

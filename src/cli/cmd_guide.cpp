@@ -41,7 +41,10 @@ void add_guide_command(CLI::App& app) {
   command->add_option("--gpu", state->gpus, "GPU ids, names or families, comma separated")->capture_default_str();
   command->add_option("--batch", state->batch, "Per-GPU batch sizes")->capture_default_str();
   command->add_option("--chart", state->chart, "Also write the comparison chart (SVG): specs and predicted speed");
-  command->callback([state] {
+  command->callback([state, command] {
+    // The default model gives way to one named another way.
+    const bool other_model = !state->run.hf_config.empty() || !state->run.workload_file.empty();
+    if (other_model && command->get_option("model")->count() == 0) state->run.model.clear();
     if (!state->chart.empty() && !text::to_lower(state->chart).ends_with(".svg")) {
       throw InputError(fmt::format("--chart: '{}' has an unsupported extension; accepted: .svg", state->chart));
     }

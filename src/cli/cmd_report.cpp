@@ -59,7 +59,7 @@ std::string selection_label(const ReportOptions& options, std::size_t count) {
 std::string command_line(const ReportOptions& o) {
   std::string line = "gpusage report";
   line += o.gpus.empty() ? " --family " + o.family : " --gpu \"" + o.gpus + "\"";
-  line += o.run.hf_config.empty() ? " --model " + o.run.model : "";
+  line += o.run.hf_config.empty() && o.run.workload_file.empty() ? " --model " + o.run.model : "";
   line += fmt::format(" --batch {}", o.batch) + run_option_flags(o.run);
   for (const auto& file : o.bench_files) line += " --bench " + file;
   if (!o.monitor_log.empty()) line += " --monitor-log " + o.monitor_log;
@@ -234,7 +234,8 @@ void add_report_command(CLI::App& app) {
   command->add_option("--out", options->out, "The HTML file to write")->capture_default_str();
   add_format_option(*command, options->format, {Format::table, Format::json});
   command->callback([options, model] {
-    if (!options->run.hf_config.empty() && model->count() == 0) options->run.model.clear();  // the default yields
+    const bool other_model = !options->run.hf_config.empty() || !options->run.workload_file.empty();
+    if (other_model && model->count() == 0) options->run.model.clear();  // the default yields
     run_report(*options);
   });
 }

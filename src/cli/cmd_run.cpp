@@ -33,8 +33,8 @@ void add_run_command(CLI::App& app) {
       "DIR/summary.json and DIR/report.html. Exits with the program's status (128+N when signal N killed "
       "it).\n"
       "The program sees DIR as $GPUSAGE_RUN_DIR.\n"
-      "Given the workload (--model or --hf-config, --batch, and plan's options: --precision, --seq-len, --lora,\n"
-      "...), run predicts the run once at the start as `gpusage plan` would on its GPU (the card NVML names, or\n"
+      "Given the workload (--model, --hf-config or --workload, --batch, and plan's options: --precision,\n"
+      "--seq-len, --lora, ...), run predicts the run once at the start as `gpusage plan` would on its GPU (the card NVML names, or\n"
       "--gpu) and keeps the prediction beside what it measures: throughput against plan's 80% interval (a\n"
       "finding when the program's own throughput lines stay outside it for --expect-window seconds), memory\n"
       "against NVML's peak, utilization, and MFU: model FLOPs per sample x measured samples/s over the card's\n"
@@ -111,7 +111,8 @@ void add_run_command(CLI::App& app) {
     const RunOptions& options = state->workload;
     // Bad names and options fail here, before the child starts.
     std::optional<workload::Workload> workload;
-    if (!options.model.empty() || !options.hf_config.empty()) workload = options.build_workload();
+    if (!options.model.empty() || !options.hf_config.empty() || !options.workload_file.empty())
+      workload = options.build_workload();
     const catalog::Catalog& catalog = catalog::Catalog::active();
     if (!state->gpu.empty()) request.context.gpu = &catalog.resolve(state->gpu);
     request.context.workload = workload ? &*workload : nullptr;
@@ -127,7 +128,7 @@ void add_run_command(CLI::App& app) {
       expect.calibration = options.calibration();
       expect.gpu = request.context.gpu;
     } else if (workload) {
-      fmt::print(stderr, "gpusage: no prediction: give --batch (the per-GPU batch) with --model or --hf-config\n");
+      fmt::print(stderr, "gpusage: no prediction: give --batch (the per-GPU batch) with --model, --hf-config or --workload\n");
     }
     request.command_line = "gpusage run";
     for (const auto& a : request.command) request.command_line += " " + a;

@@ -11,6 +11,7 @@
 #include "core/catalog/catalog.hpp"
 #include "core/common/error.hpp"
 #include "core/common/io.hpp"
+#include "core/workload/traced.hpp"
 #include "core/common/text.hpp"
 #include "core/estimate/calibration_file.hpp"
 
@@ -31,6 +32,9 @@ void RunOptions::add_to(CLI::App& command, bool with_model) {
                      "Build the model from a Hugging Face config.json instead: the file, a model directory holding "
                      "one, or a Hugging Face cache entry (~/.cache/huggingface/hub/models--ORG--NAME); read "
                      "locally, never downloaded");
+  command.add_option("--workload", workload_file,
+                     "Plan a model traced by gpusage-trace instead: the workload JSON it wrote (any PyTorch model; "
+                     "e.g. gpusage-trace torchvision:convnext_tiny --input 3x224 -o convnext.json)");
   // Upper bounds keep every accepted plan fast and its sizes far from overflow (issue 15): 8192 px is 36x
   // ImageNet's 224 px in pixels, 2^24 tokens is past the longest released context (10,485,760).
   command.add_option("--resolution", resolution, "Input side in pixels for vision models (default 224)")
@@ -81,6 +85,11 @@ void RunOptions::add_to(CLI::App& command, bool with_model) {
                      "Matrices --lora/--qlora adapts: attn (q, k, v, o) | mlp (gate, up, down) | all")
       ->check(CLI::IsMember({"attn", "mlp", "all"}))
       ->capture_default_str();
+  command.add_option("--lora-dropout", lora_dropout,
+                     "LoRA dropout probability (PEFT's lora_dropout; LitGPT 0.05, Answer.AI's fsdp_qlora 0.1): "
+                     "each adapter saves its dropped-out input and the mask, and runs a dropout kernel each way; "
+                     "default 0 (PEFT's: no dropout)")
+      ->check(CLI::Range(0.0, 0.99));
   command.add_option("--gpus", gpus, "GPUs per node (data parallel)")->check(CLI::Range(1, 1024))->capture_default_str();
   command.add_option("--nodes", nodes, "Nodes")->check(CLI::Range(1, 100000))->capture_default_str();
   command.add_option("--parallel", parallel,
@@ -183,11 +192,24 @@ workload::Workload RunOptions::build_workload() const {
   options.resolution = resolution;
   options.seq_len = seq_len;
   options.flash_attention = !no_flash_attention;
+  if (!workload_file.empty()) {
+    if (!model.empty() || !hf_config.empty()) {
+      throw InputError(fmt::format("--workload {}: give one model, a zoo MODEL, --hf-config or --workload", workload_file));
+    }
+    if (resolution || seq_len) {
+      throw InputError(fmt::format("--{} does not apply to --workload {}: a traced workload keeps the input shape it "
+                                   "was traced at (trace it again with gpusage-trace --input)",
+                                   resolution ? "resolution" : "seq-len", workload_file));
+    }
+    return workload::from_traced_workload(io::read_file(workload_file, "traced workload"), workload_file);
+  }
   if (!hf_config.empty()) {
     if (!model.empty()) throw InputError("give either a MODEL or --hf-config, not both");
     return workload::from_hf_config(io::read_file(hf_config_file(hf_config), "Hugging Face config"), options);
   }
-  if (model.empty()) throw InputError("which model? give a zoo id (e.g. resnet50) or --hf-config FILE");
+  if (model.empty()) {
+    throw InputError("which model? give a zoo id (e.g. resnet50), --hf-config FILE or --workload FILE");
+  }
   return workload::build(model, options);
 }
 
@@ -236,6 +258,11 @@ estimate::TrainingConfig RunOptions::training_config(const workload::Workload& w
   c.channels_last = channels_last;
   c.lora_rank = lora;
   c.qlora = qlora;
+  if (lora_dropout && !lora && !qlora) {
+    throw InputError(fmt::format("--lora-dropout {} needs --lora RANK or --qlora (dropout applies to the adapters' input)",
+                                 *lora_dropout));
+  }
+  c.lora_dropout = lora_dropout.value_or(0);
   c.gpus_per_node = gpus;
   c.nodes = nodes;
   c.parallel = *estimate::parse_parallel(parallel);

@@ -1,5 +1,5 @@
 // The options that describe a training run, shared by `plan`, `guide` and `validate`: which model
-// (zoo id or --hf-config), its shape, precision, optimizer, parallelism and calibration.
+// (zoo id, --hf-config or --workload), its shape, precision, optimizer, parallelism and calibration.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -21,6 +21,7 @@ std::string hf_config_file(const std::string& given);
 struct RunOptions {
   std::string model;
   std::string hf_config;
+  std::string workload_file;  // --workload: a traced workload JSON (gpusage-trace)
   std::optional<int> resolution;
   std::optional<int> seq_len;
   std::string precision = "fp16";
@@ -35,6 +36,7 @@ struct RunOptions {
   bool channels_last = false;
   std::optional<int> lora;
   bool qlora = false;
+  std::optional<double> lora_dropout;
   int gpus = 1;
   int nodes = 1;
   std::string parallel = "ddp";

@@ -19,7 +19,11 @@ estimate::Sweep run_plan(const RunOptions& options, const estimate::SweepRequest
   const estimate::Calibration calibration = options.calibration();
   const estimate::TrainingConfig base = options.training_config(w);
   std::optional<workload::Workload> timed = options.build_timed_workload(w);
-  return estimate::run_sweep(std::move(w), base, calibration, request, catalog::Catalog::active(), std::move(timed));
+  const std::vector<std::string> workload_notes = w.notes;
+  estimate::Sweep sweep =
+      estimate::run_sweep(std::move(w), base, calibration, request, catalog::Catalog::active(), std::move(timed));
+  sweep.notes.insert(sweep.notes.begin(), workload_notes.begin(), workload_notes.end());
+  return sweep;
 }
 
 namespace {

@@ -28,6 +28,7 @@ std::string run_option_flags(const RunOptions& o) {
   const RunOptions defaults;
   std::string flags;
   if (!o.hf_config.empty()) flags += " --hf-config " + o.hf_config;
+  if (!o.workload_file.empty()) flags += " --workload " + o.workload_file;
   if (o.resolution) flags += fmt::format(" --resolution {}", *o.resolution);
   if (o.seq_len) flags += fmt::format(" --seq-len {}", *o.seq_len);
   flags += " --precision " + o.precision;  // always: it decides every number on the page

@@ -136,6 +136,24 @@ TEST(PlanFinetuneE2E, OffloadMistakesAreOneLineAndExitTwo) {
 
 // A directory laid out as huggingface_hub's cache lays out one model: refs/main names the snapshot, whose
 // config.json is a link into blobs/.
+// LitGPT's LoRA recipe (dropout 0.05 on query and value): the adapters' dropped-out inputs and masks are kept,
+// 3 bytes per input element in bf16, here 2 matrices x 4096 x 32 layers x 2 x 512 tokens.
+TEST(PlanFinetuneE2E, LoraDropoutKeepsEachAdaptersDroppedInput) {
+  const std::string base = "llama2-7b --gpu a10g --precision bf16 --master-weights bf16 --lora 32 --lora-targets attn "
+                           "--seq-len 512 --batch 2 --checkpointing none";
+  auto plain = plan_json(base);
+  auto dropped = plan_json(base + " --lora-dropout 0.05");
+  EXPECT_DOUBLE_EQ(dropped["memory"]["activations"].get<double>() - plain["memory"]["activations"].get<double>(),
+                   4.0 * 4096 * 32 * 2 * 512 * 3);
+  EXPECT_GT(dropped["step_time_s"].get<double>(), plain["step_time_s"].get<double>());
+  auto r = run_cli("plan llama2-7b --lora-dropout 0.1");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "gpusage: --lora-dropout 0.1 needs --lora RANK or --qlora (dropout applies to the adapters' input)\n");
+  r = run_cli("plan llama2-7b --qlora --lora-dropout 1");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
 TEST(PlanFinetuneE2E, HfConfigReadsAModelDirectoryOrACacheEntryWithoutNetwork) {
   namespace fs = std::filesystem;
   const fs::path root = fs::path(GPUSAGE_BINARY_DIR) / ("e2e-hf-cache-" + std::to_string(::getpid()));

@@ -86,7 +86,7 @@ TEST(RunE2E, AModelWithoutABatchRunsWithoutAPrediction) {
   const RunResult r = run_gpusage("no-batch", {"--model", "resnet50"}, {"sh", "-c", "echo trained"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(contains(
-      r.err, "gpusage: no prediction: give --batch (the per-GPU batch) with --model or --hf-config\n"))
+      r.err, "gpusage: no prediction: give --batch (the per-GPU batch) with --model, --hf-config or --workload\n"))
       << r.err;
   const json summary = read_json(r.dir + "/summary.json");
   EXPECT_TRUE(summary["expectation"].is_null());

@@ -82,6 +82,19 @@ inline bool adapts(const TrainingConfig& config, const workload::Matrix& m) {
   return config.lora_targets == LoraTargets::all || (config.lora_targets == LoraTargets::attention) == m.attention;
 }
 
+// What LoRA dropout keeps for backward in `layer`, per sample: an adapted matrix's A reads dropout(x), a new
+// tensor it saves for its weight gradient, and the dropout saves its mask (torch.bool, 1 byte per element).
+// Without dropout A reads x itself, which the base linear map's account already holds. PEFT and LitGPT give
+// every adapted module its own dropout (LitGPT's fused qkv has one for the three).
+inline double lora_dropout_saved_bytes_per_sample(const workload::Layer& layer, const TrainingConfig& config) {
+  if (config.lora_dropout <= 0 || lora_rank(config) <= 0) return 0;
+  double bytes = 0;
+  for (const workload::Matrix& m : layer.lora_targets) {
+    if (adapts(config, m)) bytes += layer.input_elements * (activation_element_bytes(config.precision) + 1);
+  }
+  return bytes;
+}
+
 // Bytes of optimizer state per trainable parameter that holds a full-size state (the factored Adafactor's
 // rows and columns are counted by the caller). bitsandbytes' 8-bit states: 1 byte each plus one fp32
 // absmax per block of 256 values (bitsandbytes optim: blockwise quantization, block size 256).

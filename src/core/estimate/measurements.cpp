@@ -293,6 +293,13 @@ std::vector<Measurement> parse_measurements(const std::string& csv_text, const s
     m.qlora = choice("qlora", {"yes", "no"}) == "yes";
     m.optimizer_in_backward = choice("optimizer_in_backward", {"yes", "no"}) == "yes";
     m.lora_targets = parse_lora_targets(choice("lora_targets", {"attn", "mlp", "all"})).value_or(LoraTargets::all);
+    if (const auto dropout = number("lora_dropout", false)) {
+      if (*dropout >= 1 || (!m.lora_rank && !m.qlora)) {
+        throw InputError(fmt::format("{}:{}: lora_dropout '{}' needs lora_rank or qlora and a probability below 1",
+                                     origin, line_number, get("lora_dropout")));
+      }
+      m.lora_dropout = *dropout;
+    }
     m.gpu_memory_gb = number("gpu_memory_gb", false);
     m.data = choice("data", {"synthetic", "real"});
     out.push_back(std::move(m));

@@ -53,7 +53,7 @@ double saved_bytes_per_sample(const workload::Layer& layer, const TrainingConfig
   }
   const double autocast = runs_under_autocast(config) ? 1.0 : 0.0;
   return layer.saved_elements * activation_element_bytes(config.precision) + layer.saved_fixed_bytes +
-         autocast * layer.autocast_extra_saved_bytes;
+         autocast * layer.autocast_extra_saved_bytes + lora_dropout_saved_bytes_per_sample(layer, config);
 }
 
 // The gradients in flight during backward beyond the saved activations, per sample: when backward reaches
@@ -184,6 +184,9 @@ MemoryBreakdown estimate_memory(const workload::Workload& w, const TrainingConfi
     }
     m.weights_bytes = base + master * adapters.adapter_params;
   }
+  // A traced model's frozen parameters (a frozen backbone) are stored as the trained ones are, and have no
+  // gradient or optimizer state.
+  m.weights_bytes += master * static_cast<double>(w.frozen_params());
   m.gradients_bytes = master * trainable;
   if (config.optimizer_in_backward && !adapted) {
     double largest = 0;  // one parameter tensor's gradient at a time: a layer's weight at most

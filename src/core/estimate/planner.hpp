@@ -104,6 +104,9 @@ struct TrainingConfig {
   bool pure_16bit = false;     // NHWC activations (memory_format=torch.channels_last); vision models
   std::optional<int> lora_rank;   // LoRA adapters of this rank on the workload's lora_targets
   bool qlora = false;             // frozen base stored in 4-bit NF4 (implies LoRA, default rank 16)
+  // LoRA dropout probability (PEFT's lora_dropout; 0 makes it an identity). Above 0 every adapter keeps its
+  // own dropped-out copy of its input and the dropout's mask for backward.
+  double lora_dropout = 0;
   int gpus_per_node = 1;
   int nodes = 1;
   Parallel parallel = Parallel::ddp;

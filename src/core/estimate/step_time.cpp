@@ -100,6 +100,15 @@ AdapterCost adapter_cost(const workload::Layer& layer, const TrainingConfig& con
     c.backward_bytes += 2 * bytes;
     c.forward_kernels += 4 * copies;
     c.backward_kernels += 6 * copies;
+    if (config.lora_dropout > 0) {
+      // Dropout reads x and writes the dropped copy and its 1-byte mask; backward reads the gradient and
+      // the mask and writes the input's gradient: one kernel each way.
+      const double dropout_bytes = rows * static_cast<double>(m.in) * (2 * element + 1);
+      c.forward_bytes += dropout_bytes;
+      c.backward_bytes += dropout_bytes;
+      c.forward_kernels += copies;
+      c.backward_kernels += copies;
+    }
   }
   return c;
 }

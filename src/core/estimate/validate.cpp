@@ -57,6 +57,7 @@ std::optional<Prepared> prepare(const Measurement& m, const catalog::Catalog& ca
     p.config.lora_rank = m.lora_rank;
     p.config.qlora = m.qlora;
     p.config.lora_targets = m.lora_targets;
+    p.config.lora_dropout = m.lora_dropout;
     p.config.optimizer_in_backward = m.optimizer_in_backward;
     p.config.gpus_per_node = std::min(m.num_gpus, 8);
     p.config.nodes = std::max(1, m.num_gpus / 8);
@@ -70,14 +71,14 @@ std::optional<Prepared> prepare(const Measurement& m, const catalog::Catalog& ca
     if (m.checkpointing.starts_with("every:")) p.config.checkpoint_every = std::stoi(m.checkpointing.substr(6));
     if (m.gpu_memory_gb) p.gpu.memory_gb = *m.gpu_memory_gb;
     p.config.eager_module_loading = m.loads_modules_eagerly();
-    p.key = fmt::format("{}{}{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", m.offload.optimizer,
+    p.key = fmt::format("{}{}{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", m.offload.optimizer,
                         m.offload.params, m.offload.activations, m.optimizer_in_backward,
                         to_string(m.interconnect), m.model, m.gpu,
                         m.precision, m.batch_per_gpu, m.num_gpus, m.resolution.value_or(0), m.seq_len.value_or(0),
                         m.tokens.value_or(0), m.accumulation, options.flash_attention, to_string(m.parallel),
                         p.config.channels_last, m.task, m.pure_16bit, m.checkpointing, m.gpu_memory_gb.value_or(0),
                         to_string(p.config.optimizer), m.master_weights == MasterWeights::bf16 ? "bf16" : "fp32", to_string(m.loss),
-                        m.lora_rank.value_or(0), m.qlora, to_string(m.lora_targets));
+                        m.lora_rank.value_or(0), m.qlora, to_string(m.lora_targets), m.lora_dropout);
     return p;
   } catch (const InputError& e) {
     skipped = e.what();

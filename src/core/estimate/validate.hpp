@@ -62,12 +62,13 @@ struct Measurement {
   std::string checkpointing;
   // The fine-tuning recipe, as plan's options: columns optimizer (plan's names; empty: momentum for vision,
   // adamw for language), master_weights (fp32|bf16), loss (plain|chunked|fused), lora_rank, qlora (yes|no;
-  // yes implies rank 16 when lora_rank is empty), lora_targets (attn|mlp|all).
+  // yes implies rank 16 when lora_rank is empty), lora_targets (attn|mlp|all), lora_dropout (0 to 0.99).
   std::optional<Optimizer> optimizer;
   MasterWeights master_weights = MasterWeights::fp32;
   LossImpl loss = LossImpl::plain;
   std::optional<int> lora_rank;
   bool qlora = false;
+  double lora_dropout = 0;            // column lora_dropout: PEFT's probability; empty: 0
   LoraTargets lora_targets = LoraTargets::all;
   bool optimizer_in_backward = false;  // column optimizer_in_backward: yes|no
   // Column `task` finetune: a language model fine-tuned (full, LoRA or QLoRA): reported in its own cells.

@@ -299,9 +299,11 @@ std::vector<Layer> vit(const VitSpec& spec, const VisionShape& shape) {
     g.set_segment(i);
     const std::string p = "encoder.layers.encoder_layer_" + std::to_string(i);
     Tensor y = layer_norm(g, p + ".ln_1", x);
-    Tensor qkv = linear(g, p + ".self_attention.in_proj", y, LinearSpec{3 * h, true, false, true});
+    // in_proj and out_proj are attention projections (--lora-targets attn adapts them; issue 32's trace of
+    // torchvision's ViT found them tagged as MLP matrices).
+    Tensor qkv = linear(g, p + ".self_attention.in_proj", y, lora_attention(3 * h, true));
     y = attention(g, p + ".self_attention.core", {qkv}, attn);
-    y = linear(g, p + ".self_attention.out_proj", y, LinearSpec{h, true, false, true});
+    y = linear(g, p + ".self_attention.out_proj", y, lora_attention(h, true));
     x = add(g, p + ".add", y, x);
     y = layer_norm(g, p + ".ln_2", x);
     y = linear(g, p + ".mlp.0", y, LinearSpec{spec.mlp, true, false, true});

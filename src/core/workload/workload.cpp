@@ -38,6 +38,7 @@ T sum(const std::vector<Layer>& layers, T Layer::*field) {
 }  // namespace
 
 std::int64_t Workload::params() const { return sum(layers, &Layer::params); }
+std::int64_t Workload::frozen_params() const { return sum(layers, &Layer::frozen_params); }
 double Workload::forward_flops() const { return sum(layers, &Layer::forward_flops); }
 double Workload::backward_flops() const { return sum(layers, &Layer::backward_flops); }
 double Workload::saved_elements() const { return sum(layers, &Layer::saved_elements); }

@@ -52,6 +52,9 @@ struct Layer {
   }
 
   std::int64_t params = 0;  // trainable parameters owned by this layer
+  // Parameters owned by this layer that do not train (requires_grad=False in a traced model: a frozen
+  // backbone): they take weight memory but no gradient or optimizer state. The zoo's models have none.
+  std::int64_t frozen_params = 0;
 
   double forward_flops = 0;  // per sample; a multiply-add counts as 2 FLOPs
   // Backward FLOPs per sample. Matmul/conv: 2x forward (input grad + weight grad); 1x for a layer whose
@@ -107,8 +110,12 @@ struct Workload {
   int seq_len = 0;                  // language: tokens per sample
   std::string architecture_source;  // where the architecture comes from (paper, torchvision, HF config)
   std::vector<Layer> layers;
+  // What the user should know about how this workload was built (a traced model's op classes that gpusage
+  // does not know, and their share of the FLOPs): plan prints them with its notes.
+  std::vector<std::string> notes;
 
   std::int64_t params() const;
+  std::int64_t frozen_params() const;
   double forward_flops() const;      // per sample
   double backward_flops() const;     // per sample
   double saved_elements() const;     // per sample, sum over layers

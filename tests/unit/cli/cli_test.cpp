@@ -103,7 +103,7 @@ TEST(RunOptions, NoModelIsAnInputErrorThatSaysWhatToGive) {
     o.build_workload();
     FAIL() << "no InputError";
   } catch (const InputError& e) {
-    EXPECT_STREQ(e.what(), "which model? give a zoo id (e.g. resnet50) or --hf-config FILE");
+    EXPECT_STREQ(e.what(), "which model? give a zoo id (e.g. resnet50), --hf-config FILE or --workload FILE");
   }
 }
 

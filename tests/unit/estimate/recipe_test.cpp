@@ -207,6 +207,27 @@ TEST(Recipe, LoraAddsItsAdapterKernelsToTheStep) {
   EXPECT_GT(adapted.overhead_s, base.overhead_s);  // ten more kernels per adapted matrix
 }
 
+// LoRA dropout: every adapted matrix saves its dropped-out input (2 bytes in bf16) and the mask (1 byte), and
+// runs a dropout kernel each way over x, its copy and the mask.
+TEST(Recipe, LoraDropoutSavesTheDroppedInputAndItsMaskPerAdapter) {
+  auto c = config(1, Precision::bf16, Optimizer::adamw);
+  c.lora_rank = 8;
+  const auto plain = estimate_memory(lm(), c, toy::gpu());
+  const auto plain_time = estimate_step_time(lm(), c, toy::gpu());
+  c.lora_dropout = 0.05;
+  const auto dropped = estimate_memory(lm(), c, toy::gpu());
+  const auto dropped_time = estimate_step_time(lm(), c, toy::gpu());
+  // 2 blocks x 2 adapted matrices, each with 10 input elements per sample, 3 bytes each.
+  EXPECT_DOUBLE_EQ(dropped.activations_bytes - plain.activations_bytes, 2 * 2 * 10 * 3.0);
+  const double bandwidth = 1000e9 * default_constants().memory_efficiency;
+  EXPECT_NEAR(dropped_time.memory_s - plain_time.memory_s, 2 * (2 * 2 * 10 * (2 * 2.0 + 1)) / bandwidth, 1e-18);
+  c.lora_targets = LoraTargets::attention;  // only the attention matrices carry adapters, so dropouts
+  EXPECT_DOUBLE_EQ(estimate_memory(lm(), c, toy::gpu()).activations_bytes - plain.activations_bytes, 2 * 10 * 3.0);
+  c.lora_rank.reset();  // no adapters: the probability has nothing to drop
+  EXPECT_DOUBLE_EQ(estimate_memory(lm(), c, toy::gpu()).activations_bytes,
+                   estimate_memory(lm(), config(1, Precision::bf16, Optimizer::adamw), toy::gpu()).activations_bytes);
+}
+
 TEST(Recipe, PureBf16HalvesTheOptimizerSweep) {
   auto c = config(1, Precision::bf16, Optimizer::adamw);
   const double mixed = estimate_step_time(lm(), c, toy::gpu()).optimizer_s;
