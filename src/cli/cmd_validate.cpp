@@ -95,7 +95,8 @@ void add_validate_command(CLI::App& app) {
       "train_throughput (samples/s per GPU), peak_memory (bytes, as nvidia-smi counts them), peak_allocated /\n"
       "peak_reserved (torch.cuda.max_memory_allocated / max_memory_reserved) or max_batch (value = largest batch\n"
       "that ran, fails_at = the smallest that failed). task finetune rows are also summarised apart, per method\n"
-      "(full, lora, qlora) and GPU class. Rows with software from before 2021-01, and data-parallel rows\n"
+      "(full, lora, qlora) and GPU class, with how many measured speeds lie inside the 80% range plan prints.\n"
+      "Rows with software from before 2021-01, and data-parallel rows\n"
       "more than 10% faster per GPU than the same run on one GPU, are reported as their own groups.\n"
       "Without --cv every row is predicted with the shipped constants, which were fitted on\n"
       "data/validation/published.csv: those errors are in-sample. --cv gpu holds out one GPU at a time,\n"
@@ -224,6 +225,7 @@ void add_validate_command(CLI::App& app) {
       doc["fine_tuning"] = {
           {"throughput", summary_json(result.fine_tuning_throughput)},
           {"memory", summary_json(result.fine_tuning_memory)},
+          {"throughput_inside_80_range", result.fine_tuning_inside_interval},
           {"runs_that_ran",
            {{"rows", result.fine_tuning_ran_rows}, {"predicted_oom", result.fine_tuning_ran_predicted_oom}}},
           {"cells", fine_tuning_cells}};
@@ -330,6 +332,8 @@ void add_validate_command(CLI::App& app) {
     if (result.fine_tuning_ran_rows > 0) {
       out += "\nLLM fine-tuning rows (task finetune), every GPU count:\n";
       out += summary_line("  throughput per GPU", result.fine_tuning_throughput) + "\n";
+      out += "  throughput inside plan's printed 80% range: " +
+             ratio_text(result.fine_tuning_inside_interval, result.fine_tuning_throughput.count) + "\n";
       out += summary_line("  peak memory (nvidia-smi, allocated or reserved, as measured)", result.fine_tuning_memory) +
              "\n";
       out += "  runs that ran but are predicted not to fit: " +

@@ -154,6 +154,27 @@ TEST(PlanFinetuneE2E, LoraDropoutKeepsEachAdaptersDroppedInput) {
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
+// validate counts the fine-tuning throughput rows whose measurement lies inside the 80% range plan prints for
+// them: a run measured at plan's own prediction is inside, one at ten times it is not.
+TEST(PlanFinetuneE2E, ValidateCountsTheRunsInsidePlansPrintedRange) {
+  const auto p = plan_json("llama3.2-1b --gpu rtx4090 --precision bf16 --lora 16 --seq-len 1024 --batch 4");
+  const double predicted = p["throughput"].get<double>();
+  ASSERT_LT(p["throughput_low"].get<double>(), predicted);
+  const std::string csv = std::string(GPUSAGE_BINARY_DIR) + "/e2e-validate-ft-range.csv";
+  std::ofstream(csv) << "model,gpu,precision,batch_per_gpu,seq_len,metric,value,task,lora_rank,attention,software_date\n"
+                     << "llama3.2-1b,rtx4090,bf16,4,1024,train_throughput," << predicted << ",finetune,16,flash,2025-01\n"
+                     << "llama3.2-1b,rtx4090,bf16,4,1024,train_throughput," << 10 * predicted
+                     << ",finetune,16,flash,2025-01\n";
+  auto r = run_cli("validate " + csv + " --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["fine_tuning"]["throughput"]["rows"], 2);
+  EXPECT_EQ(doc["fine_tuning"]["throughput_inside_80_range"], 1);
+  r = run_cli("validate " + csv + " --summary");
+  std::remove(csv.c_str());
+  EXPECT_NE(r.out.find("throughput inside plan's printed 80% range: 1 of 2"), std::string::npos) << r.out;
+}
+
 TEST(PlanFinetuneE2E, HfConfigReadsAModelDirectoryOrACacheEntryWithoutNetwork) {
   namespace fs = std::filesystem;
   const fs::path root = fs::path(GPUSAGE_BINARY_DIR) / ("e2e-hf-cache-" + std::to_string(::getpid()));

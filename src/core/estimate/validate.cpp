@@ -15,6 +15,7 @@
 #include "core/common/stats.hpp"
 #include "core/estimate/gpu_rates.hpp"
 #include "core/estimate/planner.hpp"
+#include "core/estimate/uncertainty.hpp"
 
 namespace gpusage::estimate {
 
@@ -145,6 +146,11 @@ void summarize_fine_tuning(ValidationReport& report) {
     auto& cell = cells[{m.method(), row.gpu_class}];
     (is_memory(m.metric) ? memory : throughput).push_back(*row.error);
     (is_memory(m.metric) ? cell.second : cell.first).push_back(*row.error);
+    if (!is_memory(m.metric) && row.predicted) {
+      const Interval range = throughput_interval(builtin_interval_table(), *row.predicted, model_family(m.model),
+                                                 m.precision, row.architecture, m.num_gpus);
+      report.fine_tuning_inside_interval += m.value >= range.low && m.value <= range.high;
+    }
   }
   report.fine_tuning_throughput = summarize(throughput);
   report.fine_tuning_memory = summarize(memory);

@@ -224,6 +224,9 @@ struct ValidationReport {
   // the runs among them that ran and how many plan has not fit, and per method x GPU class.
   ErrorSummary fine_tuning_throughput;
   ErrorSummary fine_tuning_memory;
+  // Of the fine-tuning throughput rows, how many measured values lie inside the 80% range plan prints for
+  // them (data/validation/intervals.json as built in, fitted without any fine-tuning row).
+  int fine_tuning_inside_interval = 0;
   int fine_tuning_ran_rows = 0;
   int fine_tuning_ran_predicted_oom = 0;
   std::vector<FineTuneCell> fine_tuning_cells;
