@@ -42,26 +42,44 @@ bool covered(const IntervalTable& t, const std::string& f, const std::string& p,
 
 }  // namespace
 
+// The q-quantile of values drawn with the given weights (summing to 1): the smallest value whose cumulative
+// weight reaches q (the inverse of the weighted distribution function).
+static double weighted_quantile(std::vector<std::pair<double, double>> value_weights, double q) {
+  std::sort(value_weights.begin(), value_weights.end());
+  double cumulative = 0;
+  for (const auto& [value, weight] : value_weights) {
+    cumulative += weight;
+    if (cumulative >= q - 1e-12) return value;
+  }
+  return value_weights.back().first;
+}
+
 IntervalCell fine_tuning_cell(const std::string& method, const ErrorsBySource& errors) {
-  std::vector<double> biases, scatter, all;
+  std::vector<double> biases, all;
+  std::vector<std::vector<double>> scatter;  // per source: each run's log ratio less its source's median
   for (const auto& [source, source_errors] : errors) {
     if (source_errors.empty()) continue;
     std::vector<double> logs;
     for (double e : source_errors) logs.push_back(std::log1p(e));
     const double bias = stats::median(logs);
     biases.push_back(bias);
-    for (double l : logs) scatter.push_back(l - bias);
+    scatter.emplace_back();
+    for (double l : logs) scatter.back().push_back(l - bias);
     all.insert(all.end(), source_errors.begin(), source_errors.end());
   }
   IntervalCell cell = cell_from(method, "*", "*", all);
   if (all.empty()) return cell;
-  std::vector<double> pairs;
-  pairs.reserve(biases.size() * scatter.size());
+  // A new source draws a bias (each source's equally likely) and a run's scatter (each source's scatter
+  // equally likely, then each of its runs): a source with many runs weighs no more than one with few.
+  const double sources = static_cast<double>(biases.size());
+  std::vector<std::pair<double, double>> pairs;
   for (double b : biases) {
-    for (double r : scatter) pairs.push_back(b + r);
+    for (const auto& runs : scatter) {
+      for (double r : runs) pairs.emplace_back(b + r, 1.0 / (sources * sources * static_cast<double>(runs.size())));
+    }
   }
-  cell.ratio_p10 = std::exp(stats::quantile(pairs, 0.1));
-  cell.ratio_p90 = std::exp(stats::quantile(pairs, 0.9));
+  cell.ratio_p10 = std::exp(weighted_quantile(pairs, 0.1));
+  cell.ratio_p90 = std::exp(weighted_quantile(pairs, 0.9));
   return cell;
 }
 

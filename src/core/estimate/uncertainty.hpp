@@ -45,8 +45,9 @@ using ErrorsBySource = std::map<std::string, std::vector<double>>;
 // The cell for `method`, as the spread a new source would show: fine-tuning frameworks differ from one
 // another more than one framework's runs differ among themselves, so the range is that of a source's bias
 // (the median log ratio of each source, every source one draw) plus a run's scatter about its source's median
-// (every run's log ratio less its source's median), over all pairs of the two. A range from the runs pooled
-// holds a source whose bias no other source shares only by chance.
+// (every run's log ratio less its source's median; every source's scatter one draw, then each of its runs),
+// over all pairs of the two. A range from the runs pooled holds a source whose bias no other source shares only
+// by chance, and lets one source with many runs set the tails.
 IntervalCell fine_tuning_cell(const std::string& method, const ErrorsBySource& errors);
 // The fine-tuning method whose interval cell a plan uses: "lora" or "qlora" for adapter training, empty
 // otherwise (a full fine-tune computes what pre-training does, and takes the model family's cell).

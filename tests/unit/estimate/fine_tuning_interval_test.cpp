@@ -25,26 +25,36 @@ TEST(FineTuningCell, IsEachSourcesBiasPlusTheScatterAboutIt) {
 }
 
 // One source with many runs does not outvote the others: nine runs of source "big" at +50% and one run each of
-// three sources at 0% give bias draws {+50%, 0, 0, 0}: the median source is right, and the 10th percentile is
-// exactly right, where pooled runs would put 90% of the mass at +50%.
+// three sources at 0% give bias draws {+50%, 0, 0, 0}, each a quarter: the 10th percentile is exactly right and
+// the 90th is +50% (the pooled runs would put 75% of the mass at +50% and the 10th percentile there too).
 TEST(FineTuningCell, WeighsSourcesNotRuns) {
   const ErrorsBySource errors{{"big", std::vector<double>(9, 0.5)}, {"x", {0.0}}, {"y", {0.0}}, {"z", {0.0}}};
   const IntervalCell c = fine_tuning_cell("qlora", errors);
   EXPECT_NEAR(c.ratio_p10, 1.0, 1e-12);
-  // Pairs: 4 biases x 12 runs' scatter (all 0): {1.5 x 12, 1.0 x 36}; the 90th percentile is 1.5.
   EXPECT_NEAR(c.ratio_p90, 1.5, 1e-12);
 }
 
 // Scatter within a source widens the range of every source: source "a" (bias 0) has runs at -10% and +10%
-// of the median in log terms.
+// of the median in log terms, source "b" none.
 TEST(FineTuningCell, AddsTheScatterWithinASourceToEveryBias) {
   const double lo = std::expm1(-0.1), hi = std::expm1(0.1);
   const ErrorsBySource errors{{"a", {lo, 0.0, hi}}, {"b", {0.0, 0.0, 0.0}}};
   const IntervalCell c = fine_tuning_cell("lora", errors);
-  // Pairs: biases {0, 0} x scatter {-0.1, 0, 0.1, 0, 0, 0}, sorted {-0.1 x 2, 0 x 8, 0.1 x 2}: the 10th
-  // percentile sits at position 1.1 (-0.1 + 0.1 x 0.1), the 90th at 9.9.
-  EXPECT_NEAR(std::log(c.ratio_p10), -0.09, 1e-9);
-  EXPECT_NEAR(std::log(c.ratio_p90), 0.09, 1e-9);
+  // Biases {0, 0}; scatter: a's {-0.1, 0, 0.1} drawn half the time, b's {0} the other half: -0.1 and +0.1 each
+  // weigh 1/6, so the 10th and 90th percentiles are -0.1 and +0.1.
+  EXPECT_NEAR(std::log(c.ratio_p10), -0.1, 1e-9);
+  EXPECT_NEAR(std::log(c.ratio_p90), 0.1, 1e-9);
+}
+
+// A source with many wild runs sets the tails no more than its share of sources: "wild" has 9 runs, one of them
+// 5x the prediction's error in log terms (+1.6), among three sources with no scatter. That run weighs
+// (1/3) x (1/9) = 1/27 of the scatter draws, under the 10% the 90th percentile leaves above it.
+TEST(FineTuningCell, OneSourcesOutlierWeighsItsShareOfThatSourcesRuns) {
+  std::vector<double> wild(8, 0.0);
+  wild.push_back(std::expm1(1.6));
+  const ErrorsBySource errors{{"wild", wild}, {"m", {0.0}}, {"n", {0.0}}};
+  const IntervalCell c = fine_tuning_cell("qlora", errors);
+  EXPECT_NEAR(c.ratio_p90, 1.0, 1e-12);
 }
 
 TEST(FineTuningCell, NoRunsIsAnEmptyCell) {
