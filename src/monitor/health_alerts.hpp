@@ -50,6 +50,11 @@ class GpuHealthWatch {
     std::optional<std::uint64_t> remapped_rows;
   };
   static Counters read(const device::GpuSample& gpu);
+  HealthCondition ecc(const device::GpuSample& gpu, const Counters& previous, const Counters& now) const;
+  HealthCondition retired_pages(const device::GpuSample& gpu, const Counters& previous,
+                                const Counters& now) const;
+  HealthCondition remapped_rows(const device::GpuSample& gpu, const Counters& previous,
+                                const Counters& now) const;
   std::optional<Counters> first_;
   Counters last_;
 };

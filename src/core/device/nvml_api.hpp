@@ -139,9 +139,11 @@ struct Api {
   nvmlReturn_t (*device_get_total_ecc_errors)(nvmlDevice_t, nvmlMemoryErrorType_t, nvmlEccCounterType_t,
                                               unsigned long long*) = nullptr;
   nvmlReturn_t (*device_get_persistence_mode)(nvmlDevice_t, nvmlEnableState_t*) = nullptr;
-  // Memory health. Retired pages (Kepler to Volta; pageCount in: the addresses buffer's size, 0 to ask for the
-  // count only; out: the count), the pending flag, and the row remapper (Ampere and later: rows remapped for
-  // correctable and for uncorrectable errors, a remap waiting for a reset, a remap that ever failed).
+  // Memory health (NVML API Reference, "Device Queries":
+  // https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceQueries.html). Retired pages (Kepler to Volta;
+  // pageCount in: the addresses buffer's size, 0 to ask for the count only; out: the count), the pending
+  // flag, and the row remapper (Ampere and later: rows remapped for correctable and for uncorrectable errors,
+  // a remap waiting for a reset, a remap that ever failed).
   nvmlReturn_t (*device_get_retired_pages)(nvmlDevice_t, nvmlPageRetirementCause_t, unsigned int*,
                                            unsigned long long*) = nullptr;
   nvmlReturn_t (*device_get_retired_pages_pending_status)(nvmlDevice_t, nvmlEnableState_t*) = nullptr;

@@ -83,7 +83,7 @@ TEST(HealthAlerts, UncorrectedErrorsPresentAtTheStartAreNotCountedAsNew) {
   auto ecc = condition(watch.evaluate(gpu), AlertKind::ecc_errors);
   ASSERT_TRUE(ecc.message);
   EXPECT_EQ(std::string(ecc.severity), "critical");
-  EXPECT_TRUE(ecc.message->starts_with("GPU 0: 3 uncorrected ECC memory errors since the driver loaded"))
+  EXPECT_TRUE(ecc.message->starts_with("GPU 0: 3 uncorrected ECC memory errors before gpusage started watching"))
       << *ecc.message;
   EXPECT_FALSE(ecc.rose);
 }
