@@ -48,9 +48,9 @@ struct TimedThroughput {
   Throughput reading;
 };
 
-// The GPUs the run uses: those listing a process of `tree`. When NVML lists none of them (a container's
-// own PID namespace hides host pids, or the run has not touched a GPU yet) every GPU is kept and
-// `matched` is false.
+// The GPUs the run uses: those listing a process of `tree`, and any GPU with an XID event in this sample.
+// When NVML lists none of them (a container's own PID namespace hides host pids, or the run has not touched
+// a GPU yet) every GPU is kept and `matched` is false.
 struct GpuSelection {
   device::Sample sample;
   bool matched = false;
