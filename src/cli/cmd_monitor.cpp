@@ -13,7 +13,8 @@ void add_monitor_command(CLI::App& app) {
   auto* command = app.add_subcommand(
       "monitor",
       "Watch GPUs while you train: utilization, memory, power, clocks and throttle reasons, processes with their "
-      "CPU use, and alerts (input bottleneck, throttling, memory nearly full, ECC errors).\n"
+      "CPU use, and alerts (input bottleneck, throttling, memory nearly full, ECC errors,\n"
+      "retired pages and remapped rows, and XID events the driver reports: each with what it means and the fix).\n"
       "Examples:\n"
       "  gpusage monitor                          interactive view (q quits)\n"
       "  gpusage monitor --once                   one summary\n"

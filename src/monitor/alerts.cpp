@@ -15,13 +15,19 @@ std::string_view to_string(AlertKind kind) {
     case AlertKind::power_throttle: return "power_throttle";
     case AlertKind::memory_nearly_full: return "memory_nearly_full";
     case AlertKind::ecc_errors: return "ecc_errors";
+    case AlertKind::retired_pages: return "retired_pages";
+    case AlertKind::remapped_rows: return "remapped_rows";
+    case AlertKind::xid_error: return "xid_error";
   }
   return "unknown";
 }
 
 nlohmann::json to_json(const Alert& alert) {
-  return {{"kind", to_string(alert.kind)}, {"gpu", alert.gpu},       {"uuid", alert.uuid},
-          {"severity", alert.severity},    {"message", alert.message}, {"since_unix_time_s", alert.since_unix_time_s}};
+  nlohmann::json j = {{"kind", to_string(alert.kind)}, {"gpu", alert.gpu},
+                      {"uuid", alert.uuid},            {"severity", alert.severity},
+                      {"message", alert.message},      {"since_unix_time_s", alert.since_unix_time_s}};
+  if (alert.xid) j["xid"] = *alert.xid;
+  return j;
 }
 
 namespace {
@@ -44,8 +50,9 @@ AlertEngine::Update AlertEngine::evaluate(const device::Sample& sample) {
   Update update;
   const double now = sample.unix_time_s;
   // Sets the state of (gpu, kind): `message` empty means the condition does not hold.
+  // `again`: a counter rose, so an active alert is raised once more (a new event, not the same one held).
   auto report = [&](const device::GpuSample& gpu, AlertKind kind, std::optional<std::string> message,
-                    const char* severity, double sustain_s = 0) {
+                    const char* severity, double sustain_s = 0, bool again = false) {
     State& state = states_[{gpu.index, kind}];
     if (!message) {
       state = State{};
@@ -57,6 +64,9 @@ AlertEngine::Update AlertEngine::evaluate(const device::Sample& sample) {
     if (!state.active) {
       state.active = true;
       state.active_since_s = now;
+      alert.since_unix_time_s = now;
+      update.raised.push_back(alert);
+    } else if (again) {
       alert.since_unix_time_s = now;
       update.raised.push_back(alert);
     }
@@ -110,21 +120,13 @@ AlertEngine::Update AlertEngine::evaluate(const device::Sample& sample) {
                            units::format_bytes(static_cast<double>(*gpu.memory_total_bytes)));
     report(gpu, AlertKind::memory_nearly_full, memory, "critical");
 
-    // ECC: any uncorrected error since the driver loaded, or corrected errors rising while we watch.
-    std::optional<std::string> ecc;
-    if (gpu.ecc_corrected_volatile) first_corrected_ecc_.try_emplace(gpu.index, *gpu.ecc_corrected_volatile);
-    std::uint64_t corrected_new =
-        gpu.ecc_corrected_volatile ? *gpu.ecc_corrected_volatile - std::min(*gpu.ecc_corrected_volatile,
-                                                                             first_corrected_ecc_[gpu.index])
-                                   : 0;
-    if (gpu.ecc_uncorrected_volatile.value_or(0) > 0)
-      ecc = fmt::format("GPU {}: {} uncorrected ECC memory errors: results may be corrupt and the job may crash. "
-                        "Stop, check `nvidia-smi -q -d ECC`, and have the GPU reset or serviced.",
-                        gpu.index, *gpu.ecc_uncorrected_volatile);
-    else if (corrected_new > 0)
-      ecc = fmt::format("GPU {}: {} new corrected ECC errors: memory is degrading; watch for uncorrected ones.",
-                        gpu.index, corrected_new);
-    report(gpu, AlertKind::ecc_errors, ecc, ecc && gpu.ecc_uncorrected_volatile.value_or(0) > 0 ? "critical" : "warning");
+    // GPU health: ECC, retired pages, remapped rows (counters against the watch's first reading), XID events.
+    for (HealthCondition& c : health_[gpu.index].evaluate(gpu))
+      report(gpu, c.kind, std::move(c.message), c.severity, 0, c.rose);
+    for (Alert& xid : xid_alerts(gpu, now)) {
+      update.raised.push_back(xid);
+      update.active.push_back(std::move(xid));
+    }
   }
   return update;
 }

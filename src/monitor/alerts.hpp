@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -12,10 +13,15 @@
 #include <vector>
 
 #include "core/device/types.hpp"
+#include "monitor/health_alerts.hpp"
 
 namespace gpusage::monitor {
 
-enum class AlertKind { input_bottleneck, thermal_throttle, power_throttle, memory_nearly_full, ecc_errors };
+// ecc_errors, retired_pages, remapped_rows and xid_error are the GPU health rules (health_alerts.hpp).
+enum class AlertKind {
+  input_bottleneck, thermal_throttle, power_throttle, memory_nearly_full, ecc_errors, retired_pages,
+  remapped_rows, xid_error
+};
 std::string_view to_string(AlertKind kind);
 
 struct AlertConfig {
@@ -36,6 +42,7 @@ struct Alert {
   std::string severity;  // "warning" or "critical"
   std::string message;   // one plain-language line, with the suggested fix
   double since_unix_time_s = 0;
+  std::optional<std::uint64_t> xid = std::nullopt;  // xid_error: the XID number (one alert per event)
 };
 
 nlohmann::json to_json(const Alert& alert);
@@ -58,7 +65,7 @@ class AlertEngine {
   };
   AlertConfig config_;
   std::map<std::pair<unsigned, AlertKind>, State> states_;
-  std::map<unsigned, std::uint64_t> first_corrected_ecc_;
+  std::map<unsigned, GpuHealthWatch> health_;
 };
 
 }  // namespace gpusage::monitor

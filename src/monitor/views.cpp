@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <ctime>
+#include <set>
 
 #include "core/common/text.hpp"
 #include "core/common/time.hpp"
@@ -125,7 +126,7 @@ std::string csv_header() {
   std::string header = "time_utc,unix_time_s,gpu,name,uuid";
   GpuSample gpu;
   device::for_each_metric(gpu, [&](const char* key, const auto&) { header += std::string(",") + key; });
-  header += ",throttle_reasons,process_count,process_memory_bytes";
+  header += ",throttle_reasons,xid_events,process_count,process_memory_bytes";
   device::HostSample host;
   device::for_each_metric(host, [&](const char* key, const auto&) { header += std::string(",host_") + key; });
   return header + "\n";
@@ -139,7 +140,7 @@ std::string csv_rows(const Sample& sample) {
     std::string empty;
     const GpuSample none;
     device::for_each_metric(none, [&](const char*, const auto&) { empty += ","; });
-    return time + ",,," + empty + ",,," + host + "\n";
+    return time + ",,," + empty + ",,,," + host + "\n";
   }
   std::string out;
   for (const GpuSample& g : sample.gpus) {
@@ -151,7 +152,9 @@ std::string csv_rows(const Sample& sample) {
     std::optional<std::uint64_t> process_bytes;
     for (const auto& p : g.processes)
       if (p.used_memory_bytes) process_bytes = process_bytes.value_or(0) + *p.used_memory_bytes;
-    row += fmt::format(",{},{},{}", reasons, g.processes.size(), csv_value(process_bytes));
+    std::string xids;  // "79|48": the XID events of this sample, in order
+    for (std::uint64_t xid : g.xid_events) xids += fmt::format("{}{}", xids.empty() ? "" : "|", xid);
+    row += fmt::format(",{},{},{},{}", reasons, xids, g.processes.size(), csv_value(process_bytes));
     out += row + host + "\n";
   }
   return out;
@@ -238,6 +241,24 @@ std::string prometheus_text(const Sample& sample, const std::vector<Alert>& aler
           g.ecc_corrected_volatile);
     gauge("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "Uncorrected (double-bit) ECC errors since the driver loaded.", labels,
           g.ecc_uncorrected_volatile);
+    gauge("DCGM_FI_DEV_ECC_DBE_AGG_TOTAL", "Uncorrected (double-bit) ECC errors over the GPU's life.", labels,
+          g.ecc_uncorrected_aggregate);
+    // Memory health under dcgm-exporter's names (retired pages before Ampere, remapped rows from Ampere on).
+    gauge("DCGM_FI_DEV_RETIRED_SBE", "Pages retired for repeated single-bit errors.", labels,
+          g.retired_pages_single_bit);
+    gauge("DCGM_FI_DEV_RETIRED_DBE", "Pages retired for double-bit errors.", labels, g.retired_pages_double_bit);
+    gauge("DCGM_FI_DEV_RETIRED_PENDING", "1 while a page retirement waits for a GPU reset.", labels,
+          g.retired_pages_pending);
+    gauge("DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "Rows remapped for correctable errors.", labels,
+          g.remapped_rows_corrected);
+    gauge("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "Rows remapped for uncorrectable errors.", labels,
+          g.remapped_rows_uncorrected);
+    gauge("gpusage_remapped_rows_pending", "1 while a row remap waits for a GPU reset.", labels,
+          g.remapped_rows_pending);
+    gauge("DCGM_FI_DEV_ROW_REMAP_FAILURE", "1 when a row remapping has failed.", labels, g.remapped_rows_failure);
+    if (!g.xid_events.empty())  // present only in the sample that received the event
+      gauge("DCGM_FI_DEV_XID_ERRORS", "The last XID the driver reported (in this sample).", labels,
+            std::optional<std::uint64_t>(g.xid_events.back()));
     if (g.throttle_mask)
       for (const auto& reason : device::throttle::reasons())
         gauge("gpusage_clock_throttle_active", "1 while the clock-throttle reason holds.",
@@ -255,11 +276,13 @@ std::string prometheus_text(const Sample& sample, const std::vector<Alert>& aler
   gauge("gpusage_host_memory_total_bytes", "Host memory total.", "", sample.host.memory_total_bytes);
   gauge("gpusage_gpu_available", "1 when GPU metrics could be read.", "",
         std::optional<int>(sample.gpu_available ? 1 : 0));
-  for (const Alert& a : alerts)
-    gauge("gpusage_alert_active", "1 while an alert holds.",
-          fmt::format("gpu=\"{}\",uuid=\"{}\",kind=\"{}\",severity=\"{}\"", a.gpu, label_value(a.uuid),
-                      to_string(a.kind), a.severity),
-          std::optional<int>(1));
+  std::set<std::string> alert_series;  // two XID events in one sample are one series: each appears once
+  for (const Alert& a : alerts) {
+    std::string alert_labels = fmt::format("gpu=\"{}\",uuid=\"{}\",kind=\"{}\",severity=\"{}\"", a.gpu,
+                                           label_value(a.uuid), to_string(a.kind), a.severity);
+    if (alert_series.insert(alert_labels).second)
+      gauge("gpusage_alert_active", "1 while an alert holds.", alert_labels, std::optional<int>(1));
+  }
   std::string out;
   for (const Family& f : families) out += fmt::format("# HELP {} {}\n# TYPE {} gauge\n{}", f.name, f.help, f.name, f.lines);
   return out;

@@ -78,6 +78,10 @@ MonitorLog parse_csv(std::istringstream& in, const std::string& origin) {
       typename std::remove_reference_t<decltype(value)>::value_type parsed{};
       if (parse_number(cell(key), parsed)) value = parsed;
     });
+    for (const std::string& xid : text::split(cell("xid_events"), '|')) {
+      std::uint64_t number = 0;
+      if (parse_number(xid, number)) gpu.xid_events.push_back(number);
+    }
     // The CSV keeps the processes' total memory only: one process stands for them, so that the monitor's
     // rules (a training job holds memory) can be evaluated again.
     unsigned count = 0;
@@ -95,7 +99,7 @@ MonitorLog parse_json_lines(std::istringstream& in, const std::string& origin) {
   MonitorLog log;
   log.origin = origin;
   log.json_lines = true;
-  std::set<std::tuple<unsigned, std::string, double>> seen;
+  std::set<std::tuple<unsigned, std::string, double, unsigned>> seen;
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
@@ -105,8 +109,10 @@ MonitorLog parse_json_lines(std::istringstream& in, const std::string& origin) {
       for (const auto& a : j.value("alerts", nlohmann::json::array())) {
         AlertMark mark{a.at("since_unix_time_s").get<double>(), device::unsigned_from_json(a.at("gpu"), "gpu"),
                        a.at("kind").get<std::string>(), a.value("severity", ""), a.value("message", "")};
-        // An alert is listed on every sample while it holds; it was raised once.
-        if (seen.insert({mark.gpu, mark.kind, mark.unix_time_s}).second) log.alerts.push_back(std::move(mark));
+        // An alert is listed on every sample while it holds; it was raised once. XID events of one sample share
+        // their time: their numbers tell them apart.
+        const unsigned xid = a.contains("xid") ? device::unsigned_from_json(a.at("xid"), "xid") : 0;
+        if (seen.insert({mark.gpu, mark.kind, mark.unix_time_s, xid}).second) log.alerts.push_back(std::move(mark));
       }
     } catch (const nlohmann::json::exception& e) {
       throw InputError(fmt::format("--monitor-log '{}' line {} is not a gpusage monitor sample: {}", origin, number,

@@ -19,16 +19,16 @@ namespace gpusage::run {
 GpuSelection select_run_gpus(const device::Sample& sample, const std::set<unsigned>& tree) {
   GpuSelection selection{sample, false};
   std::vector<device::GpuSample> used;
-  for (const auto& gpu : sample.gpus)
-    for (const auto& p : gpu.processes)
-      if (tree.count(p.pid)) {
-        used.push_back(gpu);
-        break;
-      }
-  if (!used.empty()) {
-    selection.sample.gpus = std::move(used);
-    selection.matched = true;
+  for (const auto& gpu : sample.gpus) {
+    const bool runs_here = std::any_of(gpu.processes.begin(), gpu.processes.end(),
+                                       [&](const auto& p) { return tree.count(p.pid) > 0; });
+    selection.matched = selection.matched || runs_here;
+    // A GPU whose driver reported an XID stays in: the error may be why the run's process is no longer
+    // listed on it (a GPU off the bus, XID 79, lists nothing), and an XID on a peer (NVLink's 74) reaches a
+    // multi-GPU run too.
+    if (runs_here || !gpu.xid_events.empty()) used.push_back(gpu);
   }
+  if (selection.matched) selection.sample.gpus = std::move(used);
   return selection;
 }
 

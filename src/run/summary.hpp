@@ -12,7 +12,8 @@
 //     "host": { "cpu_median_percent", "memory_peak_bytes", "memory_total_bytes" },
 //     "throughput": [ { "unit", "source", "readings", "median_per_s", "last_per_s" } ],
 //     "stopped_by": "hang" | "steps" | "time-limit" | null (gpusage ended the run),
-//     "alerts": [ alert events as monitor --log writes them ], "findings": [ doctor's finding JSON ],
+//     "alerts": [ alert events as monitor --log writes them; an "xid_error" one carries "xid" ],
+//     "findings": [ doctor's finding JSON ],
 //     "expectation": run/expectation.hpp's expectation_json | null (no workload options),
 //     "efficiency": { "model_flops_per_sample", "samples_per_s", "achieved_tflops", "peak_tflops",
 //                     "peak_source", "mfu" } | null,
@@ -47,9 +48,9 @@ struct TimedThroughput {
   Throughput reading;
 };
 
-// The GPUs the run uses: those listing a process of `tree`. When NVML lists none of them (a container's
-// own PID namespace hides host pids, or the run has not touched a GPU yet) every GPU is kept and
-// `matched` is false.
+// The GPUs the run uses: those listing a process of `tree`, and any GPU with an XID event in this sample.
+// When NVML lists none of them (a container's own PID namespace hides host pids, or the run has not touched
+// a GPU yet) every GPU is kept and `matched` is false.
 struct GpuSelection {
   device::Sample sample;
   bool matched = false;

@@ -283,9 +283,10 @@ RunSummary supervise_run(const RunRequest& request) {
     const double now = monotonic_s();
     for (auto& note : sampling.take_notes()) say(std::move(note));
     for (const auto& a : sampling.take_raised()) {
-      const std::string key = fmt::format("{}/{}", monitor::to_string(a.kind), a.gpu);
+      // Flapping: once a minute at most per rule and GPU (per XID number for XID events).
+      const std::string key = fmt::format("{}/{}/{}", monitor::to_string(a.kind), a.gpu, a.xid.value_or(0));
       auto it = last_said.find(key);
-      if (it != last_said.end() && now - it->second < 60) continue;  // flapping: once a minute at most
+      if (it != last_said.end() && now - it->second < 60) continue;
       last_said[key] = now;
       say("gpusage: alert: " + a.message);
       notify.alert(a, now);

@@ -12,6 +12,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 #include <thread>
 
 #include "core/common/text.hpp"
@@ -192,6 +193,33 @@ TEST(MonitorE2E, AlertsFollowTheScriptedTrouble) {
       << r.err;
   EXPECT_TRUE(contains(r.err, "gpusage: alert: GPU 0: 2 uncorrected ECC memory errors")) << r.err;
   EXPECT_TRUE(contains(r.err, "gpusage: alert: GPU 0: memory 97% full")) << r.err;
+}
+
+TEST(MonitorE2E, GpuHealthAlertsCarryTheXidAndTheMemoryCounters) {
+  // gpu_health.json: the A100 reports XIDs 79 and 48 at the second read (the first is the priming one) and its
+  // row remapper goes pending at the third; the GeForce card reports none of it.
+  CliResult r = run_cli("monitor --format json --interval 0.1 --count 3", stub_env("gpu_health.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto lines = lines_of(r.out);
+  ASSERT_EQ(lines.size(), 3u);
+  auto first = nlohmann::json::parse(lines[0]);
+  EXPECT_EQ(first.at("gpus").at(0).at("xid_events"), nlohmann::json::array({79, 48}));
+  std::vector<unsigned> xids;
+  for (const auto& a : first.at("alerts"))
+    if (a.at("kind") == "xid_error") xids.push_back(a.at("xid").get<unsigned>());
+  EXPECT_EQ(xids, (std::vector<unsigned>{79, 48}));
+  const auto& geforce = first.at("gpus").at(2);
+  EXPECT_TRUE(geforce.at("remapped_rows_pending").is_null());
+  EXPECT_TRUE(geforce.at("retired_pages_pending").is_null());
+  auto second = nlohmann::json::parse(lines[1]);
+  EXPECT_EQ(second.at("gpus").at(0).at("remapped_rows_pending"), 1);
+  std::set<std::string> kinds;
+  for (const auto& a : second.at("alerts")) kinds.insert(a.at("kind"));
+  EXPECT_TRUE(kinds.count("remapped_rows")) << second.at("alerts");
+  EXPECT_TRUE(kinds.count("retired_pages")) << second.at("alerts");  // the V100 retired a page, pending
+  EXPECT_TRUE(contains(r.err, "gpusage: alert: GPU 0 at ")) << r.err;
+  EXPECT_TRUE(contains(r.err, ": XID 48 (Double Bit ECC Error): ")) << r.err;
+  EXPECT_TRUE(contains(r.err, "gpusage: alert: GPU 1: 2 memory pages retired while gpusage watched")) << r.err;
 }
 
 // Each line complete: ends with a newline and has the header's number of fields (no field holds a comma here).

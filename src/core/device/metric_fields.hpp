@@ -31,6 +31,14 @@ void for_each_metric(Gpu& g, F&& f) {
   f("pcie_rx_bytes_per_s", g.pcie_rx_bytes_per_s);
   f("ecc_corrected_volatile", g.ecc_corrected_volatile);
   f("ecc_uncorrected_volatile", g.ecc_uncorrected_volatile);
+  f("ecc_uncorrected_aggregate", g.ecc_uncorrected_aggregate);
+  f("retired_pages_single_bit", g.retired_pages_single_bit);
+  f("retired_pages_double_bit", g.retired_pages_double_bit);
+  f("retired_pages_pending", g.retired_pages_pending);
+  f("remapped_rows_corrected", g.remapped_rows_corrected);
+  f("remapped_rows_uncorrected", g.remapped_rows_uncorrected);
+  f("remapped_rows_pending", g.remapped_rows_pending);
+  f("remapped_rows_failure", g.remapped_rows_failure);
 }
 
 template <class Host, class F>

@@ -89,6 +89,14 @@ bool Library::open(const std::string& path, std::string& error) {
   bind(handle_, api_.device_get_ecc_mode, {"nvmlDeviceGetEccMode"});
   bind(handle_, api_.device_get_total_ecc_errors, {"nvmlDeviceGetTotalEccErrors"});
   bind(handle_, api_.device_get_persistence_mode, {"nvmlDeviceGetPersistenceMode"});
+  bind(handle_, api_.device_get_retired_pages, {"nvmlDeviceGetRetiredPages"});
+  bind(handle_, api_.device_get_retired_pages_pending_status, {"nvmlDeviceGetRetiredPagesPendingStatus"});
+  bind(handle_, api_.device_get_remapped_rows, {"nvmlDeviceGetRemappedRows"});
+  bind(handle_, api_.event_set_create, {"nvmlEventSetCreate"});
+  bind(handle_, api_.device_get_supported_event_types, {"nvmlDeviceGetSupportedEventTypes"});
+  bind(handle_, api_.device_register_events, {"nvmlDeviceRegisterEvents"});
+  bind(handle_, api_.event_set_wait, {"nvmlEventSetWait_v2", "nvmlEventSetWait"});
+  bind(handle_, api_.event_set_free, {"nvmlEventSetFree"});
   bind(handle_, api_.device_get_compute_running_processes_v2,
        {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"});
   bind(handle_, api_.device_get_compute_running_processes_v1, {"nvmlDeviceGetComputeRunningProcesses"});

@@ -21,6 +21,7 @@ inline constexpr nvmlReturn_t NVML_ERROR_NOT_FOUND = 6;
 inline constexpr nvmlReturn_t NVML_ERROR_INSUFFICIENT_SIZE = 7;
 inline constexpr nvmlReturn_t NVML_ERROR_DRIVER_NOT_LOADED = 9;
 inline constexpr nvmlReturn_t NVML_ERROR_LIBRARY_NOT_FOUND = 12;
+inline constexpr nvmlReturn_t NVML_ERROR_TIMEOUT = 10;
 inline constexpr nvmlReturn_t NVML_ERROR_FUNCTION_NOT_FOUND = 13;
 inline constexpr nvmlReturn_t NVML_ERROR_GPU_IS_LOST = 15;
 inline constexpr nvmlReturn_t NVML_ERROR_UNKNOWN = 999;
@@ -43,6 +44,30 @@ inline constexpr nvmlMemoryErrorType_t NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1;
 typedef int nvmlEccCounterType_t;
 inline constexpr nvmlEccCounterType_t NVML_VOLATILE_ECC = 0;
 inline constexpr nvmlEccCounterType_t NVML_AGGREGATE_ECC = 1;
+
+typedef int nvmlPageRetirementCause_t;
+inline constexpr nvmlPageRetirementCause_t NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS = 0;
+inline constexpr nvmlPageRetirementCause_t NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR = 1;
+
+// Events (NVML API Reference, "Event Handling Methods" and "Event Types":
+// https://docs.nvidia.com/deploy/nvml-api/group__nvmlEvents.html). gpusage registers only XID critical
+// errors: ECC errors and page retirements are read from their counters on every sample, which also covers
+// drivers that deliver no events (Windows, some containers).
+struct nvmlEventSet_st;  // opaque, owned by the driver
+typedef struct nvmlEventSet_st* nvmlEventSet_t;
+inline constexpr unsigned long long nvmlEventTypeSingleBitEccError = 0x1;
+inline constexpr unsigned long long nvmlEventTypeDoubleBitEccError = 0x2;
+inline constexpr unsigned long long nvmlEventTypeXidCriticalError = 0x8;
+
+// What nvmlEventSetWait_v2 fills. The plain nvmlEventSetWait fills only the first three members (the struct
+// grew at the end), so one buffer of this type serves both symbols.
+typedef struct nvmlEventData_st {
+  nvmlDevice_t device;             // the GPU the event is about
+  unsigned long long eventType;    // one nvmlEventType* bit
+  unsigned long long eventData;    // for nvmlEventTypeXidCriticalError: the XID number
+  unsigned int gpuInstanceId;      // MIG: the instance, or ~0 for the whole GPU
+  unsigned int computeInstanceId;
+} nvmlEventData_t;
 
 // Buffer sizes from nvml.h.
 inline constexpr unsigned NVML_DEVICE_NAME_V2_BUFFER_SIZE = 96;
@@ -114,6 +139,23 @@ struct Api {
   nvmlReturn_t (*device_get_total_ecc_errors)(nvmlDevice_t, nvmlMemoryErrorType_t, nvmlEccCounterType_t,
                                               unsigned long long*) = nullptr;
   nvmlReturn_t (*device_get_persistence_mode)(nvmlDevice_t, nvmlEnableState_t*) = nullptr;
+  // Memory health (NVML API Reference, "Device Queries":
+  // https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceQueries.html). Retired pages (Kepler to Volta;
+  // pageCount in: the addresses buffer's size, 0 to ask for the count only; out: the count), the pending
+  // flag, and the row remapper (Ampere and later: rows remapped for correctable and for uncorrectable errors,
+  // a remap waiting for a reset, a remap that ever failed).
+  nvmlReturn_t (*device_get_retired_pages)(nvmlDevice_t, nvmlPageRetirementCause_t, unsigned int*,
+                                           unsigned long long*) = nullptr;
+  nvmlReturn_t (*device_get_retired_pages_pending_status)(nvmlDevice_t, nvmlEnableState_t*) = nullptr;
+  nvmlReturn_t (*device_get_remapped_rows)(nvmlDevice_t, unsigned int*, unsigned int*, unsigned int*,
+                                           unsigned int*) = nullptr;
+  // XID events: one set for all GPUs, drained without waiting at each sample. nvmlEventSetWait_v2, then the
+  // plain symbol (drivers before 450).
+  nvmlReturn_t (*event_set_create)(nvmlEventSet_t*) = nullptr;
+  nvmlReturn_t (*device_get_supported_event_types)(nvmlDevice_t, unsigned long long*) = nullptr;
+  nvmlReturn_t (*device_register_events)(nvmlDevice_t, unsigned long long, nvmlEventSet_t) = nullptr;
+  nvmlReturn_t (*event_set_wait)(nvmlEventSet_t, nvmlEventData_t*, unsigned int) = nullptr;  // timeout in ms
+  nvmlReturn_t (*event_set_free)(nvmlEventSet_t) = nullptr;
   // Running compute processes: _v3 and _v2 fill nvmlProcessInfo_v2_t, the plain symbol nvmlProcessInfo_v1_t.
   nvmlReturn_t (*device_get_compute_running_processes_v2)(nvmlDevice_t, unsigned int*, nvmlProcessInfo_v2_t*) =
       nullptr;

@@ -26,7 +26,8 @@ using nvml::Api;
 // Every per-GPU query that may be unsupported, probed independently.
 enum class Metric : std::size_t {
   utilization, memory, temperature, power, sm_clock, memory_clock, fan, pstate, throttle,
-  pcie_gen, pcie_width, pcie_tx, pcie_rx, ecc_corrected, ecc_uncorrected, processes, energy, count
+  pcie_gen, pcie_width, pcie_tx, pcie_rx, ecc_corrected, ecc_uncorrected, ecc_uncorrected_aggregate,
+  retired_pages, retired_pages_pending, remapped_rows, processes, energy, count
 };
 
 enum class Probe : unsigned char { unknown, supported, unsupported };
@@ -71,9 +72,11 @@ class NvmlBackend final : public GpuBackend {
     initialized_ = true;
     info_.available = true;
     probe_system();
+    register_xid_events();
   }
 
   ~NvmlBackend() override {
+    if (events_ && api().event_set_free) api().event_set_free(events_);
     if (initialized_ && api().shutdown) api().shutdown();
   }
 
@@ -83,7 +86,11 @@ class NvmlBackend final : public GpuBackend {
     std::vector<GpuSample> out;
     if (!initialized_) return out;
     out.reserve(gpus_.size());
-    for (GpuState& gpu : gpus_) out.push_back(sample_gpu(gpu));
+    std::map<nvmlDevice_t, std::vector<std::uint64_t>> xids = drain_xid_events();
+    for (GpuState& gpu : gpus_) {
+      out.push_back(sample_gpu(gpu));
+      if (auto it = xids.find(gpu.handle); it != xids.end()) out.back().xid_events = std::move(it->second);
+    }
     return out;
   }
 
@@ -146,6 +153,44 @@ class NvmlBackend final : public GpuBackend {
       gpus_.push_back(std::move(gpu));
       info_.gpus.push_back(gpus_.back().info);
     }
+  }
+
+  // One event set for every GPU that can deliver XID critical-error events. A driver without the event
+  // symbols, or a GPU that does not support the type (NOT_SUPPORTED), simply reports no XIDs.
+  void register_xid_events() {
+    if (GPUSAGE_NVML_CALL(event_set_create, &events_) != NVML_SUCCESS) {
+      events_ = nullptr;
+      return;
+    }
+    bool any = false;
+    for (GpuState& gpu : gpus_) {
+      unsigned long long supported = 0;
+      if (GPUSAGE_NVML_CALL(device_get_supported_event_types, gpu.handle, &supported) != NVML_SUCCESS ||
+          !(supported & nvmlEventTypeXidCriticalError))
+        continue;
+      any = GPUSAGE_NVML_CALL(device_register_events, gpu.handle, nvmlEventTypeXidCriticalError, events_) ==
+                NVML_SUCCESS ||
+            any;
+    }
+    if (!any) {
+      GPUSAGE_NVML_CALL(event_set_free, events_);
+      events_ = nullptr;
+    }
+  }
+
+  // The XID events that arrived since the last sample, per GPU. A zero timeout: the sampling thread never
+  // waits here (NVML returns NVML_ERROR_TIMEOUT at once when none is queued). At most kMaxEvents per sample,
+  // so an XID storm cannot hold up the reading; the rest are taken at the next sample.
+  std::map<nvmlDevice_t, std::vector<std::uint64_t>> drain_xid_events() {
+    constexpr int kMaxEvents = 64;
+    std::map<nvmlDevice_t, std::vector<std::uint64_t>> out;
+    if (!events_) return out;
+    for (int i = 0; i < kMaxEvents; ++i) {
+      nvmlEventData_t data{};
+      if (GPUSAGE_NVML_CALL(event_set_wait, events_, &data, 0u) != NVML_SUCCESS) break;
+      if (data.eventType & nvmlEventTypeXidCriticalError) out[data.device].push_back(data.eventData);
+    }
+    return out;
   }
 
   void probe_info(GpuState& gpu, unsigned index) {
@@ -253,9 +298,48 @@ class NvmlBackend final : public GpuBackend {
                                      NVML_VOLATILE_ECC, &errors);
           }))
         s.ecc_uncorrected_volatile = errors;
+      if (probe(gpu, Metric::ecc_uncorrected_aggregate, [&] {
+            return GPUSAGE_NVML_CALL(device_get_total_ecc_errors, h, NVML_MEMORY_ERROR_TYPE_UNCORRECTED,
+                                     NVML_AGGREGATE_ECC, &errors);
+          }))
+        s.ecc_uncorrected_aggregate = errors;
     }
+    read_memory_health(gpu, s);
     read_processes(gpu, s);
     return s;
+  }
+
+  // Retired pages (before Ampere) and remapped rows (Ampere and later). Each GPU supports at most one of the
+  // two; the other answers NOT_SUPPORTED once and is not asked again.
+  void read_memory_health(GpuState& gpu, GpuSample& s) {
+    nvmlDevice_t h = gpu.handle;
+    // pageCount 0 with no buffer asks for the count; drivers answer SUCCESS or INSUFFICIENT_SIZE with it set.
+    auto retired = [&](nvmlPageRetirementCause_t cause, unsigned& count) {
+      count = 0;
+      nvmlReturn_t rc = GPUSAGE_NVML_CALL(device_get_retired_pages, h, cause, &count, nullptr);
+      return rc == NVML_ERROR_INSUFFICIENT_SIZE ? NVML_SUCCESS : rc;
+    };
+    unsigned single_bit = 0, double_bit = 0;
+    if (probe(gpu, Metric::retired_pages, [&] {
+          nvmlReturn_t rc = retired(NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS, single_bit);
+          return rc == NVML_SUCCESS ? retired(NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR, double_bit) : rc;
+        })) {
+      s.retired_pages_single_bit = single_bit;
+      s.retired_pages_double_bit = double_bit;
+    }
+    nvmlEnableState_t pending = 0;
+    if (probe(gpu, Metric::retired_pages_pending,
+              [&] { return GPUSAGE_NVML_CALL(device_get_retired_pages_pending_status, h, &pending); }))
+      s.retired_pages_pending = pending != 0 ? 1u : 0u;
+    unsigned corrected = 0, uncorrected = 0, remap_pending = 0, failure = 0;
+    if (probe(gpu, Metric::remapped_rows, [&] {
+          return GPUSAGE_NVML_CALL(device_get_remapped_rows, h, &corrected, &uncorrected, &remap_pending, &failure);
+        })) {
+      s.remapped_rows_corrected = corrected;
+      s.remapped_rows_uncorrected = uncorrected;
+      s.remapped_rows_pending = remap_pending != 0 ? 1u : 0u;
+      s.remapped_rows_failure = failure != 0 ? 1u : 0u;
+    }
   }
 
   void read_processes(GpuState& gpu, GpuSample& s) {
@@ -309,6 +393,7 @@ class NvmlBackend final : public GpuBackend {
   bool initialized_ = false;
   SystemInfo info_;
   std::vector<GpuState> gpus_;
+  nvmlEventSet_t events_ = nullptr;  // XID events of every GPU that delivers them; null: none
   nvml::CallRecord record_;
   std::vector<nvmlProcessInfo_v2_t> process_buffer_v2_;
   std::vector<nvmlProcessInfo_v1_t> process_buffer_v1_;

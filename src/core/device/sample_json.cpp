@@ -69,6 +69,7 @@ json to_json(const GpuSample& gpu) {
   for_each_metric(gpu, [&](const char* key, const auto& value) { j[key] = json_util::optional(value); });
   // Readable throttle reasons beside the raw mask (the mask keeps bits gpusage does not know yet).
   j["throttle_reasons"] = gpu.throttle_mask ? json(throttle::decode_ids(*gpu.throttle_mask)) : json(nullptr);
+  j["xid_events"] = gpu.xid_events;
   json processes = json::array();
   for (const GpuProcess& p : gpu.processes)
     processes.push_back({{"pid", p.pid},
@@ -125,6 +126,8 @@ Sample sample_from_json(const json& j) {
     gpu.name = g.value("name", "");
     gpu.uuid = g.value("uuid", "");
     for_each_metric(gpu, [&](const char* key, auto& value) { read_optional(g, key, value); });
+    if (auto it = g.find("xid_events"); it != g.end() && it->is_array())
+      for (const json& xid : *it) gpu.xid_events.push_back(number_as<std::uint64_t>(xid, "xid_events"));
     for (const json& p : g.value("processes", json::array())) {
       GpuProcess process;
       process.pid = number_as<unsigned>(p.at("pid"), "pid");

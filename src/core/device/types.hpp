@@ -115,6 +115,22 @@ struct GpuSample {
   std::optional<std::uint64_t> pcie_rx_bytes_per_s;
   std::optional<std::uint64_t> ecc_corrected_volatile;
   std::optional<std::uint64_t> ecc_uncorrected_volatile;
+  // Uncorrected errors over the GPU's life (the volatile count restarts at each driver load).
+  std::optional<std::uint64_t> ecc_uncorrected_aggregate;
+  // Memory health (monitor/health_alerts.hpp turns them into alerts). Pages retired by dynamic page retirement (before
+  // Ampere): for repeated single-bit errors, for double-bit errors, and 1 while a retirement waits for a
+  // reset. Rows remapped by the row remapper (Ampere and later), and its two flags as NVML gives them (0/1).
+  // A GPU without the feature (GeForce, no ECC) has none of these fields.
+  std::optional<std::uint64_t> retired_pages_single_bit;
+  std::optional<std::uint64_t> retired_pages_double_bit;
+  std::optional<unsigned> retired_pages_pending;
+  std::optional<unsigned> remapped_rows_corrected;
+  std::optional<unsigned> remapped_rows_uncorrected;
+  std::optional<unsigned> remapped_rows_pending;
+  std::optional<unsigned> remapped_rows_failure;
+  // XID numbers the driver reported for this GPU since the previous sample (NVML's critical XID events),
+  // oldest first. Empty where the driver reports none or cannot report them.
+  std::vector<std::uint64_t> xid_events;
   std::vector<GpuProcess> processes;
 
   std::optional<double> memory_used_fraction() const {

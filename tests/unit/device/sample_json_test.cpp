@@ -49,6 +49,24 @@ TEST(SampleJson, RoundTripsThroughTheReplayParser) {
 }
 
 // Found by fuzz/monitor_log: a float beyond a field's integer type was cast unchecked (undefined behaviour).
+TEST(SampleJson, XidEventsAndMemoryHealthCountersRoundTrip) {
+  Sample s = example();
+  s.gpus[0].xid_events = {79, 48};
+  s.gpus[0].remapped_rows_uncorrected = 2;
+  s.gpus[0].remapped_rows_failure = 1;
+  s.gpus[0].ecc_uncorrected_aggregate = 7;
+  const nlohmann::json j = to_json(s);
+  const auto& gpu = j.at("gpus").at(0);
+  EXPECT_EQ(gpu.at("xid_events"), nlohmann::json::array({79, 48}));
+  EXPECT_EQ(gpu.at("remapped_rows_uncorrected"), 2);
+  EXPECT_TRUE(gpu.at("retired_pages_pending").is_null());  // not reported: null, not 0
+  const Sample back = sample_from_json(j);
+  EXPECT_EQ(back.gpus[0].xid_events, (std::vector<std::uint64_t>{79, 48}));
+  EXPECT_EQ(back.gpus[0].remapped_rows_failure, 1u);
+  EXPECT_EQ(back.gpus[0].ecc_uncorrected_aggregate, 7u);
+  EXPECT_FALSE(back.gpus[0].retired_pages_single_bit);
+}
+
 TEST(SampleJson, ANumberBeyondItsFieldIsAJsonErrorNotUndefinedBehaviour) {
   nlohmann::json j = to_json(example());
   j["host"]["memory_total_bytes"] = 2.056e20;

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "core/common/text.hpp"
 #include "monitor/views.hpp"
 #include "unit/monitor/sample_fixture.hpp"
@@ -69,6 +71,17 @@ TEST(Csv, EveryRowHasTheHeadersColumnsAndEmptyCellsForUnsupported) {
   EXPECT_EQ(at("process_count"), "1");
   EXPECT_EQ(at("host_cpu_percent"), "25");
   EXPECT_EQ(at("time_utc"), "2025-12-02T12:53:20.500Z");
+}
+
+TEST(Csv, XidEventsOfASampleAreOneCellJoinedByBars) {
+  auto gpu = training_gpu();
+  gpu.xid_events = {79, 48};
+  auto columns = text::split(lines_of(csv_header()).at(0), ',');
+  auto fields = text::split(lines_of(csv_rows(sample_at(1764680000, {gpu}))).at(0), ',');
+  ASSERT_EQ(fields.size(), columns.size());
+  const auto column = std::find(columns.begin(), columns.end(), "xid_events");
+  ASSERT_NE(column, columns.end());
+  EXPECT_EQ(fields[static_cast<std::size_t>(column - columns.begin())], "79|48");
 }
 
 TEST(Csv, NoGpuStillWritesAFullWidthRow) {

@@ -42,6 +42,18 @@ TEST(SelectRunGpus, KeepsTheGpusListingAProcessOfTheTree) {
   EXPECT_EQ(chosen.sample.gpus[0].index, 0u);
 }
 
+TEST(SelectRunGpus, KeepsAGpuReportingAnXidEvenWhenItNoLongerListsTheRun) {
+  device::Sample s;
+  s.gpus = {gpu(0, 90, 1, 100, {500}), gpu(1, 0, 1, 0), gpu(2, 0, 1, 0)};
+  s.gpus[1].xid_events = {79};  // fallen off the bus: its process list is gone
+  const auto chosen = select_run_gpus(s, {500});
+  EXPECT_TRUE(chosen.matched);
+  ASSERT_EQ(chosen.sample.gpus.size(), 2u);
+  EXPECT_EQ(chosen.sample.gpus[0].index, 0u);
+  EXPECT_EQ(chosen.sample.gpus[1].index, 1u);
+  EXPECT_EQ(chosen.sample.gpus[1].xid_events, (std::vector<std::uint64_t>{79}));
+}
+
 TEST(SelectRunGpus, KeepsEveryGpuWhenNoneListsTheRun) {
   device::Sample s;
   s.gpus = {gpu(0, 90, 1, 100, {1}), gpu(1, 5, 1, 50)};
