@@ -260,7 +260,7 @@ std::vector<Measurement> parse_measurements(const std::string& csv_text, const s
     m.offload.optimizer = offload.starts_with("optimizer");
     m.offload.params = offload.starts_with("params");
     m.offload.activations = offload.ends_with("activations");
-    if (m.offload.params && m.parallel != Parallel::fsdp && m.parallel != Parallel::hsdp) {
+    if (!offload_allowed(m.offload, m.parallel)) {
       throw InputError(fmt::format("{}:{}: offload params needs parallel fsdp or hsdp", origin, line_number));
     }
     m.interconnect = parse_interconnect(choice("interconnect", {"pcie", "nvlink"})).value_or(Interconnect::card);

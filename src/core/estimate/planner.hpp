@@ -51,6 +51,12 @@ struct Offload {
   bool steps_on_host() const { return optimizer || params; }  // the optimizer step runs on the CPU
 };
 
+// Parameter offload moves FSDP's weight shards to the host, so it needs a parallelism that shards the weights
+// (fsdp, hsdp): under ddp, zero1 and zero2 every GPU keeps whole weights. False when `offload` asks for it
+// under any other. The one statement of the rule: plan's --offload and validate's `offload` column both ask
+// it, each with a message that names its own flag or CSV row.
+bool offload_allowed(const Offload& offload, Parallel parallel);
+
 // How the GPUs of a node talk: card (the catalog's: NVLink where the card has it, else PCIe), pcie (no
 // bridge or switch: two RTX 3090s without their NVLink bridge) or nvlink (the card must have it).
 enum class Interconnect { card, pcie, nvlink };

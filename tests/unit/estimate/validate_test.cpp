@@ -111,6 +111,16 @@ TEST(ParseMeasurements, BadValuesNameTheLineAndTheColumn) {
               HasSubstr("amp 'o3' is not one of autocast, o2"));
 }
 
+// The offload column is held to plan's --offload rule (offload_allowed): parameter offload needs FSDP or
+// HSDP.
+TEST(ParseMeasurements, OffloadParamsNeedsAParallelThatShardsTheWeights) {
+  const std::string head = "model,gpu,precision,batch_per_gpu,num_gpus,metric,value,parallel,offload\n";
+  const std::string row = "llama3-8b,h100-sxm5-80gb,bf16,4,8,train_throughput,10,";
+  EXPECT_EQ(parse_error(head + row + "ddp,params\n"), "t.csv:2: offload params needs parallel fsdp or hsdp");
+  EXPECT_EQ(parse_error(head + row + "hsdp,params+activations\n"), "");
+  EXPECT_EQ(parse_error(head + row + "zero2,optimizer\n"), "");
+}
+
 // Unpadded or length-binned data and gradient accumulation are columns of their own.
 TEST(ParseMeasurements, TokensAndAccumulationAreRead) {
   const auto rows = parse_measurements(
