@@ -154,6 +154,27 @@ TEST(PlanFinetuneE2E, LoraDropoutKeepsEachAdaptersDroppedInput) {
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
+// The allocator keeps the step's largest transient pair cached (docs/MODEL.md): under the plain loss the fp32
+// logits and their gradient, 2 x 2 samples x 512 tokens x 32,000 x 4 bytes; under the fused loss the widest
+// activation instead, the MLP's 11,008-wide bf16 output. Reserved counts the pair, what has to fit does not.
+TEST(PlanFinetuneE2E, ReservedMemoryKeepsTheLargestTransientPairCached) {
+  const std::string base = "llama2-7b --gpu a100-sxm4-80gb --precision bf16 --lora 16 --seq-len 512 --batch 2 "
+                           "--checkpointing none";
+  auto pair = [](const nlohmann::json& p) {
+    const auto& m = p["memory"];
+    return m["reserved"].get<double>() - m["allocated"].get<double>() -
+           0.08 * (m["activations"].get<double>() + m["workspace"].get<double>());
+  };
+  const auto plain = plan_json(base + " --loss plain");
+  const auto fused = plan_json(base + " --loss fused");
+  EXPECT_NEAR(pair(plain), 2.0 * 2 * 512 * 32000 * 4, 1e3);
+  EXPECT_NEAR(pair(fused), 2.0 * 2 * 512 * 11008 * 2, 1e3);
+  // What need not fit: the pair and the releasable part of the 8% reserve (8% less the fitted 6.5%).
+  const auto& m = plain["memory"];
+  EXPECT_NEAR(m["nvidia_smi"].get<double>() - m["required"].get<double>(),
+              pair(plain) + (0.08 - 0.065) * (m["activations"].get<double>() + m["workspace"].get<double>()), 1e3);
+}
+
 // validate counts the fine-tuning throughput rows whose measurement lies inside the 80% range plan prints for
 // them: a run measured at plan's own prediction is inside, one at ten times it is not.
 TEST(PlanFinetuneE2E, ValidateCountsTheRunsInsidePlansPrintedRange) {

@@ -120,6 +120,20 @@ SavedActivations saved_activations_per_sample(const workload::Workload& w, const
   return saved;
 }
 
+// The step's largest output and its gradient, which the caching allocator keeps as free segments of their
+// own once they die (docs/MODEL.md, "The allocator's cached pair"): the logits in fp32 under the plain loss
+// (one chunk's under the chunked loss, none whole under the fused one), else the widest activation.
+double largest_transient_pair_bytes(const workload::Workload& w, const TrainingConfig& config) {
+  const double element = activation_element_bytes(config.precision);
+  double largest = 0;
+  for (std::size_t i = 0; i < w.layers.size(); ++i) {
+    const bool logits = i + 1 < w.layers.size() && w.layers[i + 1].op == workload::OpClass::loss;
+    const double bytes = w.layers[i].output_elements() * (logits ? 4.0 * logits_in_flight_share(config) : element);
+    largest = std::max(largest, bytes);
+  }
+  return 2 * config.batch_per_gpu * largest;
+}
+
 }  // namespace
 
 double optimizer_state_bytes_per_param(const TrainingConfig& config) {
@@ -285,11 +299,15 @@ MemoryBreakdown estimate_memory(const workload::Workload& w, const TrainingConfi
   }
 
   const double allocated = m.activations_bytes + m.workspace_bytes;
+  // The caching allocator's reserve: the overhead on the live set, plus the largest transient pair's segments,
+  // cached and free at the peak (so nvidia-smi and max_memory_reserved count them, and an allocation that would
+  // not fit releases them first: they are releasable and change no verdict).
+  const double cached_transient = largest_transient_pair_bytes(w, config);
   m.context_bytes = (config.eager_module_loading ? k.cuda_context_eager_bytes : k.cuda_context_bytes) +
-                   k.allocator_overhead_fraction * allocated;
-  m.allocator_reserve_bytes = k.allocator_overhead_fraction * allocated;
+                   k.allocator_overhead_fraction * allocated + cached_transient;
+  m.allocator_reserve_bytes = k.allocator_overhead_fraction * allocated + cached_transient;
   m.releasable_bytes =
-      std::max(0.0, k.allocator_overhead_fraction - k.allocator_unreleasable_fraction) * allocated;
+      std::max(0.0, k.allocator_overhead_fraction - k.allocator_unreleasable_fraction) * allocated + cached_transient;
   // Data parallel (DDP or FSDP) opens an NCCL communicator on every rank, outside PyTorch's allocator.
   if (config.world_size() > 1) {
     m.context_bytes += config.world_size() == 2 ? k.nccl_communicator_two_gpus_bytes : k.nccl_communicator_bytes;

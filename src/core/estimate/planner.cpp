@@ -354,7 +354,7 @@ Prediction predict(const workload::Workload& w, const TrainingConfig& config, co
   add_advice(p, w, gpu, calibration);
   const Interval interval = throughput_interval(builtin_interval_table(), p.throughput, model_family(w.id),
                                                 catalog::to_string(config.precision), gpu.architecture,
-                                                config.world_size());
+                                                config.world_size(), fine_tuning_method(config));
   p.throughput_low = interval.low;
   p.throughput_high = interval.high;
   p.interval_basis = interval.basis;

@@ -316,7 +316,12 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
   if (config.precision == catalog::Precision::fp16) optimizer_bytes += 8 * trainable / shards;
   double optimizer_kernels = std::ceil(parameter_tensors / k.optimizer_tensors_per_kernel) * 4;
   t.optimizer_s = optimizer_bytes / bandwidth + optimizer_kernels * k.kernel_fixed_s;
-  const MemoryBreakdown memory = estimate_memory(w, config, gpu, calibration);
+  const double sixteen_bit = element < 4 ? 2 : 4;  // a 16-bit model's weights and gradients
+  // The memory model is needed only for what it puts on the host (offloaded activations, paged-out states);
+  // the step time is evaluated for every row of every fold of validate's fit, so it is not run otherwise.
+  const bool paged = config.optimizer == Optimizer::paged_adamw || config.optimizer == Optimizer::paged_adamw8bit;
+  const MemoryBreakdown memory =
+      config.offload.activations || paged ? estimate_memory(w, config, gpu, calibration) : MemoryBreakdown{};
   const double pcie = pcie_gbs(gpu) * 1e9 * k.link_efficiency;
   // CPU offload (docs/MODEL.md, "CPU offload"). The step runs on the host over the same bytes, at the host's
   // bandwidth (torch's CPU AdamW under FSDP's parameter offload, DeepSpeed's CPU-Adam otherwise); the GPU
@@ -333,7 +338,7 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
   }
   // Parameter offload copies each weight shard in for forward's gather and again for backward's.
   if (config.offload.params && shards_weights(config)) {
-    offload_s += 2 * params * (element < 4 ? 2 : 4) / shards / pcie;
+    offload_s += 2 * params * sixteen_bit / shards / pcie;
   }
   // Activation offload copies what the blocks save out in forward and back in backward.
   offload_s += 2 * memory.host_activation_bytes / pcie;
@@ -342,7 +347,7 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
       std::max(0.0, offload_s - k.allreduce_overlap_fraction * (forward_s + backward_s + recompute_s));
   // Paged optimizer states the driver moved to the host come back over PCIe for the step and go out again
   // when the next forward needs the room: twice their bytes per optimizer step.
-  if (config.optimizer == Optimizer::paged_adamw || config.optimizer == Optimizer::paged_adamw8bit) {
+  if (paged) {
     t.optimizer_s += 2 * memory.paged_out_bytes / pcie;
   }
 
@@ -359,14 +364,11 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
     if (!nvlink && catalog::is_geforce(gpu.family)) link_gbs /= 2;
     const double intra_node_gbs = link_gbs;
     if (config.gpus_per_node == 1) link_gbs = 1e18;                          // no intra-node hop
-    if (config.nodes > 1) {
-      const double network = config.network_gbs > 0 ? config.network_gbs : k.default_network_gbs;
-      // Per GPU, the node's NIC is shared by the GPUs of the node in a ring across nodes.
-      link_gbs = std::min(link_gbs, network);
-    }
+    const double network_gbs = config.network_gbs > 0 ? config.network_gbs : k.default_network_gbs;
+    // Per GPU, the node's NIC is shared by the GPUs of the node in a ring across nodes.
+    if (config.nodes > 1) link_gbs = std::min(link_gbs, network_gbs);
     const double bus = link_gbs * 1e9 * k.link_efficiency;
     const double ring = 2.0 * (world - 1) / world;  // ring all-reduce: 2(n-1)/n of the bytes per rank
-    const double sixteen_bit = element < 4 ? 2 : 4;  // a 16-bit model's weights and gradients
     double exposed = 0;
     if (config.parallel == Parallel::ddp) {
       const double gradient_bytes = master_element_bytes(config) * trainable;
@@ -391,9 +393,8 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
       const double gather_bus = hybrid ? intra_node_gbs * 1e9 * k.link_efficiency : bus;
       double seconds = (ranks - 1.0) / ranks * (2 * params + trainable) * sixteen_bit / gather_bus;
       if (hybrid) {
-        const double network = (config.network_gbs > 0 ? config.network_gbs : k.default_network_gbs) * 1e9;
         seconds += 2.0 * (config.nodes - 1) / config.nodes * trainable * sixteen_bit / ranks /
-                   (network * k.link_efficiency);
+                   (network_gbs * 1e9 * k.link_efficiency);
       }
       exposed = std::max(0.0, seconds - k.allreduce_overlap_fraction * (forward_s + backward_s));
     }

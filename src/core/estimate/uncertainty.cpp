@@ -2,11 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <tuple>
 
 #include "core/common/error.hpp"
+#include "core/common/stats.hpp"
 
 namespace gpusage::estimate {
 
@@ -39,14 +42,48 @@ bool covered(const IntervalTable& t, const std::string& f, const std::string& p,
 
 }  // namespace
 
+IntervalCell fine_tuning_cell(const std::string& method, const ErrorsBySource& errors) {
+  std::vector<double> biases, scatter, all;
+  for (const auto& [source, source_errors] : errors) {
+    if (source_errors.empty()) continue;
+    std::vector<double> logs;
+    for (double e : source_errors) logs.push_back(std::log1p(e));
+    const double bias = stats::median(logs);
+    biases.push_back(bias);
+    for (double l : logs) scatter.push_back(l - bias);
+    all.insert(all.end(), source_errors.begin(), source_errors.end());
+  }
+  IntervalCell cell = cell_from(method, "*", "*", all);
+  if (all.empty()) return cell;
+  std::vector<double> pairs;
+  pairs.reserve(biases.size() * scatter.size());
+  for (double b : biases) {
+    for (double r : scatter) pairs.push_back(b + r);
+  }
+  cell.ratio_p10 = std::exp(stats::quantile(pairs, 0.1));
+  cell.ratio_p90 = std::exp(stats::quantile(pairs, 0.9));
+  return cell;
+}
+
+std::string fine_tuning_method(const TrainingConfig& config) {
+  if (config.qlora) return "qlora";
+  return config.lora_rank ? "lora" : "";
+}
+
 IntervalTable interval_table(const ValidationReport& report) {
   using Key = std::tuple<std::string, std::string, std::string>;
   std::map<Key, std::vector<double>> groups;
+  std::map<std::string, ErrorsBySource> fine_tuning;
   std::vector<double> multi;
   IntervalTable t;
   t.method = report.cv ? fmt::format("leave-one-{}-out", to_string(*report.cv)) : "in-sample";
   for (const ValidationRow& row : report.rows) {
     const Measurement& m = row.measurement;
+    if (row.error && m.fine_tuning() && !m.legacy() && m.metric == Metric::train_throughput &&
+        std::string(m.method()) != "full") {
+      fine_tuning[m.method()][cv_group_of(m, CvGroup::source)].push_back(*row.error);
+      continue;
+    }
     if (!row.error || !m.current_throughput()) continue;
     if (m.num_gpus > 1) {
       multi.push_back(*row.error);
@@ -62,6 +99,7 @@ IntervalTable interval_table(const ValidationReport& report) {
     t.cells.push_back(cell_from(std::get<0>(key), std::get<1>(key), std::get<2>(key), errors));
   }
   t.multi_gpu = cell_from("*", "*", "*", multi);
+  for (const auto& [method, errors] : fine_tuning) t.fine_tuning.push_back(fine_tuning_cell(method, errors));
   return t;
 }
 
@@ -71,12 +109,14 @@ std::string interval_table_json(const IntervalTable& table, const std::string& d
                           {"rows", c.rows},           {"ratio_p10", c.ratio_p10},   {"ratio_p90", c.ratio_p90},
                           {"median_abs_error", c.median_abs_error}};
   };
-  nlohmann::json cells = nlohmann::json::array();
+  nlohmann::json cells = nlohmann::json::array(), fine_tuning = nlohmann::json::array();
   for (const IntervalCell& c : table.cells) cells.push_back(cell_json(c));
+  for (const IntervalCell& c : table.fine_tuning) fine_tuning.push_back(cell_json(c));
   nlohmann::json doc = {{"generated_by", fmt::format("gpusage validate {} --cv gpu --intervals-out FILE", data_file)},
                         {"method", table.method},
                         {"max_validated_gpus", table.max_validated_gpus},
                         {"multi_gpu", cell_json(table.multi_gpu)},
+                        {"fine_tuning", fine_tuning},
                         {"cells", cells}};
   return doc.dump(1) + "\n";
 }
@@ -95,6 +135,8 @@ IntervalTable parse_interval_table(const std::string& json_text, const std::stri
     t.max_validated_gpus = doc.at("max_validated_gpus").get<int>();
     t.multi_gpu = cell(doc.at("multi_gpu"));
     for (const auto& c : doc.at("cells")) t.cells.push_back(cell(c));
+    // Tables written before fine-tuning had cells of their own have none.
+    for (const auto& c : doc.value("fine_tuning", nlohmann::json::array())) t.fine_tuning.push_back(cell(c));
     return t;
   } catch (const nlohmann::json::exception& e) {
     throw InputError(fmt::format("{}: not an interval table: {}", origin, e.what()));
@@ -106,11 +148,26 @@ const IntervalTable& builtin_interval_table() {
   return table;
 }
 
+Interval interval_from_cell(const IntervalCell& cell, double predicted, std::string basis) {
+  Interval out;
+  out.low = predicted / cell.ratio_p90;
+  out.high = predicted / cell.ratio_p10;
+  out.basis = std::move(basis);
+  return out;
+}
+
 Interval throughput_interval(const IntervalTable& table, double predicted, const std::string& family,
-                             const std::string& precision, const std::string& architecture, int world_size) {
+                             const std::string& precision, const std::string& architecture, int world_size,
+                             const std::string& fine_tuning) {
   Interval out;
   const IntervalCell* chosen = nullptr;
-  if (world_size > 1 && table.multi_gpu.rows >= kMinIntervalRows) {
+  const auto method = std::find_if(table.fine_tuning.begin(), table.fine_tuning.end(),
+                                   [&](const IntervalCell& c) { return c.family == fine_tuning; });
+  if (!fine_tuning.empty() && method != table.fine_tuning.end() && method->rows >= kMinIntervalRows) {
+    chosen = &*method;
+    out.basis = fmt::format("{} fine-tuning: {} held-out runs", fine_tuning == "qlora" ? "QLoRA" : "LoRA",
+                            chosen->rows);
+  } else if (world_size > 1 && table.multi_gpu.rows >= kMinIntervalRows) {
     chosen = &table.multi_gpu;
     out.basis = fmt::format("data-parallel runs: {} held-out runs", chosen->rows);
   } else {
@@ -133,8 +190,7 @@ Interval throughput_interval(const IntervalTable& table, double predicted, const
     out.low = out.high = predicted;
     out.basis = "no held-out runs";
   } else {
-    out.low = predicted / chosen->ratio_p90;
-    out.high = predicted / chosen->ratio_p10;
+    out = interval_from_cell(*chosen, predicted, out.basis);
   }
   if (!covered(table, "*", "*", architecture)) {
     out.warnings.push_back(fmt::format("no validation run on a {} GPU: the interval is borrowed from other "
@@ -144,7 +200,9 @@ Interval throughput_interval(const IntervalTable& table, double predicted, const
   if (!covered(table, "*", precision, "*")) {
     out.warnings.push_back(fmt::format("no validation run at {}: the interval is borrowed", precision));
   }
-  if (!covered(table, family, "*", "*")) {
+  // A method's cell pools every model the fine-tuning rows hold: the model family does not choose it.
+  const bool from_fine_tuning = method != table.fine_tuning.end() && chosen == &*method;
+  if (!from_fine_tuning && !covered(table, family, "*", "*")) {
     out.warnings.push_back(fmt::format("no validation run of a {} model: the interval is borrowed", family));
   }
   if (world_size > table.max_validated_gpus) {

@@ -4,6 +4,7 @@
 // percentile of predicted/measured to give the range that held 80% of the held-out runs.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,14 +27,30 @@ struct IntervalTable {
   std::string method;               // how the errors were obtained, e.g. "leave-one-gpu-out over published.csv"
   std::vector<IntervalCell> cells;  // exact cells and the coarser levels with "*"
   IntervalCell multi_gpu;           // per-GPU throughput of data-parallel runs (family etc. "*")
+  // LLM fine-tuning with adapters, by method in `family` ("lora", "qlora"; precision and architecture "*"),
+  // any GPU count: these runs' spread is their own (docs/MODEL.md, "Fine-tuning recipes"), and they are
+  // never fitted, so every one of their errors is held out whatever the cross-validation.
+  std::vector<IntervalCell> fine_tuning;
   int max_validated_gpus = 1;
 };
 
 // A cell needs this many held-out rows before its own spread is used; fewer fall back to a coarser level.
 inline constexpr int kMinIntervalRows = 5;
 
-// From a cross-validated report (single-GPU current-software throughput rows, and the multi-GPU ones).
+// From a cross-validated report (single-GPU current-software throughput rows, the multi-GPU ones, and the
+// adapter fine-tuning rows by method).
 IntervalTable interval_table(const ValidationReport& report);
+// Held-out signed errors (predicted / measured - 1) of fine-tuning runs, by source (cv_group_of, source).
+using ErrorsBySource = std::map<std::string, std::vector<double>>;
+// The cell for `method`, as the spread a new source would show: fine-tuning frameworks differ from one
+// another more than one framework's runs differ among themselves, so the range is that of a source's bias
+// (the median log ratio of each source, every source one draw) plus a run's scatter about its source's median
+// (every run's log ratio less its source's median), over all pairs of the two. A range from the runs pooled
+// holds a source whose bias no other source shares only by chance.
+IntervalCell fine_tuning_cell(const std::string& method, const ErrorsBySource& errors);
+// The fine-tuning method whose interval cell a plan uses: "lora" or "qlora" for adapter training, empty
+// otherwise (a full fine-tune computes what pre-training does, and takes the model family's cell).
+std::string fine_tuning_method(const TrainingConfig& config);
 std::string interval_table_json(const IntervalTable& table, const std::string& data_file);
 // Throws InputError naming `origin` when the text is not such a table.
 IntervalTable parse_interval_table(const std::string& json_text, const std::string& origin);
@@ -48,8 +65,12 @@ struct Interval {
 };
 
 // The range for a throughput prediction of `family` at `precision` on a GPU of `architecture` with
-// `world_size` GPUs, and warnings where no held-out run covers the request.
+// `world_size` GPUs, and warnings where no held-out run covers the request. With a `fine_tuning` method
+// (fine_tuning_method) whose cell has enough rows, that cell's spread is used.
 Interval throughput_interval(const IntervalTable& table, double predicted, const std::string& family,
-                             const std::string& precision, const std::string& architecture, int world_size);
+                             const std::string& precision, const std::string& architecture, int world_size,
+                             const std::string& fine_tuning = {});
+// [predicted / ratio_p90, predicted / ratio_p10]: the range that held 80% of the cell's runs.
+Interval interval_from_cell(const IntervalCell& cell, double predicted, std::string basis);
 
 }  // namespace gpusage::estimate

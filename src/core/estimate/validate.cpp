@@ -134,23 +134,47 @@ bool is_memory(Metric metric) {
   return metric == Metric::peak_memory || metric == Metric::peak_allocated || metric == Metric::peak_reserved;
 }
 
+bool counts_as_fine_tuning(const ValidationRow& row) {
+  const Measurement& m = row.measurement;
+  return row.error && m.fine_tuning() && !m.legacy() && m.metric != Metric::max_batch;
+}
+
+// The 80% range plan prints for a fine-tuning throughput row, its adapter method's cell (fine_tuning_method)
+// drawn from the other sources' runs alone: a row is never judged by a range its own source helped draw.
+// A method with too few such runs, and a full fine-tune, take the shipped table's cell as plan does.
+Interval fine_tuning_range(const ValidationRow& row, ErrorsBySource by_source) {
+  const Measurement& m = row.measurement;
+  by_source.erase(cv_group_of(m, CvGroup::source));
+  const IntervalCell others = fine_tuning_cell(m.method(), by_source);
+  if (std::string(m.method()) != "full" && others.rows >= kMinIntervalRows) {
+    return interval_from_cell(others, *row.predicted, {});
+  }
+  return throughput_interval(builtin_interval_table(), *row.predicted, model_family(m.model), m.precision,
+                             row.architecture, m.num_gpus);
+}
+
 // The fine-tuning figures of a report: every current-software fine-tuning row, whatever its GPU count.
 void summarize_fine_tuning(ValidationReport& report) {
   std::vector<double> throughput, memory;
   std::map<std::pair<std::string, std::string>, std::pair<std::vector<double>, std::vector<double>>> cells;
+  std::map<std::string, ErrorsBySource> speed_by_method_source;
   for (const ValidationRow& row : report.rows) {
     const Measurement& m = row.measurement;
-    if (!row.error || !m.fine_tuning() || m.legacy() || m.metric == Metric::max_batch) continue;
+    if (!counts_as_fine_tuning(row)) continue;
     ++report.fine_tuning_ran_rows;
     report.fine_tuning_ran_predicted_oom += row.predicted_oom;
     auto& cell = cells[{m.method(), row.gpu_class}];
     (is_memory(m.metric) ? memory : throughput).push_back(*row.error);
     (is_memory(m.metric) ? cell.second : cell.first).push_back(*row.error);
-    if (!is_memory(m.metric) && row.predicted) {
-      const Interval range = throughput_interval(builtin_interval_table(), *row.predicted, model_family(m.model),
-                                                 m.precision, row.architecture, m.num_gpus);
-      report.fine_tuning_inside_interval += m.value >= range.low && m.value <= range.high;
+    if (m.metric == Metric::train_throughput) {
+      speed_by_method_source[m.method()][cv_group_of(m, CvGroup::source)].push_back(*row.error);
     }
+  }
+  for (const ValidationRow& row : report.rows) {
+    const Measurement& m = row.measurement;
+    if (!counts_as_fine_tuning(row) || is_memory(m.metric) || !row.predicted) continue;
+    const Interval range = fine_tuning_range(row, speed_by_method_source[m.method()]);
+    report.fine_tuning_inside_interval += m.value >= range.low && m.value <= range.high;
   }
   report.fine_tuning_throughput = summarize(throughput);
   report.fine_tuning_memory = summarize(memory);
