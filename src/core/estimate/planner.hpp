@@ -4,6 +4,7 @@
 // The models are documented in docs/MODEL.md, beside the constants they use (estimate/constants.hpp).
 #pragma once
 
+#include <compare>
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,6 +50,7 @@ struct Offload {
   bool activations = false;
   bool any() const { return optimizer || params || activations; }
   bool steps_on_host() const { return optimizer || params; }  // the optimizer step runs on the CPU
+  auto operator<=>(const Offload&) const = default;
 };
 
 // Parameter offload moves FSDP's weight shards to the host, so it needs a parallelism that shards the weights
@@ -126,6 +128,8 @@ struct TrainingConfig {
   bool eager_module_loading = false;
 
   int world_size() const { return gpus_per_node * nodes; }
+  // Member by member: validate predicts each distinct configuration once (validate_detail.hpp).
+  auto operator<=>(const TrainingConfig&) const = default;
 };
 
 // Bytes on one GPU at the peak of a training step.
