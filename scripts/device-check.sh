@@ -14,6 +14,7 @@
 #   monitor      `gpusage monitor --once --format json` beside nvidia-smi in the same second: idle, then under load
 #   doctor       `gpusage doctor --format json` on the real driver, CUDA and PyTorch
 #   probe        tests/device/train_probe.py: the PyTorch training grid, measured
+#   profile      tests/device/kernel_profile.py: ResNet-50's step time by kernel class, NCHW and channels_last
 #   run          `gpusage run` around one probe configuration: its peak memory and throughput against the probe's
 #   oom          a batch plan says cannot fit, under `gpusage run`; then the fix it prints, applied
 #   bench        gpusage-bench on CUDA (once the build is done) and bench/compare-pytorch
@@ -134,6 +135,12 @@ load_pid=$!
 step probe "${probe[@]}" --grid "$grid" --device "$device" --jsonl "$raw/probe.jsonl" --csv "$out/probe-rows.csv" \
   --gpu-id "$gpu_id" --hf-config-dir "$raw/hf" --commit "$commit" --ceilings "$raw/ceilings.json"
 wait "$load_pid"
+
+# Where ResNet-50's step time goes, kernel by kernel, in NCHW and channels_last (issue 28: which memory-bound
+# kernels plan gets wrong on GeForce cards); on the CPU, ResNet-18's operators stand in.
+step profile "$python" "$root/tests/device/kernel_profile.py" --out "$raw/profile.json" --device "$device" \
+  $( ((dry)) && echo "--configs resnet18-fp32-nchw-r64-b4,resnet18-bf16-nhwc-r64-b4 --steps 2" \
+    || echo "--configs resnet50-bf16-nchw-b256,resnet50-bf16-nhwc-b256,resnet50-tf32-nchw-b128 --steps 5")
 
 # gpusage run around one configuration: 0.2 s samples, rates printed every 5 steps.
 step run "$gpusage" run --log-dir "$raw/run" --interval 0.2 -- "${probe[@]}" --config "$run_config" --device "$device" \

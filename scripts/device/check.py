@@ -452,6 +452,23 @@ def cmd_summary(a) -> int:
     else:
         lines.append("not run")
 
+    profiles = read_json(os.path.join(raw, "profile.json"), {}).get("profiles", [])
+    lines += ["", "## Where the step's time goes (tests/device/kernel_profile.py)", ""]
+    if profiles:
+        classes = ["conv_gemm", "batch_norm", "elementwise", "layout", "reduce", "optimizer", "other"]
+        lines += ["Share of the kernels' time by class (first matching name pattern), per training step.", "",
+                  "| configuration | step ms | kernels ms | " + " | ".join(classes) + " |",
+                  "|---|---|---|" + "---|" * len(classes)]
+        for pr in profiles:
+            if "error" in pr:
+                lines.append(f"| {pr['config']} | failed: {pr['error'][:100].replace('|', '/')} |" + " |" * (len(classes) + 1))
+                continue
+            shares = [f"{pr['classes'].get(c, {}).get('share', 0) * 100:.1f}%" for c in classes]
+            lines.append(f"| {pr['config']} | {pr['wall_ms_per_step']:.1f} | {pr['kernel_ms_per_step']:.1f} | "
+                         + " | ".join(shares) + " |")
+    else:
+        lines.append("not run")
+
     bench = read_json(os.path.join(raw, "compare-bench.json"), [])
     lines += ["", "## gpusage-bench (LibTorch) against plan", "",
               "| run | batch | samples/s | plan | error | peak allocated GiB | peak reserved GiB | plan GiB |",

@@ -26,8 +26,8 @@ def load(name):
 
 with open(os.path.join(out, "steps.tsv")) as f:
     steps = {row["step"]: row["status"] for row in csv.DictReader(f, delimiter="\t")}
-for name in ("facts", "monitor-idle", "doctor", "monitor-load", "probe", "run", "oom", "bench", "compare-pytorch",
-             "summary"):
+for name in ("facts", "monitor-idle", "doctor", "monitor-load", "probe", "profile", "run", "oom", "bench",
+             "compare-pytorch", "summary"):
     check(steps.get(name) == "0", f"step {name}: status {steps.get(name)}")
 
 # The probe: the CPU grid's vision rows trained (the language rows need transformers, absent on Debian 12).
@@ -36,6 +36,15 @@ ok = [r for r in probe if r["status"] == "ok"]
 check(len(ok) >= 2 and all(r["samples_per_s"] > 0 and r["timed_steps"] >= 5 for r in ok), f"probe rows: {ok}")
 check(all(r["status"] in ("ok", "skipped") for r in probe), "a probe configuration failed")
 check(ok and ok[0]["parameters"] == 11689512, "resnet18 has torchvision's 11,689,512 parameters")
+
+# The kernel profile: both configurations timed, their classes' shares sum to one, the convolutions lead.
+profiles = load("profile.json")["profiles"]
+check([p["config"] for p in profiles] == ["resnet18-fp32-nchw-r64-b4", "resnet18-bf16-nhwc-r64-b4"], "profile configs")
+for p in profiles:
+    shares = sum(c["share"] for c in p.get("classes", {}).values())
+    check(abs(shares - 1) < 1e-6 and p["kernel_ms_per_step"] > 0, f"profile {p['config']}: shares {shares}")
+    check(max(p["classes"], key=lambda c: p["classes"][c]["share"]) == "conv_gemm", f"profile {p['config']}: "
+          f"convolutions do not lead: {p['classes']}")
 
 # Its rows parse as published.csv rows.
 rows = list(csv.DictReader(open(os.path.join(out, "probe-rows.csv"))))
