@@ -1,5 +1,5 @@
 // Published measurements as validate reads them: the CSV parser with its columns, and what a row says about
-// itself (software era, framework, cross-validation group, model family). validate.cpp predicts them.
+// itself (software era, framework, cross-validation group, model family). validate_rows.cpp predicts them.
 #include <fmt/format.h>
 
 #include <algorithm>
