@@ -269,7 +269,7 @@ estimate::TrainingConfig RunOptions::training_config(const workload::Workload& w
   for (const std::string& what : offload) {
     (what == "optimizer" ? c.offload.optimizer : what == "params" ? c.offload.params : c.offload.activations) = true;
   }
-  if (c.offload.params && c.parallel != estimate::Parallel::fsdp && c.parallel != estimate::Parallel::hsdp) {
+  if (!estimate::offload_allowed(c.offload, c.parallel)) {
     throw InputError(fmt::format("--offload params moves FSDP's weight shards to the host: it needs --parallel fsdp "
                                  "or hsdp, not {} (which keeps whole weights on every GPU)",
                                  parallel));

@@ -44,9 +44,10 @@ inline int shard_ranks(const TrainingConfig& config) {
 inline bool shards_gradients(const TrainingConfig& config) {
   return config.parallel == Parallel::zero2 || config.parallel == Parallel::fsdp || config.parallel == Parallel::hsdp;
 }
-inline bool shards_weights(const TrainingConfig& config) {
-  return config.parallel == Parallel::fsdp || config.parallel == Parallel::hsdp;
+inline bool shards_weights(Parallel parallel) {
+  return parallel == Parallel::fsdp || parallel == Parallel::hsdp;
 }
+inline bool shards_weights(const TrainingConfig& config) { return shards_weights(config.parallel); }
 
 // torchtune's CEWithChunkedOutputLoss splits the output projection and the loss into 8 chunks
 // (num_output_chunks = 8, torchtune/modules/loss/ce_chunked_output_loss.py).

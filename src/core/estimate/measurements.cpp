@@ -1,5 +1,5 @@
 // Published measurements as validate reads them: the CSV parser with its columns, and what a row says about
-// itself (software era, framework, cross-validation group, model family). validate.cpp predicts them.
+// itself (software era, framework, cross-validation group, model family). validate_rows.cpp predicts them.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -260,7 +260,7 @@ std::vector<Measurement> parse_measurements(const std::string& csv_text, const s
     m.offload.optimizer = offload.starts_with("optimizer");
     m.offload.params = offload.starts_with("params");
     m.offload.activations = offload.ends_with("activations");
-    if (m.offload.params && m.parallel != Parallel::fsdp && m.parallel != Parallel::hsdp) {
+    if (!offload_allowed(m.offload, m.parallel)) {
       throw InputError(fmt::format("{}:{}: offload params needs parallel fsdp or hsdp", origin, line_number));
     }
     m.interconnect = parse_interconnect(choice("interconnect", {"pcie", "nvlink"})).value_or(Interconnect::card);

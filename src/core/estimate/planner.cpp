@@ -148,6 +148,10 @@ constexpr Parallel kParallels[] = {Parallel::ddp, Parallel::zero1, Parallel::zer
 
 std::optional<Parallel> parse_parallel(const std::string& name) { return parse_named(name, kParallels); }
 
+bool offload_allowed(const Offload& offload, Parallel parallel) {
+  return !offload.params || shards_weights(parallel);
+}
+
 std::string parallel_names() { return joined_names(kParallels); }
 
 const char* to_string(Bound bound) {

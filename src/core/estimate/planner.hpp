@@ -4,6 +4,7 @@
 // The models are documented in docs/MODEL.md, beside the constants they use (estimate/constants.hpp).
 #pragma once
 
+#include <compare>
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,7 +50,14 @@ struct Offload {
   bool activations = false;
   bool any() const { return optimizer || params || activations; }
   bool steps_on_host() const { return optimizer || params; }  // the optimizer step runs on the CPU
+  auto operator<=>(const Offload&) const = default;
 };
+
+// Parameter offload moves FSDP's weight shards to the host, so it needs a parallelism that shards the weights
+// (fsdp, hsdp): under ddp, zero1 and zero2 every GPU keeps whole weights. False when `offload` asks for it
+// under any other. The one statement of the rule: plan's --offload and validate's `offload` column both ask
+// it, each with a message that names its own flag or CSV row.
+bool offload_allowed(const Offload& offload, Parallel parallel);
 
 // How the GPUs of a node talk: card (the catalog's: NVLink where the card has it, else PCIe), pcie (no
 // bridge or switch: two RTX 3090s without their NVLink bridge) or nvlink (the card must have it).
@@ -120,6 +128,8 @@ struct TrainingConfig {
   bool eager_module_loading = false;
 
   int world_size() const { return gpus_per_node * nodes; }
+  // Member by member: validate predicts each distinct configuration once (validate_detail.hpp).
+  auto operator<=>(const TrainingConfig&) const = default;
 };
 
 // Bytes on one GPU at the peak of a training step.

@@ -5,6 +5,7 @@
 // with the compute precision (boolean masks, integer indices) are counted in bytes.
 #pragma once
 
+#include <compare>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -139,6 +140,8 @@ struct WorkloadOptions {
   std::optional<int> num_classes;  // vision heads; default 1000 (ImageNet-1k)
   bool flash_attention = true;     // attention keeps no s^2 probabilities when true
   Head head = Head::pretraining;   // encoders (BERT) only
+  // Member by member: validate predicts each distinct configuration once (estimate/validate_detail.hpp).
+  auto operator<=>(const WorkloadOptions&) const = default;
 };
 
 struct ZooEntry {

@@ -79,6 +79,22 @@ TEST(Hsdp, ShardsWithinTheNode) {
 
 // ZeRO-Offload: masters, states and fp32 gradients on the host; the GPU keeps 16-bit weights and the
 // gradient buckets in transfer (here the whole 4 kB of gradients, below two 25 MiB buckets).
+// Parameter offload moves weight shards, so only the parallelisms that shard the weights allow it; the rest
+// of the offloads go with any.
+TEST(Offload, ParamsNeedAParallelismThatShardsTheWeights) {
+  const Offload params{.optimizer = false, .params = true, .activations = false};
+  const Offload optimizer_and_activations{.optimizer = true, .params = false, .activations = true};
+  for (Parallel parallel : {Parallel::fsdp, Parallel::hsdp}) EXPECT_TRUE(offload_allowed(params, parallel));
+  for (Parallel parallel : {Parallel::ddp, Parallel::zero1, Parallel::zero2}) {
+    EXPECT_FALSE(offload_allowed(params, parallel)) << to_string(parallel);
+  }
+  for (Parallel parallel : {Parallel::ddp, Parallel::zero1, Parallel::zero2, Parallel::fsdp,
+                            Parallel::hsdp}) {
+    EXPECT_TRUE(offload_allowed(optimizer_and_activations, parallel)) << to_string(parallel);
+    EXPECT_TRUE(offload_allowed(Offload{}, parallel)) << to_string(parallel);
+  }
+}
+
 TEST(Offload, OptimizerMovesMastersStatesAndGradientsToTheHost) {
   auto c = mixed(Parallel::ddp, 1);
   c.offload.optimizer = true;

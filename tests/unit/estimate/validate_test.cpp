@@ -6,6 +6,7 @@
 #include "core/common/error.hpp"
 #include "core/estimate/uncertainty.hpp"
 #include "core/estimate/validate.hpp"
+#include "core/estimate/validate_detail.hpp"
 
 namespace gpusage::estimate {
 namespace {
@@ -109,6 +110,16 @@ TEST(ParseMeasurements, BadValuesNameTheLineAndTheColumn) {
               HasSubstr("'batch_per_gpu' = '6.5' is not a whole number"));
   EXPECT_THAT(error_of("resnet50,rtx4090,fp16,64,1,224,,train_throughput,64,,,,,,,,,,,o3\n"),
               HasSubstr("amp 'o3' is not one of autocast, o2"));
+}
+
+// The offload column is held to plan's --offload rule (offload_allowed): parameter offload needs FSDP or
+// HSDP.
+TEST(ParseMeasurements, OffloadParamsNeedsAParallelThatShardsTheWeights) {
+  const std::string head = "model,gpu,precision,batch_per_gpu,num_gpus,metric,value,parallel,offload\n";
+  const std::string row = "llama3-8b,h100-sxm5-80gb,bf16,4,8,train_throughput,10,";
+  EXPECT_EQ(parse_error(head + row + "ddp,params\n"), "t.csv:2: offload params needs parallel fsdp or hsdp");
+  EXPECT_EQ(parse_error(head + row + "hsdp,params+activations\n"), "");
+  EXPECT_EQ(parse_error(head + row + "zero2,optimizer\n"), "");
 }
 
 // Unpadded or length-binned data and gradient accumulation are columns of their own.
@@ -223,6 +234,29 @@ TEST(Summarize, GivesAbsoluteSignedAndRatioQuantiles) {
   EXPECT_DOUBLE_EQ(s.median_error, 0.0);
   EXPECT_NEAR(s.ratio_p10, 0.84, 1e-12);  // 1 + quantile(-0.2, -0.1, 0, 0.1, 0.3; 0.1)
   EXPECT_NEAR(s.ratio_p90, 1.22, 1e-12);
+}
+
+// A row's prediction inputs are what its prediction is made from, so the fit predicts rows that share them
+// once: rows that differ only in what they measured, where it was published or how the card was spelt share
+// them; a batch, a sequence length or the tokens computed set a row apart.
+TEST(PrepareRows, RowsShareTheirPredictionInputsExactlyWhenTheyPredictAlike) {
+  const auto rows = parse_measurements(
+      "model,gpu,precision,batch_per_gpu,seq_len,tokens,metric,value,source\n"
+      "gpt2,rtx4090,fp16,8,1024,,train_throughput,100,https://a.org/x\n"
+      "gpt2,RTX 4090,fp16,8,1024,,train_throughput,120,https://b.org/y\n"
+      "gpt2,rtx4090,fp16,16,1024,,train_throughput,100,https://a.org/x\n"
+      "gpt2,rtx4090,fp16,8,512,,train_throughput,100,https://a.org/x\n"
+      "gpt2,rtx4090,fp16,8,1024,512,train_throughput,100,https://a.org/x\n",
+      "t.csv");
+  std::vector<detail::PredictionInputs> inputs;
+  for (const Measurement& m : rows) {
+    std::string skipped;
+    const auto prepared = detail::prepare(m, catalog::Catalog::active(), skipped);
+    ASSERT_TRUE(prepared) << skipped;
+    inputs.push_back(prepared->inputs);
+  }
+  EXPECT_TRUE(inputs[0] == inputs[1]);
+  for (std::size_t i = 2; i < inputs.size(); ++i) EXPECT_FALSE(inputs[0] == inputs[i]) << "row " << i + 2;
 }
 
 // Every throughput headline comes for all cards and for the data-center and GeForce cards apart, and a

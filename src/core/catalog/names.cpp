@@ -1,0 +1,162 @@
+// Lookup by what users type: name tokens, resolve, and the selections of --gpu (families, markets, all).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "core/catalog/catalog.hpp"
+#include "core/common/error.hpp"
+#include "core/common/text.hpp"
+
+namespace gpusage::catalog {
+
+bool is_market_group(std::string_view name) {
+  const std::string lower = text::to_lower(text::trim(name));
+  for (const char* group : kMarketGroups) {
+    if (lower == group) return true;
+  }
+  return false;
+}
+
+std::optional<Family> parse_family(std::string_view name) {
+  for (Family f : {Family::rtx50, Family::rtx40, Family::rtx30, Family::datacenter, Family::workstation}) {
+    if (text::to_lower(name) == to_string(f)) return f;
+  }
+  return std::nullopt;
+}
+
+std::optional<Precision> parse_precision(std::string_view name) {
+  for (Precision p : {Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16, Precision::fp8}) {
+    if (text::to_lower(name) == to_string(p)) return p;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> name_tokens(std::string_view name) {
+  std::vector<std::string> tokens;
+  std::string current;
+  int kind = 0;  // 1: letters, 2: digits
+  for (char c : name) {
+    const auto u = static_cast<unsigned char>(c);
+    const int k = std::isalpha(u) ? 1 : std::isdigit(u) ? 2 : 0;
+    if ((k == 0 || k != kind) && !current.empty()) {
+      tokens.push_back(std::move(current));
+      current.clear();
+    }
+    if (k) current += static_cast<char>(std::tolower(u));
+    kind = k;
+  }
+  if (!current.empty()) tokens.push_back(std::move(current));
+  // Vendor and brand words: CUDA and NVML say "NVIDIA GeForce RTX 4090", users say "4090".
+  std::erase_if(tokens, [](const std::string& t) { return t == "nvidia" || t == "geforce" || t == "tesla"; });
+  return tokens;
+}
+
+namespace {
+
+// A typed token stands for a name token when equal. The last typed word may be shortened ("4080 s" for
+// SUPER, as one types); no other word ("h200" is not "HGX B200"), and a number never: "20" is not "200".
+bool token_matches(const std::string& typed, const std::string& token, bool last) {
+  if (typed == token) return true;
+  return last && std::isalpha(static_cast<unsigned char>(typed[0])) && std::isalpha(static_cast<unsigned char>(token[0])) &&
+         token.starts_with(typed);
+}
+
+enum class Fit { none, partial, complete, exact };
+
+// How `typed` fits one spelling of a GPU: its tokens in order within the spelling's (none if not); exact
+// when they are the same tokens; complete when the spelling has nothing more than the series word "rtx"
+// ("5090" is all of "GeForce RTX 5090", only part of "RTX 5090 D").
+Fit fit(const std::vector<std::string>& typed, const std::vector<std::string>& tokens) {
+  std::size_t at = 0;
+  std::vector<bool> used(tokens.size(), false);
+  for (std::size_t i = 0; i < typed.size(); ++i) {
+    const std::string& t = typed[i];
+    while (at < tokens.size() && !token_matches(t, tokens[at], i + 1 == typed.size())) ++at;
+    if (at == tokens.size()) return Fit::none;
+    used[at++] = true;
+  }
+  if (typed == tokens) return Fit::exact;
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    if (!used[i] && tokens[i] != "rtx") return Fit::partial;
+  }
+  return Fit::complete;
+}
+
+}  // namespace
+
+const Gpu& Catalog::resolve(std::string_view name) const {
+  if (const Gpu* exact = find(text::to_lower(text::trim(name)))) return *exact;
+  const std::vector<std::string> typed = name_tokens(name);
+  if (typed.empty()) throw InputError("empty GPU name");
+  std::vector<std::pair<const Gpu*, Fit>> matches;
+  for (const auto& gpu : gpus_) {
+    const Fit best = std::max(fit(typed, name_tokens(gpu.id)), fit(typed, name_tokens(gpu.name)));
+    if (best != Fit::none) matches.emplace_back(&gpu, best);
+  }
+  // The best fit wins when it is alone at its level: "5070" is the RTX 5070, not the 5070 Ti.
+  for (Fit level : {Fit::exact, Fit::complete, Fit::partial}) {
+    std::vector<const Gpu*> at_level;
+    for (const auto& [gpu, f] : matches) {
+      if (f == level) at_level.push_back(gpu);
+    }
+    if (at_level.size() == 1) return *at_level.front();
+    if (at_level.size() > 1) {
+      std::vector<std::string> ids;
+      for (const Gpu* gpu : at_level) ids.push_back(gpu->id);
+      throw InputError(fmt::format("GPU name '{}' is ambiguous: it matches {}", name, text::join(ids)));
+    }
+  }
+  std::vector<std::string> all_ids;
+  for (const auto& gpu : gpus_) all_ids.push_back(gpu.id);
+  auto close = text::closest(name, all_ids);
+  if (close.empty()) {
+    // Neighbours by model: the ids that begin with the same letters ("a10" -> the A100s).
+    for (const auto& gpu : gpus_) {
+      const auto tokens = name_tokens(gpu.id);
+      if (!tokens.empty() && tokens.front() == typed.front() && close.size() < 4) close.push_back(gpu.id);
+    }
+  }
+  if (close.empty()) {
+    throw InputError(fmt::format("unknown GPU '{}' (see `gpusage gpus --family all` for the ids)", name));
+  }
+  throw InputError(fmt::format("unknown GPU '{}'; did you mean: {}", name, text::join(close)));
+}
+
+std::vector<const Gpu*> Catalog::family(Family family) const {
+  std::vector<const Gpu*> out;
+  for (const auto& gpu : gpus_) {
+    if (gpu.family == family) out.push_back(&gpu);
+  }
+  return out;
+}
+
+std::vector<const Gpu*> Catalog::market(std::string_view group) const {
+  std::vector<const Gpu*> out;
+  for (const auto& gpu : gpus_) {
+    if (gpu.market && text::to_lower(*gpu.market) == text::to_lower(group)) out.push_back(&gpu);
+  }
+  return out;
+}
+
+std::vector<const Gpu*> Catalog::select(std::string_view spec) const {
+  std::vector<const Gpu*> out;
+  auto add = [&out](const Gpu* gpu) {
+    if (std::find(out.begin(), out.end(), gpu) == out.end()) out.push_back(gpu);
+  };
+  for (const std::string& part : text::split(spec, ',')) {
+    if (part.empty()) throw InputError(fmt::format("empty GPU name in '{}'", spec));
+    if (text::to_lower(part) == "all") {
+      for (const auto& gpu : gpus_) add(&gpu);
+    } else if (auto f = parse_family(part)) {
+      for (const Gpu* gpu : family(*f)) add(gpu);
+    } else if (is_market_group(part)) {
+      for (const Gpu* gpu : market(text::trim(part))) add(gpu);
+    } else {
+      add(&resolve(part));
+    }
+  }
+  return out;
+}
+
+}  // namespace gpusage::catalog
