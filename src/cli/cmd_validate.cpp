@@ -220,6 +220,7 @@ void add_validate_command(CLI::App& app) {
         fine_tuning_cells.push_back({{"method", c.method},
                                      {"gpu_class", c.gpu_class},
                                      {"throughput", summary_json(c.throughput)},
+                                     {"throughput_inside_80_range", c.inside_interval},
                                      {"memory", summary_json(c.memory)}});
       }
       doc["fine_tuning"] = {
@@ -341,15 +342,17 @@ void add_validate_command(CLI::App& app) {
       report::Table cells;
       cells.columns = {{"method", "", report::Align::left}, {"gpu class", "", report::Align::left},
                        {"speed rows", ""}, {"speed median |err|", ""}, {"speed median err", ""},
-                       {"memory rows", ""}, {"memory median |err|", ""}, {"memory median err", ""}};
+                       {"inside 80% range", ""}, {"memory rows", ""}, {"memory median |err|", ""},
+                       {"memory median err", ""}};
       for (const auto& c : result.fine_tuning_cells) {
         auto cell = [](const estimate::ErrorSummary& e, bool signed_error) {
           if (e.count == 0) return std::string("-");
           return signed_error ? percent(e.median_error) : fmt::format("{:.1f}%", e.median_abs_error * 100);
         };
         cells.add_row({c.method, c.gpu_class, std::to_string(c.throughput.count), cell(c.throughput, false),
-                       cell(c.throughput, true), std::to_string(c.memory.count), cell(c.memory, false),
-                       cell(c.memory, true)});
+                       cell(c.throughput, true),
+                       c.throughput.count ? std::to_string(c.inside_interval) : std::string("-"),
+                       std::to_string(c.memory.count), cell(c.memory, false), cell(c.memory, true)});
       }
       out += report::render_text(cells, 200);
     }

@@ -191,6 +191,9 @@ TEST(PlanFinetuneE2E, ValidateCountsTheRunsInsidePlansPrintedRange) {
   auto doc = nlohmann::json::parse(r.out);
   EXPECT_EQ(doc["fine_tuning"]["throughput"]["rows"], 2);
   EXPECT_EQ(doc["fine_tuning"]["throughput_inside_80_range"], 1);
+  ASSERT_EQ(doc["fine_tuning"]["cells"].size(), 1u);  // LoRA on GeForce: the same count, per cell
+  EXPECT_EQ(doc["fine_tuning"]["cells"][0]["method"], "lora");
+  EXPECT_EQ(doc["fine_tuning"]["cells"][0]["throughput_inside_80_range"], 1);
   r = run_cli("validate " + csv + " --summary");
   std::remove(csv.c_str());
   EXPECT_NE(r.out.find("throughput inside plan's printed 80% range: 1 of 2"), std::string::npos) << r.out;

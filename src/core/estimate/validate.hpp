@@ -190,6 +190,7 @@ struct FineTuneCell {
   std::string gpu_class;
   ErrorSummary throughput;  // per GPU, single- and multi-GPU rows
   ErrorSummary memory;      // peak_memory, peak_allocated and peak_reserved rows
+  int inside_interval = 0;  // throughput rows inside the 80% range plan prints (judged as the report's own count)
 };
 
 struct ValidationReport {

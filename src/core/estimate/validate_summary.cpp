@@ -42,6 +42,7 @@ void summarize_fine_tuning(ValidationReport& report) {
   std::vector<double> throughput, memory;
   std::map<std::pair<std::string, std::string>, std::pair<std::vector<double>, std::vector<double>>> cells;
   std::map<std::string, ErrorsBySource> speed_by_method_source;
+  std::map<std::pair<std::string, std::string>, int> inside;  // by cell
   for (const ValidationRow& row : report.rows) {
     const Measurement& m = row.measurement;
     if (!counts_as_fine_tuning(row)) continue;
@@ -58,12 +59,15 @@ void summarize_fine_tuning(ValidationReport& report) {
     const Measurement& m = row.measurement;
     if (!counts_as_fine_tuning(row) || is_memory(m.metric) || !row.predicted) continue;
     const Interval range = fine_tuning_range(row, speed_by_method_source[m.method()]);
-    report.fine_tuning_inside_interval += m.value >= range.low && m.value <= range.high;
+    const bool held = m.value >= range.low && m.value <= range.high;
+    report.fine_tuning_inside_interval += held;
+    inside[{m.method(), row.gpu_class}] += held;
   }
   report.fine_tuning_throughput = summarize(throughput);
   report.fine_tuning_memory = summarize(memory);
   for (const auto& [key, errors] : cells) {
-    report.fine_tuning_cells.push_back({key.first, key.second, summarize(errors.first), summarize(errors.second)});
+    report.fine_tuning_cells.push_back(
+        {key.first, key.second, summarize(errors.first), summarize(errors.second), inside[key]});
   }
 }
 
