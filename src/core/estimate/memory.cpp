@@ -120,18 +120,25 @@ SavedActivations saved_activations_per_sample(const workload::Workload& w, const
   return saved;
 }
 
-// The step's largest output and its gradient, which the caching allocator keeps as free segments of their
-// own once they die (docs/MODEL.md, "The allocator's cached pair"): the logits in fp32 under the plain loss
-// (one chunk's under the chunked loss, none whole under the fused one), else the widest activation.
-double largest_transient_pair_bytes(const workload::Workload& w, const TrainingConfig& config) {
+// The bytes of the step's largest output, per sample: the logits, `logits_element_bytes` wide, count in the
+// share the loss implementation holds whole (logits_in_flight_share); every other output is activation-wide.
+double largest_output_bytes_per_sample(const workload::Workload& w, const TrainingConfig& config,
+                                       double logits_element_bytes) {
   const double element = activation_element_bytes(config.precision);
   double largest = 0;
   for (std::size_t i = 0; i < w.layers.size(); ++i) {
     const bool logits = i + 1 < w.layers.size() && w.layers[i + 1].op == workload::OpClass::loss;
-    const double bytes = w.layers[i].output_elements() * (logits ? 4.0 * logits_in_flight_share(config) : element);
-    largest = std::max(largest, bytes);
+    const double bytes_per_element = logits ? logits_element_bytes * logits_in_flight_share(config) : element;
+    largest = std::max(largest, w.layers[i].output_elements() * bytes_per_element);
   }
-  return 2 * config.batch_per_gpu * largest;
+  return largest;
+}
+
+// The step's largest output and its gradient, which the caching allocator keeps as free segments of their
+// own once they die (docs/MODEL.md, "The allocator's cached pair"): the logits in fp32 under the plain loss
+// (one chunk's under the chunked loss, none whole under the fused one), else the widest activation.
+double largest_transient_pair_bytes(const workload::Workload& w, const TrainingConfig& config) {
+  return 2 * config.batch_per_gpu * largest_output_bytes_per_sample(w, config, 4.0);
 }
 
 }  // namespace
@@ -283,13 +290,7 @@ MemoryBreakdown estimate_memory(const workload::Workload& w, const TrainingConfi
   // The logits' pair counts only in the share the loss implementation holds whole.
   double in_flight = 0;
   if (config.checkpointing) {
-    double largest_output = 0;
-    for (std::size_t i = 0; i < w.layers.size(); ++i) {
-      const bool logits = i + 1 < w.layers.size() && w.layers[i + 1].op == workload::OpClass::loss;
-      largest_output =
-          std::max(largest_output, w.layers[i].output_elements() * (logits ? logits_in_flight_share(config) : 1.0));
-    }
-    in_flight = 2 * largest_output * activation_element_bytes(config.precision);
+    in_flight = 2 * largest_output_bytes_per_sample(w, config, activation_element_bytes(config.precision));
   } else {
     in_flight = backward_in_flight_bytes_per_sample(w, config);
   }

@@ -40,11 +40,9 @@ bool covered(const IntervalTable& t, const std::string& f, const std::string& p,
   return false;
 }
 
-}  // namespace
-
 // The q-quantile of values drawn with the given weights (summing to 1): the smallest value whose cumulative
 // weight reaches q (the inverse of the weighted distribution function).
-static double weighted_quantile(std::vector<std::pair<double, double>> value_weights, double q) {
+double weighted_quantile(std::vector<std::pair<double, double>> value_weights, double q) {
   std::sort(value_weights.begin(), value_weights.end());
   double cumulative = 0;
   for (const auto& [value, weight] : value_weights) {
@@ -53,6 +51,8 @@ static double weighted_quantile(std::vector<std::pair<double, double>> value_wei
   }
   return value_weights.back().first;
 }
+
+}  // namespace
 
 IntervalCell fine_tuning_cell(const std::string& method, const ErrorsBySource& errors) {
   std::vector<double> biases, all;
@@ -83,6 +83,17 @@ IntervalCell fine_tuning_cell(const std::string& method, const ErrorsBySource& e
   return cell;
 }
 
+std::map<std::string, ErrorsBySource> fine_tuning_speed_errors(const ValidationReport& report) {
+  std::map<std::string, ErrorsBySource> errors;
+  for (const ValidationRow& row : report.rows) {
+    const Measurement& m = row.measurement;
+    if (row.error && m.fine_tuning() && !m.legacy() && m.metric == Metric::train_throughput) {
+      errors[m.method()][cv_group_of(m, CvGroup::source)].push_back(*row.error);
+    }
+  }
+  return errors;
+}
+
 std::string fine_tuning_method(const TrainingConfig& config) {
   if (config.qlora) return "qlora";
   return config.lora_rank ? "lora" : "";
@@ -91,18 +102,12 @@ std::string fine_tuning_method(const TrainingConfig& config) {
 IntervalTable interval_table(const ValidationReport& report) {
   using Key = std::tuple<std::string, std::string, std::string>;
   std::map<Key, std::vector<double>> groups;
-  std::map<std::string, ErrorsBySource> fine_tuning;
   std::vector<double> multi;
   IntervalTable t;
   t.method = report.cv ? fmt::format("leave-one-{}-out", to_string(*report.cv)) : "in-sample";
   for (const ValidationRow& row : report.rows) {
     const Measurement& m = row.measurement;
-    if (row.error && m.fine_tuning() && !m.legacy() && m.metric == Metric::train_throughput &&
-        std::string(m.method()) != "full") {
-      fine_tuning[m.method()][cv_group_of(m, CvGroup::source)].push_back(*row.error);
-      continue;
-    }
-    if (!row.error || !m.current_throughput()) continue;
+    if (!row.error || !m.current_throughput()) continue;  // fine-tuning rows are not current_throughput
     if (m.num_gpus > 1) {
       multi.push_back(*row.error);
       t.max_validated_gpus = std::max(t.max_validated_gpus, m.num_gpus);
@@ -117,7 +122,10 @@ IntervalTable interval_table(const ValidationReport& report) {
     t.cells.push_back(cell_from(std::get<0>(key), std::get<1>(key), std::get<2>(key), errors));
   }
   t.multi_gpu = cell_from("*", "*", "*", multi);
-  for (const auto& [method, errors] : fine_tuning) t.fine_tuning.push_back(fine_tuning_cell(method, errors));
+  // Full fine-tunes take the model family's cells (fine_tuning_method): only the adapter methods get one.
+  for (const auto& [method, errors] : fine_tuning_speed_errors(report)) {
+    if (method != "full") t.fine_tuning.push_back(fine_tuning_cell(method, errors));
+  }
   return t;
 }
 

@@ -49,6 +49,10 @@ using ErrorsBySource = std::map<std::string, std::vector<double>>;
 // over all pairs of the two. A range from the runs pooled holds a source whose bias no other source shares only
 // by chance, and lets one source with many runs set the tails.
 IntervalCell fine_tuning_cell(const std::string& method, const ErrorsBySource& errors);
+// The held-out speed errors of a report's current-software fine-tuning rows, by method ("full", "lora",
+// "qlora"; Measurement::method) and source: what plan's adapter cells are drawn from (interval_table) and what
+// validate judges each fine-tuning row's range by, without its own source.
+std::map<std::string, ErrorsBySource> fine_tuning_speed_errors(const ValidationReport& report);
 // The fine-tuning method whose interval cell a plan uses: "lora" or "qlora" for adapter training, empty
 // otherwise (a full fine-tune computes what pre-training does, and takes the model family's cell).
 std::string fine_tuning_method(const TrainingConfig& config);

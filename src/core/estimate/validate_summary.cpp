@@ -41,7 +41,6 @@ Interval fine_tuning_range(const ValidationRow& row, ErrorsBySource by_source) {
 void summarize_fine_tuning(ValidationReport& report) {
   std::vector<double> throughput, memory;
   std::map<std::pair<std::string, std::string>, std::pair<std::vector<double>, std::vector<double>>> cells;
-  std::map<std::string, ErrorsBySource> speed_by_method_source;
   std::map<std::pair<std::string, std::string>, int> inside;  // by cell
   for (const ValidationRow& row : report.rows) {
     const Measurement& m = row.measurement;
@@ -51,10 +50,8 @@ void summarize_fine_tuning(ValidationReport& report) {
     auto& cell = cells[{m.method(), row.gpu_class}];
     (is_memory(m.metric) ? memory : throughput).push_back(*row.error);
     (is_memory(m.metric) ? cell.second : cell.first).push_back(*row.error);
-    if (m.metric == Metric::train_throughput) {
-      speed_by_method_source[m.method()][cv_group_of(m, CvGroup::source)].push_back(*row.error);
-    }
   }
+  std::map<std::string, ErrorsBySource> speed_by_method_source = fine_tuning_speed_errors(report);
   for (const ValidationRow& row : report.rows) {
     const Measurement& m = row.measurement;
     if (!counts_as_fine_tuning(row) || is_memory(m.metric) || !row.predicted) continue;
