@@ -63,9 +63,11 @@ void RunOptions::add_to(CLI::App& command, bool with_model) {
       ->check(CLI::IsMember({"fp32", "bf16"}))
       ->capture_default_str();
   command.add_option("--loss", loss,
-                     "Language-model loss: plain (fp32 log-softmax of the whole logits, Hugging Face) | chunked "
-                     "(torchtune's chunked output) | fused (fused linear cross-entropy: Liger, Unsloth)")
-      ->check(CLI::IsMember({"plain", "chunked", "fused"}))
+                     "Language-model loss: plain (fp32 log-softmax of the whole logits, Hugging Face) | plain16 (the "
+                     "same in the model's 16-bit dtype, no upcast: nn.CrossEntropyLoss on a pure-bf16 model's logits; "
+                     "needs --master-weights bf16) | chunked (torchtune's chunked output) | fused (fused linear "
+                     "cross-entropy: Liger, Unsloth)")
+      ->check(CLI::IsMember({"plain", "plain16", "chunked", "fused"}))
       ->capture_default_str();
   command.add_option("--tokens-per-sample", tokens_per_sample,
                      "Tokens each sample really computes, below --seq-len (unpadded or length-grouped data): step "
@@ -254,6 +256,14 @@ estimate::TrainingConfig RunOptions::training_config(const workload::Workload& w
   if (loss != "plain" && w.domain != workload::Domain::language) {
     throw InputError(fmt::format("--loss {} applies to language models' vocabulary logits; {} is a vision model", loss,
                                  w.display_name));
+  }
+  // Autocast runs cross-entropy and log-softmax in fp32 (torch.amp's fp32 op list): a 16-bit loss needs a model
+  // that is 16-bit itself.
+  if (loss == "plain16" && (master_weights != "bf16" || (precision != "bf16" && precision != "fp16"))) {
+    throw InputError(fmt::format("--loss plain16 keeps the loss in the model's 16-bit dtype: it needs --master-weights "
+                                 "bf16 and --precision bf16 or fp16, not --master-weights {} --precision {} (under "
+                                 "autocast cross-entropy runs in fp32: use --loss plain)",
+                                 master_weights, precision));
   }
   c.channels_last = channels_last;
   c.lora_rank = lora;

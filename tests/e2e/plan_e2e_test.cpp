@@ -321,9 +321,10 @@ TEST(PlanE2E, EveryPredictionCarriesItsRangeAndSaysWhenItLeavesTheValidatedRegio
 
 TEST(ValidateE2E, ErrorsAreComputedPerRow) {
   const std::string csv = std::string(GPUSAGE_BINARY_DIR) + "/e2e-validate.csv";
-  std::ofstream(csv) << "model,gpu,precision,batch_per_gpu,metric,value\n"
-                        "resnet50,rtx5090,fp16,64,train_throughput,1000\n"
-                        "resnet50,rtx5090,fp16,64,peak_memory,4000000000\n";
+  // Today's software, as plan assumes (PyTorch 2's defaults: zero_grad frees the gradients).
+  std::ofstream(csv) << "model,gpu,precision,batch_per_gpu,metric,value,software_date\n"
+                        "resnet50,rtx5090,fp16,64,train_throughput,1000,2025-06\n"
+                        "resnet50,rtx5090,fp16,64,peak_memory,4000000000,2025-06\n";
   auto r = run_cli("validate " + csv + " --format json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto rows = nlohmann::json::parse(r.out)["rows"];

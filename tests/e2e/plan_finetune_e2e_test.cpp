@@ -66,6 +66,23 @@ TEST(PlanFinetuneE2E, FusedLossAndSelectiveCheckpointingMoveMemoryTheRightWay) {
   EXPECT_LT(selective, plain);
 }
 
+// universal-llm-trainer's loop: nn.CrossEntropyLoss on a pure-bf16 Llama's logits, no upcast. Its 16-bit loss
+// holds less than the plain fp32 one; under autocast (fp32 master weights) it cannot exist and is refused.
+TEST(PlanFinetuneE2E, Plain16LossHoldsLessAndNeedsAPureSixteenBitModel) {
+  const std::string base = "llama3.1-8b --gpu h100-sxm5-80gb --seq-len 8192 --batch 2 --precision bf16 --lora 8 "
+                           "--master-weights bf16 --checkpointing";
+  auto plain = plan_json(base);
+  auto sixteen = plan_json(base + " --loss plain16");
+  EXPECT_LT(sixteen["memory"]["activations"].get<double>(), plain["memory"]["activations"].get<double>());
+  EXPECT_LT(sixteen["memory"]["reserved"].get<double>(), plain["memory"]["reserved"].get<double>());
+  auto r = run_cli("plan llama3.1-8b --gpu h100-sxm5-80gb --precision bf16 --loss plain16");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "gpusage: --loss plain16 keeps the loss in the model's 16-bit dtype: it needs --master-weights bf16 and "
+            "--precision bf16 or fp16, not --master-weights fp32 --precision bf16 (under autocast cross-entropy runs "
+            "in fp32: use --loss plain)\n");
+}
+
 TEST(PlanFinetuneE2E, TokensPerSampleSpeedsUpTheStepButNotTheMemory) {
   const std::string base = "llama3.2-3b --gpu rtx5090 --seq-len 2048 --batch 2 --precision bf16 --qlora";
   auto padded = plan_json(base);

@@ -56,7 +56,13 @@ inline constexpr double kLossChunks = 8;
 // The share of the logits' gradient pair in flight at once in backward: whole for the plain loss, one
 // chunk for the chunked one, none whole for the fused one (made chunk by chunk inside the loss).
 inline double logits_in_flight_share(const TrainingConfig& config) {
-  return config.loss == LossImpl::plain ? 1.0 : config.loss == LossImpl::chunked ? 1.0 / kLossChunks : 0.0;
+  switch (config.loss) {
+    case LossImpl::plain:
+    case LossImpl::plain16: return 1.0;
+    case LossImpl::chunked: return 1.0 / kLossChunks;
+    case LossImpl::fused: return 0.0;
+  }
+  return 1.0;
 }
 
 // Whether block `segment` is recomputed in backward: every block under full checkpointing, every Nth

@@ -288,7 +288,7 @@ std::vector<Measurement> parse_measurements(const std::string& csv_text, const s
       }
     }
     m.master_weights = choice("master_weights", {"fp32", "bf16"}) == "bf16" ? MasterWeights::bf16 : MasterWeights::fp32;
-    m.loss = parse_loss(choice("loss", {"plain", "chunked", "fused"})).value_or(LossImpl::plain);
+    m.loss = parse_loss(choice("loss", {"plain", "plain16", "chunked", "fused"})).value_or(LossImpl::plain);
     m.lora_rank = count("lora_rank", false);
     m.qlora = choice("qlora", {"yes", "no"}) == "yes";
     m.optimizer_in_backward = choice("optimizer_in_backward", {"yes", "no"}) == "yes";

@@ -34,11 +34,12 @@ double adafactor_state_elements(const workload::Workload& w, const TrainingConfi
 }
 
 // What the loss keeps for backward per logit element (the loss layer's input), by implementation (LossImpl):
-// plain, the fp32 log-softmax; chunked, the 16-bit logits chunks plus one of the chunks' fp32 log-softmax;
+// plain, the fp32 log-softmax; plain16, the log-softmax in the logits' own 16-bit width; chunked, the 16-bit logits chunks plus one of the chunks' fp32 log-softmax;
 // fused, nothing whole (one chunk about the size of the hidden states at a time, left out).
 double loss_saved_bytes_per_logit(const TrainingConfig& config) {
   switch (config.loss) {
     case LossImpl::plain: return 4;  // layers.cpp's cross_entropy, which saved_bytes_per_sample uses
+    case LossImpl::plain16: return activation_element_bytes(config.precision);
     case LossImpl::chunked: return activation_element_bytes(config.precision) + 4.0 / kLossChunks;
     case LossImpl::fused: return 0;
   }
@@ -136,9 +137,12 @@ double largest_output_bytes_per_sample(const workload::Workload& w, const Traini
 
 // The step's largest output and its gradient, which the caching allocator keeps as free segments of their
 // own once they die (docs/MODEL.md, "The allocator's cached pair"): the logits in fp32 under the plain loss
-// (one chunk's under the chunked loss, none whole under the fused one), else the widest activation.
+// (16-bit under plain16, one chunk's under the chunked loss, none whole under the fused one), else the widest
+// activation.
 double largest_transient_pair_bytes(const workload::Workload& w, const TrainingConfig& config) {
-  return 2 * config.batch_per_gpu * largest_output_bytes_per_sample(w, config, 4.0);
+  const double logits_element =
+      config.loss == LossImpl::plain16 ? activation_element_bytes(config.precision) : 4.0;
+  return 2 * config.batch_per_gpu * largest_output_bytes_per_sample(w, config, logits_element);
 }
 
 }  // namespace
@@ -270,6 +274,27 @@ MemoryBreakdown estimate_memory(const workload::Workload& w, const TrainingConfi
 
   if (config.optimizer == Optimizer::paged_adamw || config.optimizer == Optimizer::paged_adamw8bit) {
     m.paged_bytes = m.optimizer_bytes;
+  }
+
+  // The gradients backward starts with (docs/MODEL.md, "Gradients and activations do not peak together"): on one
+  // GPU with one micro-batch, the first layer it reaches makes the first (the largest layer's gradient stands for
+  // it: an LLM's lm_head, a convnet's classifier); the rest come as the saved activations go. All of them are
+  // there from the start when DDP holds them in its buckets, when accumulation keeps the last micro-batch's, when
+  // zero_grad() zeroes them in place (PyTorch before 2.0) rather than freeing them, and for adapters (too few to
+  // matter).
+  double largest_layer = 0;
+  for (const auto& layer : w.layers) largest_layer = std::max(largest_layer, static_cast<double>(layer.params));
+  const bool gradients_from_start = config.world_size() > 1 || config.accumulation_steps > 1 || adapted ||
+                                    !config.gradients_freed_between_steps;
+  m.backward_gradients_bytes =
+      gradients_from_start ? m.gradients_bytes : std::min(m.gradients_bytes, master * largest_layer);
+  // torch.optim's foreach Adam and AdamW (the default on CUDA) write the square root of every second moment to a
+  // new tensor list before the update: one more state's worth while the step runs (PyTorch's torch.optim notes:
+  // the foreach implementations peak higher by about a list of the parameters' size). Host steps (offload) and
+  // the step fused into backward take none; bitsandbytes' 8-bit and paged optimizers step in fused kernels.
+  const bool foreach_adam = config.optimizer == Optimizer::adam || config.optimizer == Optimizer::adamw;
+  if (foreach_adam && config.foreach_optimizer && !config.offload.steps_on_host() && !config.optimizer_in_backward) {
+    m.step_temporaries_bytes = master * trainable / n;
   }
 
   const SavedActivations saved = saved_activations_per_sample(w, config);

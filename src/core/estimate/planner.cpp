@@ -92,6 +92,7 @@ std::string optimizer_names() { return joined_names(kOptimizers); }
 const char* to_string(LossImpl loss) {
   switch (loss) {
     case LossImpl::plain: return "plain";
+    case LossImpl::plain16: return "plain16";
     case LossImpl::chunked: return "chunked";
     case LossImpl::fused: return "fused";
   }
@@ -99,7 +100,7 @@ const char* to_string(LossImpl loss) {
 }
 
 std::optional<LossImpl> parse_loss(const std::string& name) {
-  constexpr LossImpl kAll[] = {LossImpl::plain, LossImpl::chunked, LossImpl::fused};
+  constexpr LossImpl kAll[] = {LossImpl::plain, LossImpl::plain16, LossImpl::chunked, LossImpl::fused};
   return parse_named(name, kAll);
 }
 
@@ -354,7 +355,7 @@ Prediction predict(const workload::Workload& w, const TrainingConfig& config, co
   add_advice(p, w, gpu, calibration);
   const Interval interval = throughput_interval(builtin_interval_table(), p.throughput, model_family(w.id),
                                                 catalog::to_string(config.precision), gpu.architecture,
-                                                config.world_size(), fine_tuning_method(config));
+                                                config.world_size(), fine_tuning_method(config, w.causal_lm));
   p.throughput_low = interval.low;
   p.throughput_high = interval.high;
   p.interval_basis = interval.basis;

@@ -4,6 +4,7 @@
 // The models are documented in docs/MODEL.md, beside the constants they use (estimate/constants.hpp).
 #pragma once
 
+#include <algorithm>
 #include <compare>
 #include <optional>
 #include <string>
@@ -77,7 +78,10 @@ enum class MasterWeights { fp32, bf16 };
 //           reduced on its own, so only the 16-bit logits and one chunk's fp32 copies exist;
 //   fused   fused linear cross-entropy (Liger, Unsloth, Apple's Cut Cross-Entropy): the logits are never
 //           whole; each chunk's gradient is made in the forward pass and the chunk freed.
-enum class LossImpl { plain, chunked, fused };
+// plain: the whole logits' fp32 log-softmax (Hugging Face's loss upcasts; autocast runs cross-entropy in fp32);
+// plain16: the same loss left in the model's 16-bit dtype (nn.CrossEntropyLoss on a pure 16-bit model's logits,
+// no upcast); chunked: torchtune's chunked output; fused: a fused linear cross-entropy (Liger, Unsloth).
+enum class LossImpl { plain, plain16, chunked, fused };
 const char* to_string(LossImpl loss);
 std::optional<LossImpl> parse_loss(const std::string& name);
 
@@ -126,6 +130,13 @@ struct TrainingConfig {
   // CUDA before 11.7 / PyTorch before 1.13 load every kernel of every library into the context at start
   // (validation rows of older software); today's default is lazy loading.
   bool eager_module_loading = false;
+  // optimizer.zero_grad() frees the gradients (set_to_none=True, PyTorch 2.0's default), so each backward starts
+  // without them; before 2.0 it zeroed them in place and they stayed for the next step (validation rows of older
+  // software, and TensorFlow's, keep them).
+  bool gradients_freed_between_steps = true;
+  // torch.optim steps CUDA parameters with its multi-tensor (foreach) implementations, PyTorch 2.0's default;
+  // before, a loop over single tensors with no tensor-list temporaries.
+  bool foreach_optimizer = true;
 
   int world_size() const { return gpus_per_node * nodes; }
   // Member by member: validate predicts each distinct configuration once (validate_detail.hpp).
@@ -156,6 +167,14 @@ struct MemoryBreakdown {
   // any total below.
   double host_bytes = 0;
   double host_activation_bytes = 0;  // of host_bytes, the saved activations (copied out and back every step)
+  // Saved activations and gradients do not peak together: backward frees each block's saved tensors as it makes
+  // the block's gradients. So the step peaks either at backward's start (the activations, the workspace and the
+  // gradients already alive then) or at the optimizer step (every gradient and the step's own temporaries).
+  double backward_gradients_bytes = 0;  // of gradients_bytes, those alive when backward starts
+  double step_temporaries_bytes = 0;    // the optimizer step's temporaries (foreach Adam: a state's size)
+  double backward_peak_bytes() const { return activations_bytes + workspace_bytes + backward_gradients_bytes; }
+  double step_peak_bytes() const { return gradients_bytes + step_temporaries_bytes; }
+  bool peaks_at_optimizer_step() const { return step_peak_bytes() > backward_peak_bytes(); }
   // What torch.cuda.max_memory_allocated() reports: the live tensors at the peak. Paged optimizer states are
   // CUDA managed memory (cudaMallocManaged), outside PyTorch's allocator: nvidia-smi counts the resident ones.
   double allocated_bytes() const { return total_bytes() - context_bytes - paged_bytes; }
@@ -163,7 +182,7 @@ struct MemoryBreakdown {
   double reserved_bytes() const { return allocated_bytes() + allocator_reserve_bytes; }
   // What nvidia-smi shows at the step's peak.
   double total_bytes() const {
-    return weights_bytes + gradients_bytes + optimizer_bytes + activations_bytes + workspace_bytes + context_bytes;
+    return weights_bytes + optimizer_bytes + context_bytes + std::max(backward_peak_bytes(), step_peak_bytes());
   }
   // What has to fit in the card's memory for the step to run.
   double required_bytes() const { return total_bytes() - releasable_bytes - paged_bytes; }

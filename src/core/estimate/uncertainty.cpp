@@ -54,6 +54,18 @@ double weighted_quantile(std::vector<std::pair<double, double>> value_weights, d
 
 }  // namespace
 
+double source_spread_widening(int sources) {
+  if (sources < 2) return 1;
+  // Student's t, 90th percentile, by degrees of freedom 1..30 (any statistics table); z(0.9) beyond.
+  constexpr double kT90[] = {3.078, 1.886, 1.638, 1.533, 1.476, 1.440, 1.415, 1.397, 1.383, 1.372,
+                             1.363, 1.356, 1.350, 1.345, 1.341, 1.337, 1.333, 1.330, 1.328, 1.325,
+                             1.323, 1.321, 1.319, 1.318, 1.316, 1.315, 1.314, 1.313, 1.311, 1.310};
+  constexpr double kZ90 = 1.2816;
+  const int df = sources - 1;
+  const double t = df <= 30 ? kT90[df - 1] : kZ90;
+  return t * std::sqrt(1 + 1.0 / sources) / kZ90;
+}
+
 IntervalCell fine_tuning_cell(const std::string& method, const ErrorsBySource& errors) {
   std::vector<double> biases, all;
   std::vector<std::vector<double>> scatter;  // per source: each run's log ratio less its source's median
@@ -69,6 +81,10 @@ IntervalCell fine_tuning_cell(const std::string& method, const ErrorsBySource& e
   }
   IntervalCell cell = cell_from(method, "*", "*", all);
   if (all.empty()) return cell;
+  // A few sources' biases understate where the next source's falls (source_spread_widening).
+  const double center = stats::median(biases);
+  const double widening = source_spread_widening(static_cast<int>(biases.size()));
+  for (double& b : biases) b = center + (b - center) * widening;
   // A new source draws a bias (each source's equally likely) and a run's scatter (each source's scatter
   // equally likely, then each of its runs): a source with many runs weighs no more than one with few.
   const double sources = static_cast<double>(biases.size());
@@ -94,9 +110,10 @@ std::map<std::string, ErrorsBySource> fine_tuning_speed_errors(const ValidationR
   return errors;
 }
 
-std::string fine_tuning_method(const TrainingConfig& config) {
+std::string fine_tuning_method(const TrainingConfig& config, bool causal_lm) {
   if (config.qlora) return "qlora";
-  return config.lora_rank ? "lora" : "";
+  if (config.lora_rank) return "lora";
+  return causal_lm ? "full" : "";
 }
 
 IntervalTable interval_table(const ValidationReport& report) {
@@ -122,9 +139,8 @@ IntervalTable interval_table(const ValidationReport& report) {
     t.cells.push_back(cell_from(std::get<0>(key), std::get<1>(key), std::get<2>(key), errors));
   }
   t.multi_gpu = cell_from("*", "*", "*", multi);
-  // Full fine-tunes take the model family's cells (fine_tuning_method): only the adapter methods get one.
   for (const auto& [method, errors] : fine_tuning_speed_errors(report)) {
-    if (method != "full") t.fine_tuning.push_back(fine_tuning_cell(method, errors));
+    t.fine_tuning.push_back(fine_tuning_cell(method, errors));
   }
   return t;
 }
@@ -184,15 +200,24 @@ Interval interval_from_cell(const IntervalCell& cell, double predicted, std::str
 
 Interval throughput_interval(const IntervalTable& table, double predicted, const std::string& family,
                              const std::string& precision, const std::string& architecture, int world_size,
-                             const std::string& fine_tuning) {
+                             const std::string& fine_tuning, const IntervalCell* method_cell) {
   Interval out;
   const IntervalCell* chosen = nullptr;
-  const auto method = std::find_if(table.fine_tuning.begin(), table.fine_tuning.end(),
-                                   [&](const IntervalCell& c) { return c.family == fine_tuning; });
-  if (!fine_tuning.empty() && method != table.fine_tuning.end() && method->rows >= kMinIntervalRows) {
-    chosen = &*method;
-    out.basis = fmt::format("{} fine-tuning: {} held-out runs", fine_tuning == "qlora" ? "QLoRA" : "LoRA",
-                            chosen->rows);
+  if (!method_cell && !fine_tuning.empty()) {
+    const auto found = std::find_if(table.fine_tuning.begin(), table.fine_tuning.end(),
+                                    [&](const IntervalCell& c) { return c.family == fine_tuning; });
+    if (found != table.fine_tuning.end()) method_cell = &*found;
+  }
+  const IntervalCell* method = method_cell && method_cell->rows >= kMinIntervalRows ? method_cell : nullptr;
+  const bool full = fine_tuning == "full";
+  const auto method_basis = [&] {
+    const char* name = fine_tuning == "qlora" ? "QLoRA" : fine_tuning == "lora" ? "LoRA" : "full";
+    return fmt::format("{} fine-tuning: {} held-out runs", name, method->rows);
+  };
+  bool any_model = false;  // the cell chosen below pools every model (a "*" family)
+  if (method && !full) {
+    chosen = method;
+    out.basis = method_basis();
   } else if (world_size > 1 && table.multi_gpu.rows >= kMinIntervalRows) {
     chosen = &table.multi_gpu;
     out.basis = fmt::format("data-parallel runs: {} held-out runs", chosen->rows);
@@ -205,6 +230,7 @@ Interval throughput_interval(const IntervalTable& table, double predicted, const
       const IntervalCell* c = find(table, level.f, level.p, level.a);
       if (c && c->rows >= kMinIntervalRows) {
         chosen = c;
+        any_model = c->family == "*";
         auto name = [](const std::string& s, const char* any) { return s == "*" ? std::string(any) : s; };
         out.basis = fmt::format("{} · {} · {}: {} held-out runs", name(c->family, "any model"),
                                 name(c->precision, "any precision"), name(c->architecture, "any GPU"), c->rows);
@@ -212,9 +238,22 @@ Interval throughput_interval(const IntervalTable& table, double predicted, const
       }
     }
   }
+  // A full-parameter LLM plan may be a full fine-tune or pre-training: the full fine-tuning runs' range joins
+  // the family's (or the data-parallel runs') so that it holds either, and replaces a range borrowed from
+  // other models.
+  if (full && method && (!chosen || any_model)) {
+    chosen = method;
+    out.basis = method_basis();
+  }
   if (!chosen) {
     out.low = out.high = predicted;
     out.basis = "no held-out runs";
+  } else if (full && method && chosen != method) {
+    const Interval own = interval_from_cell(*chosen, predicted, {});
+    const Interval fine = interval_from_cell(*method, predicted, {});
+    out.low = std::min(own.low, fine.low);
+    out.high = std::max(own.high, fine.high);
+    out.basis = out.basis + " and " + method_basis();
   } else {
     out = interval_from_cell(*chosen, predicted, out.basis);
   }
@@ -227,7 +266,7 @@ Interval throughput_interval(const IntervalTable& table, double predicted, const
     out.warnings.push_back(fmt::format("no validation run at {}: the interval is borrowed", precision));
   }
   // A method's cell pools every model the fine-tuning rows hold: the model family does not choose it.
-  const bool from_fine_tuning = method != table.fine_tuning.end() && chosen == &*method;
+  const bool from_fine_tuning = method && (chosen == method || full);
   if (!from_fine_tuning && !covered(table, family, "*", "*")) {
     out.warnings.push_back(fmt::format("no validation run of a {} model: the interval is borrowed", family));
   }

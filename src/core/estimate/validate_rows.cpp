@@ -17,6 +17,9 @@ namespace {
 // PyTorch 2.0 (March 2023) brought scaled_dot_product_attention with fused (flash / memory-efficient)
 // kernels; software before it runs attention unfused, keeping the s^2 probabilities.
 constexpr const char* kFusedAttentionSince = "2023-03";
+// PyTorch 2.0 (March 2023) also made optimizer.zero_grad() free the gradients (set_to_none=True by default) and
+// torch.optim step CUDA parameters with its foreach implementations by default.
+constexpr const char* kGradientsFreedSince = "2023-03";
 
 }  // namespace
 
@@ -61,6 +64,9 @@ std::optional<Prepared> prepare(const Measurement& m, const catalog::Catalog& ca
     if (m.checkpointing.starts_with("every:")) p.config.checkpoint_every = std::stoi(m.checkpointing.substr(6));
     if (m.gpu_memory_gb) p.gpu.memory_gb = *m.gpu_memory_gb;
     p.config.eager_module_loading = m.loads_modules_eagerly();
+    const bool pytorch2 = !m.other_framework() && !m.software_date.empty() && m.software_date >= kGradientsFreedSince;
+    p.config.gradients_freed_between_steps = pytorch2;
+    p.config.foreach_optimizer = pytorch2;
     p.inputs = {m.model, options, timed_options, p.config, p.gpu.id, p.gpu.memory_gb};
     return p;
   } catch (const InputError& e) {

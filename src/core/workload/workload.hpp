@@ -109,6 +109,9 @@ struct Workload {
   Domain domain = Domain::vision;
   int resolution = 0;               // vision: input side in pixels
   int seq_len = 0;                  // language: tokens per sample
+  // A causal language model (every transformer family but BERT): the LLMs people fine-tune, whose
+  // full-parameter plans take the full fine-tuning runs' interval (estimate/uncertainty.hpp).
+  bool causal_lm = false;
   std::string architecture_source;  // where the architecture comes from (paper, torchvision, HF config)
   std::vector<Layer> layers;
   // What the user should know about how this workload was built (a traced model's op classes that gpusage

@@ -389,6 +389,7 @@ Workload language_workload(const std::string& id, const detail::TransformerConfi
   w.id = id;
   w.domain = Domain::language;
   w.seq_len = language_seq_len(id, c, o);
+  w.causal_lm = c.family != detail::Family::bert;
   w.layers = detail::transformer(c, w.seq_len, o.flash_attention, o.head);
   return w;
 }

@@ -78,8 +78,59 @@ TEST(Memory, ContextIsCudaContextPlusAllocatorOverhead) {
   auto eager = config(4, Precision::fp32, Optimizer::sgd);
   eager.eager_module_loading = true;
   EXPECT_DOUBLE_EQ(estimate_memory(w, eager, toy::gpu()).context_bytes - m.context_bytes, 0.667e9 - 0.29e9);
-  EXPECT_DOUBLE_EQ(m.total_bytes(), m.weights_bytes + m.gradients_bytes + m.optimizer_bytes + m.activations_bytes +
-                                        m.workspace_bytes + m.context_bytes);
+  // SGD has no step temporaries, and the activations outweigh the gradients: the peak is backward's start, with
+  // the first layer's gradient (1,000 fp32 parameters) already made.
+  EXPECT_DOUBLE_EQ(m.backward_gradients_bytes, 4 * 1000);
+  EXPECT_DOUBLE_EQ(m.total_bytes(), m.weights_bytes + m.optimizer_bytes + m.activations_bytes + m.workspace_bytes +
+                                        m.backward_gradients_bytes + m.context_bytes);
+}
+
+// Backward frees each block's saved activations as it makes the block's gradients, so the two never peak
+// together: the step's peak is backward's start (activations, workspace and the gradients already there) or the
+// optimizer step (every gradient and foreach Adam's copy of the second moments), whichever holds more.
+TEST(Memory, GradientsAndActivationsDoNotPeakTogether) {
+  auto w = toy::two_block_model();
+  auto c = config(1, Precision::fp32, Optimizer::adamw);
+  auto m = estimate_memory(w, c, toy::gpu());
+  EXPECT_DOUBLE_EQ(m.gradients_bytes, 4 * 2000);
+  EXPECT_DOUBLE_EQ(m.backward_gradients_bytes, 4 * 1000);  // the largest layer's, made first
+  EXPECT_DOUBLE_EQ(m.step_temporaries_bytes, 4 * 2000);    // sqrt of every second moment, fp32
+  const double backward = m.activations_bytes + m.workspace_bytes + 4 * 1000;
+  const double step = 4 * 2000 + 4 * 2000;
+  EXPECT_DOUBLE_EQ(m.backward_peak_bytes(), backward);
+  EXPECT_DOUBLE_EQ(m.step_peak_bytes(), step);
+  EXPECT_DOUBLE_EQ(m.total_bytes(), m.weights_bytes + m.optimizer_bytes + m.context_bytes + std::max(backward, step));
+  EXPECT_EQ(m.peaks_at_optimizer_step(), step > backward);
+  // Every gradient is there from backward's start under DDP (its buckets), with accumulation (the last
+  // micro-batch's) and when zero_grad() zeroes rather than frees them (PyTorch before 2.0).
+  using Change = void (*)(TrainingConfig&);
+  for (Change alive : std::initializer_list<Change>{[](TrainingConfig& x) { x.gpus_per_node = 2; },
+                                                    [](TrainingConfig& x) { x.accumulation_steps = 2; },
+                                                    [](TrainingConfig& x) { x.gradients_freed_between_steps = false; }}) {
+    auto kept = c;
+    alive(kept);
+    EXPECT_DOUBLE_EQ(estimate_memory(w, kept, toy::gpu()).backward_gradients_bytes, 4 * 2000);
+  }
+}
+
+// torch.optim's foreach Adam/AdamW hold a square root of every second moment while they step (PyTorch 2.0's
+// default); the single-tensor loop before it, SGD, a host step and the step fused into backward hold none.
+TEST(Memory, ForeachAdamHoldsASecondMomentsCopyWhileItSteps) {
+  auto w = toy::two_block_model();
+  auto c = config(1, Precision::bf16, Optimizer::adamw);
+  c.master_weights = MasterWeights::bf16;
+  EXPECT_DOUBLE_EQ(estimate_memory(w, c, toy::gpu()).step_temporaries_bytes, 2 * 2000);
+  auto loop = c;
+  loop.foreach_optimizer = false;
+  EXPECT_DOUBLE_EQ(estimate_memory(w, loop, toy::gpu()).step_temporaries_bytes, 0);
+  EXPECT_DOUBLE_EQ(estimate_memory(w, config(1, Precision::bf16, Optimizer::momentum), toy::gpu()).step_temporaries_bytes,
+                   0);
+  auto host = c;
+  host.offload.optimizer = true;
+  EXPECT_DOUBLE_EQ(estimate_memory(w, host, toy::gpu()).step_temporaries_bytes, 0);
+  auto in_backward = c;
+  in_backward.optimizer_in_backward = true;
+  EXPECT_DOUBLE_EQ(estimate_memory(w, in_backward, toy::gpu()).step_temporaries_bytes, 0);
 }
 
 // Data parallel opens an NCCL communicator on each rank, beside the allocator: 544 MB for two GPUs, 688 MB
