@@ -77,6 +77,11 @@ void RunOptions::add_to(CLI::App& command, bool with_model) {
                      "Gradient-accumulation steps per optimizer step; --batch is held (with --target-batch: "
                      "--target-batch must equal batch x accumulate x GPUs)")
       ->check(CLI::Range(1, 1 << 20));
+  command.add_option("--kernels", kernels,
+                     "Language models' elementwise code: eager (Hugging Face's Python RMSNorm and rotary embedding, "
+                     "a kernel per op) | fused (torch.compile, Liger, Unsloth, Transformer Engine, a C++ trainer)")
+      ->check(CLI::IsMember({"eager", "fused"}))
+      ->capture_default_str();
   command.add_flag("--channels-last", channels_last,
                    "NHWC activations (model.to(memory_format=torch.channels_last)): tensor-core convolutions "
                    "skip the NCHW transposes");
@@ -266,6 +271,7 @@ estimate::TrainingConfig RunOptions::training_config(const workload::Workload& w
                                  master_weights, precision));
   }
   c.channels_last = channels_last;
+  c.eager_kernels = kernels == "eager";
   c.lora_rank = lora;
   c.qlora = qlora;
   if (lora_dropout && !lora && !qlora) {

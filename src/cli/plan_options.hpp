@@ -29,6 +29,7 @@ struct RunOptions {
   std::string checkpointing;  // empty: none; "full", "selective", "every:N", "none"
   std::string master_weights = "fp32";
   std::string loss = "plain";
+  std::string kernels = "eager";
   std::string lora_targets = "all";
   std::optional<int> tokens_per_sample;
   std::optional<int> accumulate;

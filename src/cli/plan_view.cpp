@@ -168,6 +168,7 @@ std::string recipe_text(const estimate::TrainingConfig& c, const estimate::Sweep
                                                : std::string("full checkpointing"));
   }
   if (c.loss != estimate::LossImpl::plain) parts.push_back(fmt::format("{} loss", estimate::to_string(c.loss)));
+  if (!c.eager_kernels) parts.push_back("fused elementwise kernels");
   if (results.timed_workload) parts.push_back(fmt::format("{} tokens computed per sample", results.timed_workload->seq_len));
   return parts.empty() ? "" : "; " + text::join(parts, ", ");
 }

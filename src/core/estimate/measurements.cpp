@@ -266,6 +266,7 @@ std::vector<Measurement> parse_measurements(const std::string& csv_text, const s
     m.interconnect = parse_interconnect(choice("interconnect", {"pcie", "nvlink"})).value_or(Interconnect::card);
     const std::string layout = choice("layout", {"nhwc", "nchw"});
     if (!layout.empty()) m.channels_last = layout == "nhwc";
+    m.fused_kernels = choice("kernels", {"eager", "fused"}) == "fused";
     m.task = choice("task", {"squad", "pretrain", "finetune"});
     m.pure_16bit = choice("amp", {"autocast", "o2"}) == "o2";
     m.checkpointing = get("checkpointing");

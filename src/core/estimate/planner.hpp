@@ -137,6 +137,9 @@ struct TrainingConfig {
   // torch.optim steps CUDA parameters with its multi-tensor (foreach) implementations, PyTorch 2.0's default;
   // before, a loop over single tensors with no tensor-list temporaries.
   bool foreach_optimizer = true;
+  // Hugging Face's eager Python elementwise code (RMSNorm's fp32 chain, rotary's rotate_half) rather than fused
+  // kernels (torch.compile, Liger, Transformer Engine, a C++ trainer): Layer::eager_extra_elements.
+  bool eager_kernels = true;
 
   int world_size() const { return gpus_per_node * nodes; }
   // Member by member: validate predicts each distinct configuration once (validate_detail.hpp).

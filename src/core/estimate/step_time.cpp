@@ -294,6 +294,21 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
       (f.compute_bound ? t.compute_s : t.memory_s) += f.time_s - f.fixed_s;
       fixed_s += f.fixed_s;
     }
+    // Eager elementwise code (--kernels eager): the extra memory-bound kernels beside the fused one counted above,
+    // twice the traffic in backward, again when the block is recomputed.
+    if (config.eager_kernels && layer.eager_extra_kernels > 0) {
+      constexpr double kFp32Bytes = 4;
+      const double bytes =
+          batch * (layer.eager_extra_elements * element + layer.eager_extra_fp32_elements * kFp32Bytes);
+      const double kernels_each_way = layer.eager_extra_kernels;
+      const double passes = recomputed(config, layer) ? 4 : 3;  // forward, backward (2x), recompute
+      forward_s += bytes / bandwidth + kernels_each_way * k.kernel_fixed_s;
+      backward_s += 2 * bytes / bandwidth + kernels_each_way * k.kernel_fixed_s;
+      if (passes > 3) recompute_s += bytes / bandwidth + kernels_each_way * k.kernel_fixed_s;
+      t.memory_s += passes * bytes / bandwidth;
+      fixed_s += (passes - 1) * kernels_each_way * k.kernel_fixed_s;
+      kernels += (passes - 1) * kernels_each_way;
+    }
     if (layer.params > 0) parameter_tensors += 2;  // weight and (usually) bias or norm shift
   }
   const double params = static_cast<double>(w.params());

@@ -56,6 +56,9 @@ struct Measurement {
   // Column `interconnect`: pcie (no NVLink bridge) or nvlink; empty: the catalog card's.
   Interconnect interconnect = Interconnect::card;
   std::optional<bool> channels_last;  // column `layout`: nhwc or nchw; empty: nchw (PyTorch's default)
+  // Column `kernels`: fused (torch.compile, Liger, Transformer Engine, a C++ trainer) or eager (Hugging Face's
+  // Python elementwise code, plan's default); empty: eager.
+  bool fused_kernels = false;
   bool pure_16bit = false;            // column `amp`: o2 (pure 16-bit model) or autocast (default)
   // Column `checkpointing`: none (default), full (every block recomputed, plan's --checkpointing), selective
   // (torchtitan's and Megatron's: predicted as plan's --checkpointing selective) or every:N (every Nth block).
@@ -111,7 +114,7 @@ struct Measurement {
 constexpr double kSuperlinearTolerance = 0.10;
 
 // Parses CSV with a header that has at least model,gpu,precision,batch_per_gpu,metric,value (optional:
-// num_gpus, resolution, seq_len, tokens, accumulation, fails_at, attention, parallel, interconnect, layout, task, amp,
+// num_gpus, resolution, seq_len, tokens, accumulation, fails_at, attention, parallel, interconnect, layout, kernels, task, amp,
 // checkpointing, gpu_memory_gb, data, framework, software_date, source; anything else ignored). Throws
 // InputError naming the line and the column.
 std::vector<Measurement> parse_measurements(const std::string& csv_text, const std::string& origin);

@@ -44,6 +44,9 @@ Tensor Graph::add(LayerSpec spec) {
   layer.serial_fixed_bytes = spec.serial_fixed_bytes;
   layer.serial_autocast_extra_bytes = spec.serial_autocast_extra_bytes;
   layer.serial_kernels = spec.serial_kernels;
+  layer.eager_extra_elements = spec.eager_extra_elements;
+  layer.eager_extra_fp32_elements = spec.eager_extra_fp32_elements;
+  layer.eager_extra_kernels = spec.eager_extra_kernels;
   layer.segment = segment_;
   for (const Tensor& in : spec.inputs) layer.input_elements += in.elements();
   layer.lora_targets = std::move(spec.lora_targets);

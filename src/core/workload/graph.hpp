@@ -41,6 +41,9 @@ struct LayerSpec {
   double serial_fixed_bytes = 0;
   double serial_autocast_extra_bytes = 0;
   int serial_kernels = 0;
+  double eager_extra_elements = 0;  // see Layer::eager_extra_elements
+  double eager_extra_fp32_elements = 0;
+  int eager_extra_kernels = 0;
   std::vector<Matrix> lora_targets;
 };
 

@@ -233,9 +233,22 @@ Tensor layer_norm(Graph& g, const std::string& name, const Tensor& x) {
   return g.add(std::move(s));
 }
 
+// HF's eager Python RMSNorm beyond the fused kernel's read and write (Layer::eager_extra_elements), per element:
+// the cast to fp32 (read x, write 4 B), pow (4 B in and out), mean (4 B in), the product with rsqrt (4 B in and
+// out) and the cast back (4 B in, x's width out), then the weight's product (x's width in and out): seven fp32
+// accesses and four at x's width, two of which the fused kernel also makes; seven more kernels (rsqrt and the
+// eps add run on one value per row).
+namespace {
+void add_eager_rms_norm(LayerSpec& s, double elements) {
+  s.eager_extra_fp32_elements = 7 * elements;
+  s.eager_extra_elements = 2 * elements;
+  s.eager_extra_kernels = 7;
+}
+}  // namespace
+
 // RMSNorm as a fused kernel (torch.nn.functional.rms_norm, apex / Liger): saves its input and the
 // per-row rstd (fp32). HF's eager Python RMSNorm keeps more (an fp32 copy of the input and the
-// normalised product); this counts the fused kernel.
+// normalised product); this counts the fused kernel's memory, and its extra traffic under --kernels eager.
 Tensor rms_norm(Graph& g, const std::string& name, const Tensor& x) {
   LayerSpec s = elementwise_spec(name, OpClass::normalization, {x}, x.shape, kRmsNormFlopsPerElement);
   const double rows = x.elements() / static_cast<double>(last_dim(x));
@@ -243,6 +256,7 @@ Tensor rms_norm(Graph& g, const std::string& name, const Tensor& x) {
   s.saved_inputs = {x};
   s.saved_fixed_bytes = kFp32Bytes * rows;
   s.autocast_extra_saved_bytes = (kFp32Bytes - 2) * x.elements();  // fp32 residual stream (layer_norm)
+  add_eager_rms_norm(s, x.elements());
   return g.add(std::move(s));
 }
 
@@ -255,6 +269,7 @@ Tensor head_norm(Graph& g, const std::string& name, const Tensor& x, std::int64_
   s.params = params;
   s.saved_inputs = {x};
   s.saved_fixed_bytes = (layer_norm ? 2 : 1) * kFp32Bytes * x.elements() / static_cast<double>(head_dim);
+  if (!layer_norm) add_eager_rms_norm(s, x.elements());
   return g.add(std::move(s));
 }
 
@@ -287,10 +302,16 @@ Tensor add_parameter(Graph& g, const std::string& name, const Tensor& x, std::ve
 
 // q * cos + rotate_half(q) * sin: cos and sin need no gradient, so autograd saves only them (one
 // broadcast row, not per sample). The rotated q and k are new tensors, saved by attention.
+// Under --kernels eager (HF's apply_rotary_pos_emb), per element of q and k: rotate_half's neg (half read, half
+// written) and cat (read and write), q x cos and rotate_half(q) x sin (read and write each), their sum (two reads,
+// a write): ten accesses at the activation's width against the fused kernel's two, in five kernels per tensor.
 Tensor rotary(Graph& g, const std::string& name, const Tensor& q, const Tensor& k) {
   std::vector<std::int64_t> qk_shape = q.shape;
   qk_shape.back() = q.shape.back() + k.shape.back();
-  return g.add(elementwise_spec(name, OpClass::elementwise, {q, k}, qk_shape, kRotaryFlopsPerElement));
+  LayerSpec s = elementwise_spec(name, OpClass::elementwise, {q, k}, qk_shape, kRotaryFlopsPerElement);
+  s.eager_extra_elements = 8 * (q.elements() + k.elements());
+  s.eager_extra_kernels = 2 * 5 - 1;
+  return g.add(std::move(s));
 }
 
 double attention_pairs(const AttentionSpec& a) {

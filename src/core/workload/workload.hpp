@@ -92,6 +92,14 @@ struct Layer {
   double serial_fixed_bytes = 0;  // e.g. the dropout mask, 1 byte per score whatever the precision
   double serial_autocast_extra_bytes = 0;
   int serial_kernels = 0;
+  // What Hugging Face's eager Python code for this op moves beyond the one fused kernel counted above, per
+  // sample in one forward pass: elements at the activation's width, fp32 elements (4 bytes), and its extra
+  // kernels. RMSNorm: x.to(float32), pow, mean, rsqrt, mul, to(dtype), the weight's mul; rotary: rotate_half's
+  // neg and cat, the two products and their sum, for q and for k. step_time adds them under --kernels eager
+  // (twice the traffic in backward); a compiled or fused model (torch.compile, Liger, TE, llm.q) has none.
+  double eager_extra_elements = 0;
+  double eager_extra_fp32_elements = 0;
+  int eager_extra_kernels = 0;
 
   // Checkpointing segment this layer belongs to (a ResNet stage block, a transformer block); -1 when it
   // sits outside every segment (stem, head). With --checkpointing, a segment keeps only its input.
