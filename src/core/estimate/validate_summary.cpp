@@ -25,13 +25,15 @@ bool counts_as_fine_tuning(const ValidationRow& row) {
 
 // The 80% range plan prints for a fine-tuning throughput row (throughput_interval), with its method's cell
 // (fine_tuning_method) drawn from the other sources' runs alone: a row is never judged by a range its own
-// source helped draw. The model family's cells come from the shipped table, as plan's do.
+// source helped draw. The model family's cells come from the shipped table, as plan's do, and so does the
+// method's when the other sources have too few runs of it.
 Interval fine_tuning_range(const ValidationRow& row, ErrorsBySource by_source) {
   const Measurement& m = row.measurement;
   by_source.erase(cv_group_of(m, CvGroup::source));
   const IntervalCell others = fine_tuning_cell(m.method(), by_source);
   return throughput_interval(builtin_interval_table(), *row.predicted, model_family(m.model), m.precision,
-                             row.architecture, m.num_gpus, m.method(), &others);
+                             row.architecture, m.num_gpus, m.method(),
+                             others.rows >= kMinIntervalRows ? &others : nullptr);
 }
 
 // The fine-tuning figures of a report: every current-software fine-tuning row, whatever its GPU count.

@@ -148,9 +148,10 @@ TEST(IntervalTable, FineTuningCellsRoundTripAndOlderTablesHaveNone) {
   EXPECT_TRUE(parse_interval_table(older, "old.json").fine_tuning.empty());
 }
 
-TEST(IntervalTable, TheBuiltInTableHasTheAdapterMethodsCells) {
+TEST(IntervalTable, TheBuiltInTableHasEveryFineTuningMethodsCell) {
   const IntervalTable& t = builtin_interval_table();
-  ASSERT_EQ(t.fine_tuning.size(), 2u);
+  ASSERT_EQ(t.fine_tuning.size(), 3u);
+  EXPECT_EQ(t.fine_tuning[0].family, "full");
   for (const IntervalCell& c : t.fine_tuning) {
     EXPECT_GE(c.rows, kMinIntervalRows) << c.family;
     EXPECT_LT(c.ratio_p10, 1.0) << c.family;
