@@ -83,6 +83,23 @@ TEST(PlanFinetuneE2E, Plain16LossHoldsLessAndNeedsAPureSixteenBitModel) {
             "in fp32: use --loss plain)\n");
 }
 
+// Hugging Face's eager RMSNorm and rotary embedding (the default) move more bytes than fused kernels; the
+// memory is the same either way, and the recipe line names the fused choice.
+TEST(PlanFinetuneE2E, EagerKernelsAreSlowerThanFusedAndHoldTheSameMemory) {
+  const std::string base = "llama3.1-8b --gpu a100-sxm4-80gb --seq-len 2048 --batch 2 --precision bf16 --lora 16";
+  auto eager = plan_json(base);
+  auto fused = plan_json(base + " --kernels fused");
+  EXPECT_EQ(plan_json(base + " --kernels eager")["step_time_s"], eager["step_time_s"]);
+  EXPECT_GT(eager["step_time_s"].get<double>(), fused["step_time_s"].get<double>());
+  EXPECT_GT(eager["time"]["memory_s"].get<double>(), fused["time"]["memory_s"].get<double>());
+  EXPECT_EQ(eager["memory"], fused["memory"]);
+  auto table = run_cli("plan " + base + " --kernels fused");
+  EXPECT_NE(table.out.find("fused elementwise kernels"), std::string::npos) << table.out;
+  auto r = run_cli("plan " + base + " --kernels compiled");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
 TEST(PlanFinetuneE2E, TokensPerSampleSpeedsUpTheStepButNotTheMemory) {
   const std::string base = "llama3.2-3b --gpu rtx5090 --seq-len 2048 --batch 2 --precision bf16 --qlora";
   auto padded = plan_json(base);

@@ -304,5 +304,37 @@ TEST(StepTime, AnL2KeepsPartOfWhatAMemoryBoundLayerReads) {
   EXPECT_GT(saved_s, 0);
 }
 
+// Hugging Face's eager RMSNorm moves what its Python ops add beyond the fused kernel: forward once, backward
+// twice over, and one more forward when the block is recomputed; each extra kernel adds its fixed time.
+TEST(StepTime, EagerKernelsAddTheirTrafficForwardBackwardAndRecompute) {
+  workload::Layer norm;
+  norm.name = "layers.0.input_layernorm";
+  norm.op = workload::OpClass::normalization;
+  norm.output_shape = {4096, 4096};
+  norm.input_elements = 4096.0 * 4096;
+  norm.forward_io_elements = 2 * norm.input_elements;
+  norm.segment = 0;
+  norm.eager_extra_elements = 2 * norm.input_elements;
+  norm.eager_extra_fp32_elements = 7 * norm.input_elements;
+  norm.eager_extra_kernels = 7;
+  workload::Workload w;
+  w.layers = {norm};
+  w.domain = workload::Domain::language;
+  const ModelConstants& k = default_constants();
+  auto c = sgd_config(8, Precision::bf16);
+  c.eager_kernels = false;
+  const double fused = estimate_step_time(w, c, toy::gpu(80)).step_s;
+  c.eager_kernels = true;
+  const double eager = estimate_step_time(w, c, toy::gpu(80)).step_s;
+  const double bytes = 8 * (2 * norm.input_elements * 2 + 7 * norm.input_elements * 4);
+  const double bandwidth = 1000e9 * k.memory_efficiency;
+  EXPECT_NEAR(eager - fused, 3 * bytes / bandwidth + 2 * 7 * k.kernel_fixed_s, 1e-9);
+  c.checkpointing = true;
+  const double recomputed = estimate_step_time(w, c, toy::gpu(80)).step_s;
+  c.eager_kernels = false;
+  const double recomputed_fused = estimate_step_time(w, c, toy::gpu(80)).step_s;
+  EXPECT_NEAR(recomputed - recomputed_fused, 4 * bytes / bandwidth + 3 * 7 * k.kernel_fixed_s, 1e-9);
+}
+
 }  // namespace
 }  // namespace gpusage::estimate

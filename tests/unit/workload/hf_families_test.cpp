@@ -57,6 +57,24 @@ TEST(HfFamilies, Gemma3MultimodalConfigPlansItsTextModel) {
               HasSubstr("no 'text_config' object"));
 }
 
+// What HF's eager Python adds beyond one fused kernel (--kernels eager): RMSNorm seven fp32 accesses and two at
+// the activation's width per element, in seven more kernels; the rotary embedding eight accesses per element of
+// q and k, in nine more. Causal language models say so (Workload::causal_lm); BERT does not.
+TEST(HfFamilies, RmsNormAndRotaryCarryWhatTheirEagerCodeAdds) {
+  const Workload w = from_hf_config(read_fixture("qwen3-8b.config.json"));
+  EXPECT_TRUE(w.causal_lm);
+  const Layer& norm = layer(w, "model.layers.0.input_layernorm");
+  EXPECT_DOUBLE_EQ(norm.eager_extra_fp32_elements, 7 * norm.output_elements());
+  EXPECT_DOUBLE_EQ(norm.eager_extra_elements, 2 * norm.output_elements());
+  EXPECT_EQ(norm.eager_extra_kernels, 7);
+  const Layer& q_norm = layer(w, "model.layers.0.self_attn.q_norm");  // a per-head RMSNorm, the same code
+  EXPECT_EQ(q_norm.eager_extra_kernels, 7);
+  const Layer& rotary = layer(w, "model.layers.0.self_attn.rotary");
+  EXPECT_DOUBLE_EQ(rotary.eager_extra_elements, 8 * rotary.output_elements());
+  EXPECT_EQ(rotary.eager_extra_kernels, 9);
+  EXPECT_FALSE(build("bert-base").causal_lm);
+}
+
 TEST(HfFamilies, Qwen3NormsEachHeadOfQAndKAndHasNoBiases) {
   const Workload w = from_hf_config(read_fixture("qwen3-8b.config.json"));
   EXPECT_EQ(layer(w, "model.layers.0.self_attn.q_norm").params, 128);
