@@ -92,7 +92,7 @@ void add_validate_command(CLI::App& app) {
       "task squad|pretrain|finetune, amp o2|autocast, checkpointing none|full|selective|every:N, gpu_memory_gb\n"
       "(the card's own, when it is a variant of the catalog GPU), software_date YYYY-MM, framework, source; the\n"
       "fine-tuning recipe as plan's options: optimizer, master_weights fp32|bf16, loss plain|plain16|chunked|fused,\n"
-      "lora_rank, qlora yes|no, lora_targets attn|mlp|all, optimizer_in_backward yes|no). metric:\n"
+      "lora_rank, qlora yes|no, lora_targets attn|mlp|all, optimizer_in_backward yes|no, clip_grad_norm yes|no). metric:\n"
       "train_throughput (samples/s per GPU), peak_memory (bytes, as nvidia-smi counts them), peak_allocated /\n"
       "peak_reserved (torch.cuda.max_memory_allocated / max_memory_reserved) or max_batch (value = largest batch\n"
       "that ran, fails_at = the smallest that failed). task finetune rows are also summarised apart, per method\n"

@@ -51,6 +51,10 @@ void RunOptions::add_to(CLI::App& command, bool with_model) {
   command.add_flag("--optimizer-in-backward", optimizer_in_backward,
                    "Step each parameter as its gradient is made (torchtune's optimizer_in_bwd): one gradient at a "
                    "time instead of all of them");
+  command.add_flag("--clip-grad-norm", clip_grad_norm,
+                   "Clip the gradients' global norm before each optimizer step (torch.nn.utils.clip_grad_norm_; "
+                   "on by default in the Hugging Face Trainer, max_grad_norm 1.0, and so in TRL, Axolotl and "
+                   "LLaMA-Factory): one more read of every gradient and one read and write to scale it");
   // Give the model before a bare --checkpointing: it takes the next word as its mode when one follows.
   command.add_option("--checkpointing", checkpointing,
                      "Activation checkpointing: full (alone: every block recomputed), selective (keep GEMM and "
@@ -249,6 +253,7 @@ estimate::TrainingConfig RunOptions::training_config(const workload::Workload& w
   c.lora_targets = *estimate::parse_lora_targets(lora_targets);
   if (accumulate) c.accumulation_steps = *accumulate;
   c.optimizer_in_backward = optimizer_in_backward;
+  c.clip_grad_norm = clip_grad_norm;
   if (optimizer_in_backward && (accumulate.value_or(1) > 1)) {
     throw InputError(fmt::format("--optimizer-in-backward steps on every micro-batch's gradients, so it cannot "
                                  "accumulate: drop --accumulate {} or the flag",

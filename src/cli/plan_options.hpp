@@ -34,6 +34,7 @@ struct RunOptions {
   std::optional<int> tokens_per_sample;
   std::optional<int> accumulate;
   bool optimizer_in_backward = false;
+  bool clip_grad_norm = false;
   bool channels_last = false;
   std::optional<int> lora;
   bool qlora = false;

@@ -169,6 +169,7 @@ std::string recipe_text(const estimate::TrainingConfig& c, const estimate::Sweep
   }
   if (c.loss != estimate::LossImpl::plain) parts.push_back(fmt::format("{} loss", estimate::to_string(c.loss)));
   if (!c.eager_kernels) parts.push_back("fused elementwise kernels");
+  if (c.clip_grad_norm) parts.push_back("gradient norm clipped");
   if (results.timed_workload) parts.push_back(fmt::format("{} tokens computed per sample", results.timed_workload->seq_len));
   return parts.empty() ? "" : "; " + text::join(parts, ", ");
 }

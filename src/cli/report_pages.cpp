@@ -40,6 +40,7 @@ std::string run_option_flags(const RunOptions& o) {
   if (o.tokens_per_sample) flags += fmt::format(" --tokens-per-sample {}", *o.tokens_per_sample);
   if (o.accumulate) flags += fmt::format(" --accumulate {}", *o.accumulate);
   if (o.optimizer_in_backward) flags += " --optimizer-in-backward";
+  if (o.clip_grad_norm) flags += " --clip-grad-norm";
   if (o.lora) flags += fmt::format(" --lora {}", *o.lora);
   if (o.qlora) flags += " --qlora";
   if (o.gpus != defaults.gpus) flags += fmt::format(" --gpus {}", o.gpus);

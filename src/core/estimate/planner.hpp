@@ -110,6 +110,9 @@ struct TrainingConfig {
   // register_post_accumulate_grad_hook): each parameter is stepped as soon as its gradient is made, and the
   // gradient freed, so only one tensor's gradient exists at a time.
   bool optimizer_in_backward = false;
+  // The gradients' global norm clipped before each optimizer step (torch.nn.utils.clip_grad_norm_; the Hugging
+  // Face Trainer's max_grad_norm = 1.0 by default): a norm over every gradient, then every gradient scaled.
+  bool clip_grad_norm = false;
   bool channels_last = false;
   // fp16/bf16 as a pure 16-bit model with fp32 master weights (apex amp O2, model.half()) instead of
   // autocast: every op, softmax and norms included, runs and saves in 16-bit.

@@ -330,6 +330,13 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
   double optimizer_bytes = optimizer_traffic_per_param(config) * trainable / shards;
   if (config.precision == catalog::Precision::fp16) optimizer_bytes += 8 * trainable / shards;
   double optimizer_kernels = std::ceil(parameter_tensors / k.optimizer_tensors_per_kernel) * 4;
+  // Gradient clipping (clip_grad_norm_ with foreach kernels): one pass reads every gradient for the per-tensor
+  // norms, a second reads and writes every gradient to scale it by max_norm / total (done whether or not the
+  // norm exceeds it, so the host never waits on the value): 3 x the gradient bytes, on the rank's shard.
+  if (config.clip_grad_norm) {
+    optimizer_bytes += 3 * master_element_bytes(config) * trainable / shards;
+    optimizer_kernels += std::ceil(parameter_tensors / k.optimizer_tensors_per_kernel) * 2;
+  }
   t.optimizer_s = optimizer_bytes / bandwidth + optimizer_kernels * k.kernel_fixed_s;
   const double sixteen_bit = element < 4 ? 2 : 4;  // a 16-bit model's weights and gradients
   // The memory model is needed only for what it puts on the host (offloaded activations, paged-out states);

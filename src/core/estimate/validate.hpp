@@ -74,6 +74,7 @@ struct Measurement {
   double lora_dropout = 0;            // column lora_dropout: PEFT's probability; empty: 0
   LoraTargets lora_targets = LoraTargets::all;
   bool optimizer_in_backward = false;  // column optimizer_in_backward: yes|no
+  bool clip_grad_norm = false;         // column clip_grad_norm: yes|no (the run clipped its gradients' norm)
   // Column `task` finetune: a language model fine-tuned (full, LoRA or QLoRA): reported in its own cells.
   bool fine_tuning() const { return task == "finetune"; }
   // full, lora or qlora.

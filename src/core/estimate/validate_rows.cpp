@@ -52,6 +52,7 @@ std::optional<Prepared> prepare(const Measurement& m, const catalog::Catalog& ca
     p.config.lora_targets = m.lora_targets;
     p.config.lora_dropout = m.lora_dropout;
     p.config.optimizer_in_backward = m.optimizer_in_backward;
+    p.config.clip_grad_norm = m.clip_grad_norm;
     p.config.gpus_per_node = std::min(m.num_gpus, 8);
     p.config.nodes = std::max(1, m.num_gpus / 8);
     p.config.parallel = m.parallel;

@@ -336,5 +336,32 @@ TEST(StepTime, EagerKernelsAddTheirTrafficForwardBackwardAndRecompute) {
   EXPECT_NEAR(recomputed - recomputed_fused, 4 * bytes / bandwidth + 3 * 7 * k.kernel_fixed_s, 1e-9);
 }
 
+// clip_grad_norm_ reads every gradient for the norm and reads and writes it to scale it, once per optimizer
+// step: 3 x the gradient bytes (fp32 master gradients here) on the rank's shard, whatever the accumulation.
+TEST(StepTime, GradientClippingSweepsTheGradientsThreeTimesPerOptimizerStep) {
+  const auto w = toy::two_block_model();
+  const ModelConstants& k = default_constants();
+  auto c = sgd_config(8, Precision::bf16);
+  c.optimizer = Optimizer::adamw;
+  const StepTime plain = estimate_step_time(w, c, toy::gpu(80));
+  c.clip_grad_norm = true;
+  const StepTime clipped = estimate_step_time(w, c, toy::gpu(80));
+  const double bandwidth = 1000e9 * k.memory_efficiency;
+  const double bytes = 3 * 4.0 * static_cast<double>(w.params());
+  EXPECT_NEAR(clipped.optimizer_s - plain.optimizer_s, bytes / bandwidth + 2 * k.kernel_fixed_s, 1e-12);
+  EXPECT_GT(clipped.step_s, plain.step_s);
+  c.accumulation_steps = 4;
+  const double accumulated = estimate_step_time(w, c, toy::gpu(80)).optimizer_s;
+  EXPECT_DOUBLE_EQ(accumulated, clipped.optimizer_s);
+  c.accumulation_steps = 1;
+  c.gpus_per_node = 4;
+  c.parallel = Parallel::fsdp;
+  c.clip_grad_norm = false;
+  const double sharded_plain = estimate_step_time(w, c, toy::gpu(80)).optimizer_s;
+  c.clip_grad_norm = true;
+  const double sharded = estimate_step_time(w, c, toy::gpu(80)).optimizer_s;
+  EXPECT_NEAR(sharded - sharded_plain, bytes / 4 / bandwidth + 2 * k.kernel_fixed_s, 1e-12);
+}
+
 }  // namespace
 }  // namespace gpusage::estimate
