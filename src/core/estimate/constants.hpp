@@ -52,8 +52,8 @@ struct ModelConstants {
 
   // ---- Speed ----
   // Fraction of the dense tensor-core peak that large conv / GEMM kernels reach in training.
-  double conv_tensor_efficiency = 0.8573;
-  double matmul_tensor_efficiency = 0.6662;
+  double conv_tensor_efficiency = 1.0;
+  double matmul_tensor_efficiency = 0.7;
   // TF32 GEMMs and convolutions relative to the 16-bit ones, as a fraction of their own (half as high)
   // peak: the same tile shapes move twice the bytes per FLOP through shared memory and registers, so at
   // BERT's and ResNet's shapes TF32 kernels sit further below their peak (fitted). Only on cards whose tensor
@@ -62,23 +62,23 @@ struct ModelConstants {
   // cycle on the RTX 4090), slowly enough for the operands to keep up, so their TF32 kernels reach the
   // 16-bit efficiency (step_time.cpp; issue 28, docs/MODEL.md: GeForce TF32 rows went from -17%..-31% to
   // -4%..-27%).
-  double tf32_relative_efficiency = 0.8398;
+  double tf32_relative_efficiency = 0.7776;
   // Fraction of the CUDA-core FP32 peak reached by FP32 (non-TF32) conv / GEMM kernels.
-  double conv_fp32_efficiency = 0.9057;
-  double matmul_fp32_efficiency = 0.7861;
+  double conv_fp32_efficiency = 0.89;
+  double matmul_fp32_efficiency = 0.9331;
   // Attention core (softmax(QK^T)V) as a fraction of the matmul efficiency (FlashAttention reaches
   // 50-70% of peak on A100/H100: Dao 2023, "FlashAttention-2").
-  double attention_relative_efficiency = 0.8018;
+  double attention_relative_efficiency = 0.4337;
   // Depthwise convolutions (MobileNet, EfficientNet) do a few MACs per output element and run as
   // memory-bound kernels, but cuDNN's depthwise kernels (their weight gradient above all) reach only a
   // fraction of the bandwidth plain elementwise kernels do. Relative to memory_efficiency.
-  double depthwise_conv_relative_efficiency = 0.3277;
+  double depthwise_conv_relative_efficiency = 0.3064;
   // Per-architecture factor on the tensor-core GEMM/conv rate, keyed by compute capability: how close
   // the libraries of the day get to each architecture's tensor peak (e.g. Hopper needs wgmma kernels
   // that older cuDNN lacks). FP32 CUDA-core math has no such factor. Fitted where published runs exist;
   // others get the median factor (step_time.cpp).
   std::map<std::string, double> architecture_compute_factor = {
-      {"7.0", 0.9009}, {"7.5", 0.9444}, {"8.0", 1.08}, {"8.6", 1}, {"8.9", 1}, {"9.0", 0.8573}, {"10.0", 0.7279}, {"12.0", 1.166}};
+      {"7.0", 0.8}, {"7.5", 0.8}, {"8.0", 1}, {"8.6", 1}, {"8.9", 0.8}, {"9.0", 1}, {"10.0", 1}, {"12.0", 1}};
   // NCHW tensors under tensor cores: cuDNN's tensor-core convolutions work on NHWC, so an NCHW
   // convolution transposes its input and output on the way (NVIDIA Deep Learning Performance Guide,
   // "Convolutional Layers": "tensor layout ... NHWC ... NCHW inputs are transposed"). Each pass is one
@@ -94,9 +94,19 @@ struct ModelConstants {
   // GA102 keeps only small tensors; 72 MB on AD102 and 96 MB on GB202 keep a ResNet's later stages. Not
   // fitted: the whole L2 (docs/MODEL.md, session 9, has what it moved).
   double l2_reuse_fraction = 1.0;
-  // Fraction of peak DRAM bandwidth reached by memory-bound kernels (normalisation, elementwise,
-  // pooling, optimizer). STREAM-like kernels reach 80-90% on HBM and GDDR.
-  double memory_efficiency = 0.7407;
+  // Fraction of peak DRAM bandwidth the memory system delivers to memory-bound kernels (normalisation,
+  // elementwise, pooling, optimizer) when the SMs keep enough requests in flight (below).
+  double memory_efficiency = 1.0;
+  // What one SM keeps in flight limits what it can stream (Little's law: throughput = bytes in flight /
+  // latency; Volkov 2016, "Understanding Latency Hiding on GPUs", UC Berkeley EECS-2016-143). A streaming
+  // kernel at full occupancy has about one 16-byte vector load per resident thread outstanding (2,048
+  // threads: 32 KiB), against a loaded DRAM latency of about 600 ns: 32 KiB / 600 ns = 54.6 GB/s per SM.
+  // A memory-bound kernel's time is then the DRAM's plus the SMs' (bytes / (SMs x this)): negligible where
+  // an SM has little bandwidth to cover (an RTX 4090's 128 SMs share 1,008 GB/s, 7.9 GB/s each) and large
+  // where it has much (a B200's 148 share 8 TB/s, 54 GB/s each). It is what the record's ResNet-50 rows
+  // show across cards (docs/MODEL.md, session 14: GDDR cards too slow, H200 and B200 too fast under one
+  // bandwidth fraction). Not fitted: fitted per fold, it would trade against memory_efficiency.
+  double sm_memory_gbs = 54.6;
   // A GEMM / conv fills the GPU only with enough output tiles: with 128x128 tiles, about two waves of
   // CTAs per SM are needed to hide the tail (wave quantisation; NVIDIA "GPU Performance Background
   // User's Guide"). Below that the kernel runs at the fraction of SMs it can occupy.
@@ -134,7 +144,7 @@ struct ModelConstants {
   // GPU it ranged 195-1,867 cycles, standing in for whatever the held-out card lacked (docs/MODEL.md).
   double gemm_tile_fixed_cycles = 300;
   // GPU-side fixed time per kernel (launch latency, ramp-up and tail), seconds.
-  double kernel_fixed_s = 1.026e-06;
+  double kernel_fixed_s = 1.233e-06;
   // Host-side dispatch time per kernel in eager PyTorch (Python + dispatcher + launch): 10-20 us per op
   // is the usual figure; the GPU is starved when kernels are shorter than this.
   double host_dispatch_s = 1.2e-05;

@@ -31,8 +31,9 @@ const ModelConstants& prior_constants() {
     k.matmul_fp32_efficiency = 0.8;
     // FlashAttention-2 reaches 50-73% of the A100 peak against 70-80% for a GEMM (Dao 2023): about 0.8.
     k.attention_relative_efficiency = 0.8;
-    // STREAM-like kernels: 80-90% of peak DRAM bandwidth.
-    k.memory_efficiency = 0.8;
+    // The DRAM side alone, with the SMs' in-flight limit counted apart (sm_memory_gbs): 90% of peak, where
+    // STREAM-like copies that keep enough in flight end (80-90% of peak, the SMs' limit included).
+    k.memory_efficiency = 0.9;
     // cuDNN's depthwise kernels: a quarter of an elementwise kernel's bandwidth.
     k.depthwise_conv_relative_efficiency = 0.25;
     // A kernel's GPU-side launch, ramp and tail: about 2 us; eager PyTorch's host dispatch: 10-20 us per op.

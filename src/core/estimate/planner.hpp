@@ -239,6 +239,9 @@ MemoryBreakdown estimate_memory(const workload::Workload& workload, const Traini
                                 const catalog::Gpu& gpu, const Calibration* calibration = nullptr);
 StepTime estimate_step_time(const workload::Workload& workload, const TrainingConfig& config,
                             const catalog::Gpu& gpu, const Calibration* calibration = nullptr);
+// Bytes per second a memory-bound kernel moves on the GPU: the DRAM's rate and the SMs' in series
+// (constants.hpp: memory_efficiency, sm_memory_gbs).
+double memory_bound_bandwidth(const ModelConstants& k, const catalog::Gpu& gpu);
 // Largest per-GPU batch whose memory fits the GPU (0 when batch 1 does not fit).
 int max_batch(const workload::Workload& workload, const TrainingConfig& config, const catalog::Gpu& gpu,
               const Calibration* calibration = nullptr);

@@ -121,6 +121,13 @@ struct Roofline {
 
 }  // namespace
 
+double memory_bound_bandwidth(const ModelConstants& k, const catalog::Gpu& gpu) {
+  const double dram = gpu.memory_bandwidth_gbs * 1e9 * k.memory_efficiency;
+  if (k.sm_memory_gbs <= 0 || gpu.sm_count <= 0) return dram;
+  // The DRAM's time and the SMs' time to keep the bytes in flight add (constants.hpp, sm_memory_gbs).
+  return 1.0 / (1.0 / dram + 1.0 / (gpu.sm_count * k.sm_memory_gbs * 1e9));
+}
+
 StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& config, const catalog::Gpu& gpu,
                             const Calibration* calibration) {
   const ModelConstants& k = calibration ? calibration->constants : default_constants();
@@ -140,7 +147,7 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
   const double matmul_peak =
       datasheet_peak * (tensor_cores ? power_limited_clock_fraction(k, gpu, clock) : clock);
   const double vector_peak = gpu.fp32_tflops * 1e12 * clock;
-  const double bandwidth = gpu.memory_bandwidth_gbs * 1e9 * k.memory_efficiency;
+  const double bandwidth = memory_bound_bandwidth(k, gpu);
   const double weight_element = element;  // autocast reads the 16-bit weight copies
   const double fill_tiles = gpu.sm_count * k.tiles_per_sm_to_fill;
   // L2 reuse (constants.hpp, l2_reuse_fraction): the share of a tensor a kernel reads that is still in L2

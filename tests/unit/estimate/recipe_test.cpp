@@ -189,7 +189,7 @@ TEST(Recipe, EveryExpertOfAnMoeLayerCarriesAnAdapter) {
   const double lora = estimate_step_time(moe, c, toy::gpu()).memory_s;
   c.qlora = true;
   const double qlora = estimate_step_time(moe, c, toy::gpu()).memory_s;
-  const double bandwidth = 1000e9 * default_constants().memory_efficiency;
+  const double bandwidth = memory_bound_bandwidth(default_constants(), toy::gpu(80));
   const double quantized = 2 * (100 + 8 * 400);  // 2 blocks: the attention matrix and 8 experts
   EXPECT_NEAR(qlora - lora, 2 * quantized * (4.127 / 8 + 2) / bandwidth, 1e-18);
 }
@@ -215,7 +215,7 @@ TEST(Recipe, QloraDequantizesEveryMatrixInForwardAndBackward) {
   const double qlora = estimate_step_time(lm(), c, toy::gpu()).memory_s;
   // Each of the 1000 quantized weights is read at 4.127 bits and written at 16, twice, over the toy GPU's
   // 1000 GB/s at the default memory efficiency.
-  const double bandwidth = 1000e9 * default_constants().memory_efficiency;
+  const double bandwidth = memory_bound_bandwidth(default_constants(), toy::gpu(80));
   EXPECT_NEAR(qlora - lora, 2 * 1000 * (4.127 / 8 + 2) / bandwidth, 1e-18);
 }
 
@@ -226,7 +226,7 @@ TEST(Recipe, LoraAddsItsAdapterKernelsToTheStep) {
   const auto base = estimate_step_time(lm(), full, toy::gpu());
   const auto adapted = estimate_step_time(lm(), lora, toy::gpu());
   // The adapters' traffic: per matrix and row, in + 6 out elements forward and twice that in backward.
-  const double bandwidth = 1000e9 * default_constants().memory_efficiency;
+  const double bandwidth = memory_bound_bandwidth(default_constants(), toy::gpu(80));
   const double bytes = 2 * ((10 + 6 * 10) + (10 + 6 * 40)) * 2.0;  // 2 blocks, 1 row, bf16
   EXPECT_GT(adapted.memory_s, bytes * 3 / bandwidth);
   EXPECT_GT(adapted.overhead_s, base.overhead_s);  // ten more kernels per adapted matrix
@@ -244,7 +244,7 @@ TEST(Recipe, LoraDropoutSavesTheDroppedInputAndItsMaskPerAdapter) {
   const auto dropped_time = estimate_step_time(lm(), c, toy::gpu());
   // 2 blocks x 2 adapted matrices, each with 10 input elements per sample, 3 bytes each.
   EXPECT_DOUBLE_EQ(dropped.activations_bytes - plain.activations_bytes, 2 * 2 * 10 * 3.0);
-  const double bandwidth = 1000e9 * default_constants().memory_efficiency;
+  const double bandwidth = memory_bound_bandwidth(default_constants(), toy::gpu(80));
   EXPECT_NEAR(dropped_time.memory_s - plain_time.memory_s, 2 * (2 * 2 * 10 * (2 * 2.0 + 1)) / bandwidth, 1e-18);
   c.lora_targets = LoraTargets::attention;  // only the attention matrices carry adapters, so dropouts
   EXPECT_DOUBLE_EQ(estimate_memory(lm(), c, toy::gpu()).activations_bytes - plain.activations_bytes, 2 * 10 * 3.0);
@@ -258,7 +258,7 @@ TEST(Recipe, PureBf16HalvesTheOptimizerSweep) {
   const double mixed = estimate_step_time(lm(), c, toy::gpu()).optimizer_s;
   c.master_weights = MasterWeights::bf16;
   const double pure = estimate_step_time(lm(), c, toy::gpu()).optimizer_s;
-  const double bandwidth = 1000e9 * default_constants().memory_efficiency;
+  const double bandwidth = memory_bound_bandwidth(default_constants(), toy::gpu(80));
   EXPECT_NEAR(mixed - pure, (28 - 14) * kParams / bandwidth, 1e-15);
 }
 

@@ -235,7 +235,7 @@ TEST(StepTime, NchwTransposesCostTheSameAtEveryTensorPrecision) {
   const auto gpu = toy::gpu(80);
   const double batch = 32;
   const double expected_s =
-      3 * k.nchw_transpose_passes * batch * conv.forward_io_elements * 4 / (1000e9 * k.memory_efficiency);
+      3 * k.nchw_transpose_passes * batch * conv.forward_io_elements * 4 / memory_bound_bandwidth(k, toy::gpu(80));
   for (Precision precision : {Precision::fp16, Precision::tf32}) {
     auto nhwc = sgd_config(32, precision);
     nhwc.channels_last = true;
@@ -297,7 +297,7 @@ TEST(StepTime, AnL2KeepsPartOfWhatAMemoryBoundLayerReads) {
   const auto config = sgd_config(32, Precision::fp16);
   const double tensor = 32.0 * 64 * 56 * 56 * 2;  // bytes of the input, and of the output gradient
   const double resident = tensor * std::exp(-tensor / (72e6 * k.l2_reuse_fraction));
-  const double expected_s = 2 * resident / (1000e9 * k.memory_efficiency);
+  const double expected_s = 2 * resident / memory_bound_bandwidth(k, toy::gpu(80));
   const double saved_s =
       estimate_step_time(w, config, no_l2).step_s - estimate_step_time(w, config, with_l2).step_s;
   EXPECT_NEAR(saved_s, expected_s, 1e-6 * expected_s);
@@ -327,13 +327,40 @@ TEST(StepTime, EagerKernelsAddTheirTrafficForwardBackwardAndRecompute) {
   c.eager_kernels = true;
   const double eager = estimate_step_time(w, c, toy::gpu(80)).step_s;
   const double bytes = 8 * (2 * norm.input_elements * 2 + 7 * norm.input_elements * 4);
-  const double bandwidth = 1000e9 * k.memory_efficiency;
+  const double bandwidth = memory_bound_bandwidth(k, toy::gpu(80));
   EXPECT_NEAR(eager - fused, 3 * bytes / bandwidth + 2 * 7 * k.kernel_fixed_s, 1e-9);
   c.checkpointing = true;
   const double recomputed = estimate_step_time(w, c, toy::gpu(80)).step_s;
   c.eager_kernels = false;
   const double recomputed_fused = estimate_step_time(w, c, toy::gpu(80)).step_s;
   EXPECT_NEAR(recomputed - recomputed_fused, 4 * bytes / bandwidth + 3 * 7 * k.kernel_fixed_s, 1e-9);
+}
+
+// A memory-bound kernel's bytes take the DRAM's time plus the SMs' time to keep them in flight: with the same
+// DRAM, a GPU of fewer SMs streams slower, and a memory-bound step takes longer in proportion.
+TEST(StepTime, MemoryBoundKernelsSlowWhereEachSmHasMoreBandwidthToCover) {
+  const ModelConstants& k = default_constants();
+  auto wide = toy::gpu(80);
+  auto narrow = toy::gpu(80);
+  narrow.sm_count = 25;
+  const double dram = 1000e9 * k.memory_efficiency;
+  EXPECT_NEAR(memory_bound_bandwidth(k, wide), 1 / (1 / dram + 1 / (100 * k.sm_memory_gbs * 1e9)), 1);
+  EXPECT_NEAR(memory_bound_bandwidth(k, narrow), 1 / (1 / dram + 1 / (25 * k.sm_memory_gbs * 1e9)), 1);
+  EXPECT_LT(memory_bound_bandwidth(k, narrow), memory_bound_bandwidth(k, wide));
+  ModelConstants off = k;
+  off.sm_memory_gbs = 0;
+  EXPECT_DOUBLE_EQ(memory_bound_bandwidth(off, narrow), dram);
+  workload::Layer relu;
+  relu.name = "relu";
+  relu.op = workload::OpClass::elementwise;
+  relu.output_shape = {1 << 20};
+  relu.input_elements = 1 << 20;
+  relu.forward_io_elements = 2.0 * (1 << 20);
+  workload::Workload w;
+  w.layers = {relu};
+  const auto c = sgd_config(64, Precision::fp32);
+  EXPECT_NEAR(estimate_step_time(w, c, narrow).memory_s / estimate_step_time(w, c, wide).memory_s,
+              memory_bound_bandwidth(k, wide) / memory_bound_bandwidth(k, narrow), 1e-9);
 }
 
 // clip_grad_norm_ reads every gradient for the norm and reads and writes it to scale it, once per optimizer
@@ -346,7 +373,7 @@ TEST(StepTime, GradientClippingSweepsTheGradientsThreeTimesPerOptimizerStep) {
   const StepTime plain = estimate_step_time(w, c, toy::gpu(80));
   c.clip_grad_norm = true;
   const StepTime clipped = estimate_step_time(w, c, toy::gpu(80));
-  const double bandwidth = 1000e9 * k.memory_efficiency;
+  const double bandwidth = memory_bound_bandwidth(k, toy::gpu(80));
   const double bytes = 3 * 4.0 * static_cast<double>(w.params());
   EXPECT_NEAR(clipped.optimizer_s - plain.optimizer_s, bytes / bandwidth + 2 * k.kernel_fixed_s, 1e-12);
   EXPECT_GT(clipped.step_s, plain.step_s);
