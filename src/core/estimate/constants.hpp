@@ -71,7 +71,7 @@ struct ModelConstants {
   double attention_relative_efficiency = 0.4337;
   // Depthwise convolutions (MobileNet, EfficientNet) do a few MACs per output element and run as
   // memory-bound kernels, but cuDNN's depthwise kernels (their weight gradient above all) reach only a
-  // fraction of the bandwidth plain elementwise kernels do. Relative to memory_efficiency.
+  // fraction of the bandwidth plain elementwise kernels do. Relative to memory_bound_bandwidth (planner.hpp).
   double depthwise_conv_relative_efficiency = 0.3064;
   // Per-architecture factor on the tensor-core GEMM/conv rate, keyed by compute capability: how close
   // the libraries of the day get to each architecture's tensor peak (e.g. Hopper needs wgmma kernels
