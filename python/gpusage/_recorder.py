@@ -36,6 +36,7 @@ class Layer:
         self.matmul_flops = 0.0  # attention cores: the flops of their two matmuls only
         self.core_output = None  # attention cores: the root of their output
         self.score_rows = 0  # attention cores: query rows x heads (the flash kernel's fp32 logsumexp)
+        self.scores = 0.0  # flash attention cores: heads x query-key pairs (one softmax each, step_time.cpp)
         self.absorbed = False  # a scaling folded into the attention core after it: not a layer
 
     def input_elements(self):
@@ -383,6 +384,9 @@ class Recorder(TorchDispatchMode):
             layer.saved_fixed += FP32_BYTES * layer.score_rows
             layer.forward_flops = layer.matmul_flops
             layer.backward_flops = 2.5 * layer.matmul_flops
+            # QK^T and PV do 2 x head_dim FLOPs per score each; head_dim is the output's last dimension.
+            head_dim = layer.output_shape[-1] if layer.output_shape else 0
+            layer.scores = layer.matmul_flops / (4 * head_dim) if head_dim else 0.0
             # One kernel reads q, k, v and writes the output: the scores never reach memory.
             layer.io = layer.input_elements() + self.numel.get(layer.core_output, 0)
 

@@ -213,6 +213,8 @@ def _layer_records(rec2, rec3):
             "input_elements": max(0.0, b.input_elements() - a.input_elements()),
             "segment": a.segment,
         }
+        if per_sample("scores") > 0:
+            record["score_elements"] = per_sample("scores")
         if a.frozen_params:
             record["frozen_params"] = int(a.frozen_params)
         if a.lora:
@@ -303,7 +305,7 @@ def trace(model, example_inputs=None, *, input_specs=None, loss="sum", name=None
 
 # The fields of a layer and their types: what src/core/workload/traced.cpp reads (docs/MODEL.md, "The file").
 LAYER_NUMBERS = ("forward_flops", "backward_flops", "forward_io_elements", "saved_elements", "saved_fixed_bytes",
-                 "autocast_extra_saved_bytes", "input_elements")
+                 "autocast_extra_saved_bytes", "input_elements", "score_elements")
 LAYER_WHOLE = ("params", "frozen_params", "segment")
 
 

@@ -65,10 +65,25 @@ struct ModelConstants {
   double tf32_relative_efficiency = 0.7776;
   // Fraction of the CUDA-core FP32 peak reached by FP32 (non-TF32) conv / GEMM kernels.
   double conv_fp32_efficiency = 0.89;
-  double matmul_fp32_efficiency = 0.9331;
-  // Attention core (softmax(QK^T)V) as a fraction of the matmul efficiency (FlashAttention reaches
-  // 50-70% of peak on A100/H100: Dao 2023, "FlashAttention-2").
-  double attention_relative_efficiency = 0.4337;
+  double matmul_fp32_efficiency = 0.8813;
+  // Fused (flash) attention's two matmuls as a fraction of the GEMM efficiency, its softmax priced apart
+  // (sfu_results_per_sm_cycle below): FlashAttention-2 reaches 50-73% of the A100 peak against 70-80% for a GEMM
+  // (Dao 2023). Fitted: 0.79, at the documented prior 0.8 (0.43 while the softmax and eager attention's
+  // batched GEMMs were folded into it; docs/MODEL.md, session 15). Unfused attention's batched GEMMs run at
+  // the GEMM efficiency with their own tile cost (step_time.cpp).
+  double attention_relative_efficiency = 0.794;
+  // Fused (flash) attention computes each score's softmax on the CUDA cores between its two matmuls, and the
+  // tensor cores wait for it: one exponential per score and pass on the special-function units, 16 results per
+  // SM per cycle on every architecture since Volta (CUDA C++ Programming Guide, "Arithmetic Instructions",
+  // the exp2 / __expf row), and attention_softmax_fp32_ops FP32 operations on the CUDA cores: forward (Dao 2023,
+  // "FlashAttention-2", Algorithm 1) the running row maximum, the subtraction folded into the scaled exponent and
+  // the running row sum; backward (Algorithm 2) the subtraction in P = exp(S - L), dP - D and P x (dP - D). It
+  // is why FlashAttention runs further below the GEMM rate at head dimension 64 than at 128 (half the matmul work
+  // per score) and on data-center cards than on GeForce ones: an H100 SXM does 989 TFLOPS of 16-bit matmul
+  // against 3.9 T exponentials/s (Shah et al. 2024, "FlashAttention-3"), 256 FLOPs per exponential; an RTX 4090
+  // at FP32 accumulation 165 TFLOPS against 5.2 T/s, 32. Counted, not fitted.
+  double sfu_results_per_sm_cycle = 16;
+  double attention_softmax_fp32_ops = 3;
   // Depthwise convolutions (MobileNet, EfficientNet) do a few MACs per output element and run as
   // memory-bound kernels, but cuDNN's depthwise kernels (their weight gradient above all) reach only a
   // fraction of the bandwidth plain elementwise kernels do. Relative to memory_bound_bandwidth (planner.hpp).
@@ -78,7 +93,7 @@ struct ModelConstants {
   // that older cuDNN lacks). FP32 CUDA-core math has no such factor. Fitted where published runs exist;
   // others get the median factor (step_time.cpp).
   std::map<std::string, double> architecture_compute_factor = {
-      {"7.0", 0.8}, {"7.5", 0.8}, {"8.0", 1}, {"8.6", 1}, {"8.9", 0.8}, {"9.0", 1}, {"10.0", 1}, {"12.0", 1}};
+      {"7.0", 0.7843}, {"7.5", 0.7136}, {"8.0", 1}, {"8.6", 0.9444}, {"8.9", 0.864}, {"9.0", 0.9804}, {"10.0", 1}, {"12.0", 1}};
   // NCHW tensors under tensor cores: cuDNN's tensor-core convolutions work on NHWC, so an NCHW
   // convolution transposes its input and output on the way (NVIDIA Deep Learning Performance Guide,
   // "Convolutional Layers": "tensor layout ... NHWC ... NCHW inputs are transposed"). Each pass is one
@@ -144,7 +159,7 @@ struct ModelConstants {
   // GPU it ranged 195-1,867 cycles, standing in for whatever the held-out card lacked (docs/MODEL.md).
   double gemm_tile_fixed_cycles = 300;
   // GPU-side fixed time per kernel (launch latency, ramp-up and tail), seconds.
-  double kernel_fixed_s = 1.233e-06;
+  double kernel_fixed_s = 1.565e-06;
   // Host-side dispatch time per kernel in eager PyTorch (Python + dispatcher + launch): 10-20 us per op
   // is the usual figure; the GPU is starved when kernels are shorter than this.
   double host_dispatch_s = 1.2e-05;

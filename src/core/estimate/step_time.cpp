@@ -162,10 +162,17 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
   const bool fast_tf32 = datasheet_peak > gpu.fp32_tflops * 1e12 * 1.01;
   const double tf32 =
       config.precision == catalog::Precision::tf32 && fast_tf32 ? k.tf32_relative_efficiency : 1.0;
-  auto efficiency = [&](OpClass op) {
-    if (op == OpClass::conv) return tensor_cores ? k.conv_tensor_efficiency * tf32 : k.conv_fp32_efficiency;
+  // Unfused attention (eager softmax(QK^T)V, score_elements known) runs its two matmuls as batched cuBLAS GEMMs,
+  // priced as GEMMs with the tile cost of their reduction depths below; fused (flash) attention, and a traced
+  // attention core whose scores are not known, run at attention_relative_efficiency of the GEMM rate.
+  auto unfused_attention = [](const workload::Layer& layer) {
+    return layer.op == OpClass::attention && layer.score_elements > 0 && layer.serial_io_elements > 0;
+  };
+  auto efficiency = [&](const workload::Layer& layer) {
+    if (layer.op == OpClass::conv) return tensor_cores ? k.conv_tensor_efficiency * tf32 : k.conv_fp32_efficiency;
     double matmul = tensor_cores ? k.matmul_tensor_efficiency * tf32 : k.matmul_fp32_efficiency;
-    return op == OpClass::attention ? matmul * k.attention_relative_efficiency : matmul;
+    return layer.op == OpClass::attention && !unfused_attention(layer) ? matmul * k.attention_relative_efficiency
+                                                                        : matmul;
   };
   // NCHW activations under tensor cores: each convolution transposes its input and output (constants.hpp).
   const double layout_passes =
@@ -194,22 +201,46 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
     return layer.input_elements > 0 ? layer.forward_flops / 2 / layer.input_elements : 0.0;
   };
   auto roofline = [&](const workload::Layer& layer, double flops, double bytes, double kernels,
-                      double overhead = 0) {
+                      double overhead = 0, double serial_compute_s = 0) {
     Roofline r;
     double rate = vector_peak;
     double memory_rate = bandwidth;
     if (is_gemm_like(layer.op)) {
       const double tiles = batch * layer.output_elements() / k.tile_elements;
       const double fill = std::clamp(tiles / fill_tiles, 1.0 / fill_tiles, 1.0);
-      rate = matmul_peak * efficiency(layer.op) * fill * (tensor_cores ? architecture_factor : 1.0);
+      rate = matmul_peak * efficiency(layer) * fill * (tensor_cores ? architecture_factor : 1.0);
       if (is_depthwise(layer)) memory_rate *= k.depthwise_conv_relative_efficiency;
     }
-    const double compute_s = flops / rate * (1 + overhead);
+    const double compute_s = flops / rate * (1 + overhead) + serial_compute_s;
     const double memory_s = bytes / memory_rate;
     r.compute_bound = compute_s >= memory_s;
     r.fixed_s = kernels * k.kernel_fixed_s;
     r.time_s = std::max(compute_s, memory_s) + r.fixed_s;
     return r;
+  };
+
+  // Fused attention's softmax (constants.hpp, sfu_results_per_sm_cycle): per score and pass one exponential on the
+  // special-function units and attention_softmax_fp32_ops FP32 operations on the CUDA cores, at the clock the FP32
+  // peak is quoted at (2 FLOPs per CUDA core per cycle), while the kernel's tensor cores wait.
+  const double core_clock_hz =
+      gpu.cuda_cores > 0 && gpu.fp32_tflops > 0 ? gpu.fp32_tflops * 1e12 / (2.0 * gpu.cuda_cores) * clock : 0;
+  const double exponentials_per_s = gpu.sm_count * k.sfu_results_per_sm_cycle * core_clock_hz;
+  auto softmax_s = [&](const workload::Layer& layer) {
+    if (layer.op != OpClass::attention || unfused_attention(layer) || layer.score_elements <= 0 ||
+        exponentials_per_s <= 0) {
+      return 0.0;
+    }
+    return batch * layer.score_elements * (1 / exponentials_per_s + k.attention_softmax_fp32_ops * 2 / vector_peak);
+  };
+  // Unfused attention's tile cost, forward and backward: QK^T reduces over head_dim, PV over the keys each query
+  // sees; backward's four matmuls reduce one over head_dim (dO V^T) and three over the sequence.
+  auto attention_tile_overhead = [&](const workload::Layer& layer, bool backward) {
+    const double outputs = layer.output_elements();
+    if (!unfused_attention(layer) || outputs <= 0) return 0.0;
+    const double head_dim = layer.forward_flops / (4 * layer.score_elements);
+    const double keys = layer.score_elements * head_dim / outputs;
+    const double over_head_dim = backward ? 0.25 : 0.5;
+    return over_head_dim * tile_overhead(head_dim) + (1 - over_head_dim) * tile_overhead(keys);
   };
 
   StepTime t;
@@ -248,7 +279,6 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
       fixed_s += 2 * serial_kernels * k.kernel_fixed_s;
       kernels += 2 * serial_kernels;
     }
-    // Attention's own kernels (flash, or eager QK^T over head_dim) are covered by its efficiency.
     const bool tiled = layer.op == OpClass::conv || layer.op == OpClass::matmul;
     // A memory-bound kernel reads first what the kernel before it wrote: forward its input, backward the
     // output gradient. The part of it still in L2 does not cross the DRAM bus.
@@ -259,7 +289,8 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
       backward_l2_bytes = out * l2_hit(out);
     }
     const Roofline f = roofline(layer, batch * layer.forward_flops, io_bytes - forward_l2_bytes, 1,
-                                tiled ? tile_overhead(forward_depth(layer)) : 0);
+                                tiled ? tile_overhead(forward_depth(layer)) : attention_tile_overhead(layer, false),
+                                softmax_s(layer));
     // Backward reads the output gradient and the saved input and writes the input gradient (and the
     // weight gradient): about twice the forward traffic. GEMM-like layers launch two kernels.
     double backward_flops = batch * layer.backward_flops;
@@ -274,7 +305,9 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
       input_grad_share = std::min(1.0, input_grad / backward_flops);
     }
     const Roofline b = roofline(layer, backward_flops, 2 * io_bytes - backward_l2_bytes, is_gemm_like(layer.op) ? 2 : 1,
-                                input_grad_share * tile_overhead(input_grad_depth(layer)));
+                                tiled ? input_grad_share * tile_overhead(input_grad_depth(layer))
+                                      : attention_tile_overhead(layer, true),
+                                softmax_s(layer));
     forward_s += f.time_s;
     backward_s += b.time_s;
     fixed_s += f.fixed_s + b.fixed_s;

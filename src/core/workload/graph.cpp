@@ -47,6 +47,7 @@ Tensor Graph::add(LayerSpec spec) {
   layer.eager_extra_elements = spec.eager_extra_elements;
   layer.eager_extra_fp32_elements = spec.eager_extra_fp32_elements;
   layer.eager_extra_kernels = spec.eager_extra_kernels;
+  layer.score_elements = spec.score_elements;
   layer.segment = segment_;
   for (const Tensor& in : spec.inputs) layer.input_elements += in.elements();
   layer.lora_targets = std::move(spec.lora_targets);

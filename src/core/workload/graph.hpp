@@ -44,6 +44,7 @@ struct LayerSpec {
   double eager_extra_elements = 0;  // see Layer::eager_extra_elements
   double eager_extra_fp32_elements = 0;
   int eager_extra_kernels = 0;
+  double score_elements = 0;  // see Layer::score_elements
   std::vector<Matrix> lora_targets;
 };
 

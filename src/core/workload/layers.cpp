@@ -347,6 +347,7 @@ Tensor attention(Graph& g, const std::string& name, const std::vector<Tensor>& q
   s.inputs = qkv;
   s.output_shape = out_shape;
   s.forward_flops = matmul_flops;
+  s.score_elements = score_elements;
   double qkv_elements = 0;
   for (const Tensor& t : s.inputs) qkv_elements += t.elements();
   s.forward_io_elements = qkv_elements + out;

@@ -160,6 +160,7 @@ Layer read_layer(const Reader& r, std::map<std::string, std::pair<int, double>>&
   layer.saved_fixed_bytes = r.amount("saved_fixed_bytes");
   layer.autocast_extra_saved_bytes = r.amount("autocast_extra_saved_bytes");
   layer.input_elements = r.amount("input_elements");
+  layer.score_elements = r.amount("score_elements");
   layer.segment = static_cast<int>(r.whole("segment", -1, kMaxSegment, -1));
   layer.lora_targets = read_lora_targets(r);
   if (known == op_classes().end()) {

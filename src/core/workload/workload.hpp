@@ -100,6 +100,10 @@ struct Layer {
   double eager_extra_elements = 0;
   double eager_extra_fp32_elements = 0;
   int eager_extra_kernels = 0;
+  // Attention cores: the scores they compute, heads x the query-key pairs visited, per sample and pass. Fused
+  // (flash) attention computes each one's softmax on the CUDA cores between its matmuls; unfused attention's
+  // two batched matmuls reduce over head_dim and over the keys (step_time.cpp). 0: not known (a traced model).
+  double score_elements = 0;
 
   // Checkpointing segment this layer belongs to (a ResNet stage block, a transformer block); -1 when it
   // sits outside every segment (stem, head). With --checkpointing, a segment keeps only its input.

@@ -390,5 +390,66 @@ TEST(StepTime, GradientClippingSweepsTheGradientsThreeTimesPerOptimizerStep) {
   EXPECT_NEAR(sharded - sharded_plain, bytes / 4 / bandwidth + 2 * k.kernel_fixed_s, 1e-12);
 }
 
+// One non-causal attention core over 4,096 tokens whose output is 4,096 wide: `heads` heads of 4096 / heads.
+// Flash keeps no scores; unfused attention runs scale and softmax between its matmuls (serial_io_elements).
+workload::Workload attention_core(bool flash, int heads) {
+  const double seq = 4096, head_dim = 4096.0 / heads;
+  workload::Layer a;
+  a.name = "attention";
+  a.op = workload::OpClass::attention;
+  a.output_shape = {4096, 4096};
+  a.score_elements = heads * seq * seq;
+  a.forward_flops = 4 * a.score_elements * head_dim;
+  a.backward_flops = (flash ? 2.5 : 2.0) * a.forward_flops;
+  a.forward_io_elements = 4 * seq * 4096;
+  if (!flash) {
+    a.serial_io_elements = 4 * a.score_elements;
+    a.serial_kernels = 3;
+  }
+  workload::Workload w;
+  w.id = "attention";
+  w.domain = workload::Domain::language;
+  w.layers = {a};
+  return w;
+}
+
+// Flash attention's softmax: one exponential per score and pass on the SFUs (16 per SM per cycle) and three FP32
+// operations on the CUDA cores. At the same FLOPs, head dimension 64 computes twice the scores of 128, and each
+// extra score costs, forward and backward, 1 / (100 SMs x 16 x 2 GHz) + 3 / (40 TFLOPS / 2).
+TEST(StepTime, FlashAttentionPaysItsSoftmaxPerScoreOnTheSpecialFunctionUnits) {
+  const auto c = sgd_config(1, Precision::fp16);
+  const StepTime head_dim_128 = estimate_step_time(attention_core(true, 32), c, toy::gpu(80));
+  const StepTime head_dim_64 = estimate_step_time(attention_core(true, 64), c, toy::gpu(80));
+  EXPECT_EQ(head_dim_64.bound, Bound::compute);
+  const double per_score_s = 1 / (100 * 16 * 2e9) + 3 / 20e12;
+  const double extra_scores = 32 * 4096.0 * 4096;
+  EXPECT_NEAR(head_dim_64.compute_s - head_dim_128.compute_s, 2 * extra_scores * per_score_s,
+              1e-6 * head_dim_64.compute_s);
+  // A GeForce board's FP32-accumulate tensor rate is low next to its SFUs: the same softmax is a smaller share.
+  auto geforce = toy::gpu(80);
+  geforce.family = catalog::Family::rtx40;
+  geforce.fp16_tflops = geforce.bf16_tflops = 80;
+  const StepTime g128 = estimate_step_time(attention_core(true, 32), c, geforce);
+  const StepTime g64 = estimate_step_time(attention_core(true, 64), c, geforce);
+  EXPECT_LT(g64.compute_s / g128.compute_s, head_dim_64.compute_s / head_dim_128.compute_s);
+}
+
+// Unfused attention's matmuls are batched GEMMs: the GEMM efficiency, not the fused kernel's, and the tile cost of
+// their reduction depths (forward: QK^T over head_dim, PV over the keys; backward: one of four over head_dim).
+TEST(StepTime, UnfusedAttentionRunsBatchedGemmsWithTheTileCostOfTheirDepths) {
+  const ModelConstants& k = default_constants();
+  const auto w = attention_core(false, 64);
+  const StepTime t = estimate_step_time(w, sgd_config(1, Precision::fp16), toy::gpu(80));
+  const double flops = w.layers[0].forward_flops;
+  const double rate = 160e12 * k.matmul_tensor_efficiency * k.architecture_compute_factor.at("8.0");
+  // Tensor FLOPs per SM per cycle on the toy: 160 TFLOPS x 2 x 10,000 cores / (100 SMs x 40 TFLOPS) = 800.
+  auto tile = [&](double depth) { return k.gemm_tile_fixed_cycles * 800 / (2 * k.tile_elements * depth); };
+  const double forward_s = flops / rate * (1 + 0.5 * tile(64) + 0.5 * tile(4096));
+  const double backward_s = 2 * flops / rate * (1 + 0.25 * tile(64) + 0.75 * tile(4096));
+  EXPECT_NEAR(t.compute_s, forward_s + backward_s, 1e-6 * t.compute_s);
+  EXPECT_LT(t.compute_s, estimate_step_time(attention_core(true, 64), sgd_config(1, Precision::fp16), toy::gpu(80))
+                             .compute_s);
+}
+
 }  // namespace
 }  // namespace gpusage::estimate
