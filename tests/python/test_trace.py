@@ -150,6 +150,10 @@ class ModelsTheZooDoesNotHave(unittest.TestCase):
         self.assertEqual(len(attention), 2)
         # QK^T and PV: 2 x 2 x seq^2 x dim FLOPs per sample (all heads together).
         self.assertEqual(attention[0]["forward_flops"], 2 * 2 * 16 * 16 * 64)
+        # Folded into a flash kernel, each core carries its scores for the softmax step_time prices: 4 heads x 16^2.
+        self.assertEqual(attention[0]["score_elements"], 4 * 16 * 16)
+        eager = trace_module.trace(model, input_specs=["16x64:float32"], name="blocks", flash_attention=False)
+        self.assertTrue(all("score_elements" not in l for l in eager["layers"]))
         self.assertEqual(sum(l["params"] for l in layers), sum(p.numel() for p in model.parameters()))
         self.assertEqual([l["segment"] for l in layers if l["name"].endswith("qkv")], [0, 1])
         qkv = next(l for l in layers if l["name"] == "0.qkv")
