@@ -213,8 +213,9 @@ def _layer_records(rec2, rec3):
             "input_elements": max(0.0, b.input_elements() - a.input_elements()),
             "segment": a.segment,
         }
-        if per_sample("scores") > 0:
-            record["score_elements"] = per_sample("scores")
+        scores = per_sample("scores")
+        if scores > 0:
+            record["score_elements"] = scores
         if a.frozen_params:
             record["frozen_params"] = int(a.frozen_params)
         if a.lora:

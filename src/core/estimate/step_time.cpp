@@ -179,12 +179,12 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
       tensor_cores && !config.channels_last && w.domain == workload::Domain::vision ? k.nchw_transpose_passes : 0;
 
   const double architecture_factor = architecture_compute_factor(k, gpu);
-  // Tensor FLOPs one SM does per cycle: the GEMM peak over the SMs at the clock the FP32 peak is quoted
-  // at (2 FLOPs per CUDA core per cycle), so no clock figure is needed.
+  // The clock the datasheet's peaks are quoted at: the FP32 peak at 2 FLOPs per CUDA core per cycle, so no clock
+  // figure is needed. Tensor FLOPs one SM does per cycle are the GEMM peak over the SMs at that clock.
+  const double quoted_clock_hz =
+      gpu.cuda_cores > 0 && gpu.fp32_tflops > 0 ? gpu.fp32_tflops * 1e12 / (2.0 * gpu.cuda_cores) : 0;
   const double flops_per_sm_cycle =
-      gpu.sm_count > 0 && gpu.cuda_cores > 0 && gpu.fp32_tflops > 0
-          ? datasheet_peak * 2.0 * gpu.cuda_cores / (gpu.sm_count * gpu.fp32_tflops * 1e12)
-          : 0;
+      gpu.sm_count > 0 && quoted_clock_hz > 0 ? datasheet_peak / (gpu.sm_count * quoted_clock_hz) : 0;
   // The fraction a GEMM's time grows by when each output tile adds gemm_tile_fixed_cycles to a K loop
   // of `depth` multiply-adds per output element (constants.hpp).
   auto tile_overhead = [&](double depth) {
@@ -220,11 +220,9 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
   };
 
   // Fused attention's softmax (constants.hpp, sfu_results_per_sm_cycle): per score and pass one exponential on the
-  // special-function units and attention_softmax_fp32_ops FP32 operations on the CUDA cores, at the clock the FP32
-  // peak is quoted at (2 FLOPs per CUDA core per cycle), while the kernel's tensor cores wait.
-  const double core_clock_hz =
-      gpu.cuda_cores > 0 && gpu.fp32_tflops > 0 ? gpu.fp32_tflops * 1e12 / (2.0 * gpu.cuda_cores) * clock : 0;
-  const double exponentials_per_s = gpu.sm_count * k.sfu_results_per_sm_cycle * core_clock_hz;
+  // special-function units and attention_softmax_fp32_ops FP32 operations on the CUDA cores, at the quoted clock
+  // (times GeForce's boost ratio, as the CUDA cores run), while the kernel's tensor cores wait.
+  const double exponentials_per_s = gpu.sm_count * k.sfu_results_per_sm_cycle * quoted_clock_hz * clock;
   auto softmax_s = [&](const workload::Layer& layer) {
     if (layer.op != OpClass::attention || unfused_attention(layer) || layer.score_elements <= 0 ||
         exponentials_per_s <= 0) {
