@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <set>
@@ -67,6 +68,8 @@ class GpuReader : public toml_data::TableReader {
     } else {
       fail(key, "must be a number");
     }
+    // TOML spells infinity `inf`; no spec is infinite (found by fuzz/catalog_toml).
+    if (!std::isfinite(value)) fail(key, fmt::format("must be a finite number, got {}", value));
     if (!(value > 0)) fail(key, fmt::format("must be positive, got {}", value));
     return value;
   }
@@ -140,20 +143,25 @@ class GpuReader : public toml_data::TableReader {
   }
 };
 
+// A derivation ratio: positive and finite (a ratio of "inf", or one that overflows, derives no rate).
+std::optional<double> valid_ratio(double ratio) {
+  return ratio > 0 && std::isfinite(ratio) ? std::optional<double>(ratio) : std::nullopt;
+}
+
 // "1/16" or "0.5": a positive ratio.
 std::optional<double> parse_ratio(const std::string& text) {
   const auto slash = text.find('/');
   char* end = nullptr;
   if (slash == std::string::npos) {
     double v = std::strtod(text.c_str(), &end);
-    return end && *end == '\0' && v > 0 ? std::optional<double>(v) : std::nullopt;
+    return end && *end == '\0' ? valid_ratio(v) : std::nullopt;
   }
   const std::string a = text::trim(text.substr(0, slash)), b = text::trim(text.substr(slash + 1));
   double num = std::strtod(a.c_str(), &end);
   if (a.empty() || *end != '\0') return std::nullopt;
   double den = std::strtod(b.c_str(), &end);
   if (b.empty() || *end != '\0' || !(num > 0) || !(den > 0)) return std::nullopt;
-  return num / den;
+  return valid_ratio(num / den);
 }
 
 DerivationRule read_rule(const toml::table& table, const std::string& origin, std::size_t index) {
@@ -181,8 +189,7 @@ DerivationRule read_rule(const toml::table& table, const std::string& origin, st
     if (value.is_string()) {
       ratio = parse_ratio(**value.as_string());
     } else if (value.is_floating_point() || value.is_integer()) {
-      ratio = value.is_integer() ? static_cast<double>(**value.as_integer()) : **value.as_floating_point();
-      if (!(*ratio > 0)) ratio.reset();
+      ratio = valid_ratio(value.is_integer() ? static_cast<double>(**value.as_integer()) : **value.as_floating_point());
     }
     if (!ratio) r.fail("ratios", fmt::format("'{}' must be a positive number or fraction like \"1/16\"", field));
     rule.ratios.emplace_back(field, *ratio);

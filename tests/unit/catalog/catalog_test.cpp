@@ -193,6 +193,13 @@ TEST(CatalogValidation, ZeroValue) {
             "bad.toml: gpu 'testgpu': field 'msrp_usd' must be positive, got 0");
 }
 
+TEST(CatalogValidation, InfiniteValue) {
+  EXPECT_EQ(load_error(with(valid_entry(), "memory_gb", "inf")),
+            "bad.toml: gpu 'testgpu': field 'memory_gb' must be a finite number, got inf");
+  EXPECT_EQ(load_error(with(valid_entry(), "tdp_w", "-inf")),
+            "bad.toml: gpu 'testgpu': field 'tdp_w' must be a finite number, got -inf");
+}
+
 TEST(CatalogValidation, WrongType) {
   EXPECT_EQ(load_error(with(valid_entry(), "memory_gb", "\"12\"")),
             "bad.toml: gpu 'testgpu': field 'memory_gb' must be a number");

@@ -261,6 +261,13 @@ TEST(CatalogRules, BadRulesAreNamed) {
   EXPECT_EQ(load_error(rule + "ratios = { fp16_tflops = \"1/0\" }\n" + kCard),
             "rules.toml: derivation 'r': field 'ratios' 'fp16_tflops' must be a positive number or fraction like "
             "\"1/16\"");
+  // Infinity, spelled as TOML's number or as text, derives no rate (found by fuzz/catalog_toml).
+  for (const char* infinite : {"inf", "\"inf\"", "\"1e308/1e-308\""}) {
+    EXPECT_EQ(load_error(rule + "ratios = { fp16_tflops = " + infinite + " }\n" + kCard),
+              "rules.toml: derivation 'r': field 'ratios' 'fp16_tflops' must be a positive number or fraction like "
+              "\"1/16\"")
+        << infinite;
+  }
   EXPECT_EQ(load_error(rule + "ratios = { fp32_tflops = \"1/2\" }\n" + kCard),
             "rules.toml: derivation 'r': field 'ratios' names 'fp32_tflops', which is not a tensor rate (accepted: "
             "tf32_tflops, fp16_tflops, fp16_acc16_tflops, bf16_tflops, fp8_tflops, fp8_acc16_tflops, fp4_tflops, "
