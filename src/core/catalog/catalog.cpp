@@ -60,14 +60,9 @@ class GpuReader : public toml_data::TableReader {
   std::optional<double> optional_number(const char* key) {
     const toml::node* node = table_.get(key);
     if (!node) return std::nullopt;
-    double value;
-    if (node->is_integer()) {
-      value = static_cast<double>(**node->as_integer());
-    } else if (node->is_floating_point()) {
-      value = **node->as_floating_point();
-    } else {
-      fail(key, "must be a number");
-    }
+    const std::optional<double> number = toml_data::number_value(*node);
+    if (!number) fail(key, "must be a number");
+    const double value = *number;
     // TOML spells infinity `inf`; no spec is infinite (found by fuzz/catalog_toml).
     if (!std::isfinite(value)) fail(key, fmt::format("must be a finite number, got {}", value));
     if (!(value > 0)) fail(key, fmt::format("must be positive, got {}", value));
@@ -188,8 +183,8 @@ DerivationRule read_rule(const toml::table& table, const std::string& origin, st
     std::optional<double> ratio;
     if (value.is_string()) {
       ratio = parse_ratio(**value.as_string());
-    } else if (value.is_floating_point() || value.is_integer()) {
-      ratio = valid_ratio(value.is_integer() ? static_cast<double>(**value.as_integer()) : **value.as_floating_point());
+    } else if (const std::optional<double> number = toml_data::number_value(value)) {
+      ratio = valid_ratio(*number);
     }
     if (!ratio) r.fail("ratios", fmt::format("'{}' must be a positive number or fraction like \"1/16\"", field));
     rule.ratios.emplace_back(field, *ratio);

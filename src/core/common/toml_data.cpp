@@ -15,6 +15,12 @@ toml::table parse(std::string_view text, const std::string& origin) {
   }
 }
 
+std::optional<double> number_value(const toml::node& node) {
+  if (node.is_integer()) return static_cast<double>(**node.as_integer());
+  if (node.is_floating_point()) return **node.as_floating_point();
+  return std::nullopt;
+}
+
 void TableReader::fail(std::string_view field, std::string_view problem) const {
   throw InputError(fmt::format("{}: {}: field '{}' {}", origin_, what_, field, problem));
 }

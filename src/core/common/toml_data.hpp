@@ -3,6 +3,7 @@
 // toml++ stays out of the public headers.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <toml++/toml.h>
@@ -11,6 +12,9 @@ namespace gpusage::toml_data {
 
 // Throws InputError "origin:line:column: what is wrong" on a syntax error.
 toml::table parse(std::string_view text, const std::string& origin);
+
+// A TOML integer or float as a double; nullopt for any other node (each reader words its own error).
+std::optional<double> number_value(const toml::node& node);
 
 // The base of a reader of one table: `what` names the table in messages ("gpu 'rtx5090'", "rent #2").
 class TableReader {

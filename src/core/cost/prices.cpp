@@ -59,8 +59,9 @@ class EntryReader : public toml_data::TableReader {
   }
   double positive(const char* key) const {
     const toml::node* node = table_.get(key);
-    if (!node || !(node->is_integer() || node->is_floating_point())) fail(key, "is required: a number");
-    const double value = node->is_integer() ? static_cast<double>(**node->as_integer()) : **node->as_floating_point();
+    const std::optional<double> number = node ? toml_data::number_value(*node) : std::nullopt;
+    if (!number) fail(key, "is required: a number");
+    const double value = *number;
     if (!(value > 0) || !std::isfinite(value)) fail(key, fmt::format("must be positive, got {}", value));
     return value;
   }
