@@ -41,7 +41,7 @@ void add_run_command(CLI::App& app) {
       "dense tensor peak for the precision (docs/MODEL.md). One 'it' (tqdm) or step is --batch x --accumulate\n"
       "samples per GPU. The summary then reads, for example (a scripted run at 2 it/s under the NVML stub):\n"
       "  gpusage: predicted (plan) for ResNet-50 bf16 batch 256 on GeForce RTX 5090, against measured:\n"
-      "  gpusage:   throughput   predicted 1749 samples/s (80%: 1729-2064), measured 2 it/s median = 512\n"
+      "  gpusage:   throughput   predicted 1753 samples/s (80%: 1731-2056), measured 2 it/s median = 512\n"
       "             samples/s per GPU: below the interval\n"
       "  gpusage:   memory       predicted 12.9 GiB, measured peak 18.6 GiB\n"
       "  gpusage:   utilization  predicted 100% (no host stalls), measured median 12%\n"

@@ -43,7 +43,6 @@ nlohmann::json summary_json(const estimate::ErrorSummary& s) {
 nlohmann::json constants_json(const estimate::ModelConstants& k) {
   nlohmann::json out;
   for (const auto& [name, member] : estimate::fitted_scalar_constants()) out[name] = k.*member;
-  out["architecture_compute_factor"] = k.architecture_compute_factor;
   return out;
 }
 

@@ -227,7 +227,6 @@ TEST(ValidateE2E, FittedConstantsStayInsideTheirPhysicalBounds) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto doc = nlohmann::json::parse(r.out);
   const auto& k = doc["constants"];
-  double top = 0;  // the highest tensor-core efficiency: the architecture factors scale tensor math only
   for (const char* name : {"conv_tensor_efficiency", "matmul_tensor_efficiency", "conv_fp32_efficiency",
                            "matmul_fp32_efficiency", "tf32_relative_efficiency", "attention_relative_efficiency",
                            "memory_efficiency", "depthwise_conv_relative_efficiency"}) {
@@ -237,13 +236,8 @@ TEST(ValidateE2E, FittedConstantsStayInsideTheirPhysicalBounds) {
     if (std::string(name).find("_relative") == std::string::npos && std::string(name) != "memory_efficiency") {
       EXPECT_GT(v, 0.0) << name;
     }
-    if (std::string(name).find("_tensor_") != std::string::npos) top = std::max(top, v);
   }
-  for (const auto& [cc, factor] : k["architecture_compute_factor"].items()) {
-    EXPECT_GE(factor.get<double>(), 0.5) << cc;
-    EXPECT_LE(factor.get<double>(), 2.0) << cc;
-    EXPECT_LE(factor.get<double>() * top, 1.0 + 1e-9) << cc;
-  }
+  EXPECT_FALSE(k.contains("architecture_compute_factor"));  // one set of constants for every card
   // Constants the rows cannot identify keep their documented values: the fit does not move them.
   for (const char* name : {"power_headroom", "gemm_tile_fixed_cycles", "nchw_transpose_passes"}) {
     EXPECT_FALSE(k.contains(name)) << name;

@@ -114,4 +114,21 @@ struct AdapterShape {
 };
 AdapterShape adapter_shape(const workload::Workload& w, const TrainingConfig& config);
 
+// The memory-bound work LoRA adds to one layer per micro-batch, in bytes and kernels. Each adapted matrix
+// W (in x out) runs x -> A (in x r) -> B (r x out) -> scale -> add into W's output, as PEFT's LoRA layer
+// does (result + lora_B(lora_A(dropout(x))) * scaling): A reads x, and B's output is written, scaled
+// (read and written) and added to the base output (two reads, one write): in + 6 out elements per row, the
+// thin GEMMs' FLOPs (2 r (in + out) per row) being negligible beside them. Backward moves about twice
+// that in six kernels (the scale's and the add's gradients, input and weight gradients of A and B).
+// QLoRA dequantizes every NF4 matrix, adapted or not, before each use, in forward and again for the
+// input-gradient GEMM in backward (bitsandbytes MatMul4Bit): read 4.127 bits, write 16 bits per weight,
+// in two kernels (the double-quantized constants, then the weights).
+struct AdapterCost {
+  double forward_bytes = 0, backward_bytes = 0;
+  double forward_kernels = 0, backward_kernels = 0;
+};
+
+AdapterCost adapter_cost(const workload::Layer& layer, const TrainingConfig& config, const ModelConstants& k,
+                         double batch, double element);
+
 }  // namespace gpusage::estimate

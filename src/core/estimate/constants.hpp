@@ -1,14 +1,13 @@
 // The documented constants of the memory and step-time models. Each says where it comes from.
-// The speed constants (efficiencies, kernel_fixed_s, depthwise and architecture factors) are the output
-// of `gpusage validate data/validation/published.csv --fit`, fitted on every current-software throughput
-// row inside validate's physical bounds (efficiencies in (0, 1], architecture factors in [0.5, 2] and
-// never lifting a GEMM above its peak); so is allocator_unreleasable_fraction, on the memory verdicts.
+// The speed constants (efficiencies, kernel_fixed_s, host_dispatch_s) are the output of
+// `gpusage validate data/validation/published.csv --fit`, fitted on every current-software throughput row
+// inside validate's physical bounds (efficiencies in (0, 1]), one set for every card: no per-architecture or
+// per-card factor; so is allocator_unreleasable_fraction, on the memory verdicts.
 // Errors are reported only out of sample: `validate --cv gpu` refits without each GPU in turn
 // (docs/MODEL.md). Refit and paste the printed values here when the validation data grows.
 // `gpusage plan --calibration` refines them per device.
 #pragma once
 
-#include <map>
 #include <string>
 
 namespace gpusage::estimate {
@@ -51,9 +50,11 @@ struct ModelConstants {
   double qlora_bits_per_param = 4.0 + 0.127;
 
   // ---- Speed ----
-  // Fraction of the dense tensor-core peak that large conv / GEMM kernels reach in training.
+  // Fraction of the dense tensor-core peak that large conv / GEMM kernels reach in training (on GeForce, twice that
+  // of the halved FP32-accumulate peak, at most all of it: step_time.cpp). The GEMMs' is fitted inside the largest
+  // measured fraction, 0.85 (validate.hpp, FitBounds).
   double conv_tensor_efficiency = 1.0;
-  double matmul_tensor_efficiency = 0.7;
+  double matmul_tensor_efficiency = 0.8333;
   // TF32 GEMMs and convolutions relative to the 16-bit ones, as a fraction of their own (half as high)
   // peak: the same tile shapes move twice the bytes per FLOP through shared memory and registers, so at
   // BERT's and ResNet's shapes TF32 kernels sit further below their peak (fitted). Only on cards whose tensor
@@ -62,16 +63,16 @@ struct ModelConstants {
   // cycle on the RTX 4090), slowly enough for the operands to keep up, so their TF32 kernels reach the
   // 16-bit efficiency (step_time.cpp; issue 28, docs/MODEL.md: GeForce TF32 rows went from -17%..-31% to
   // -4%..-27%).
-  double tf32_relative_efficiency = 0.7776;
+  double tf32_relative_efficiency = 0.7144;
   // Fraction of the CUDA-core FP32 peak reached by FP32 (non-TF32) conv / GEMM kernels.
-  double conv_fp32_efficiency = 0.89;
+  double conv_fp32_efficiency = 0.9633;
   double matmul_fp32_efficiency = 0.8813;
   // Fused (flash) attention's two matmuls as a fraction of the GEMM efficiency, its softmax priced apart
   // (sfu_results_per_sm_cycle below): FlashAttention-2 reaches 50-73% of the A100 peak against 70-80% for a GEMM
-  // (Dao 2023). Fitted: 0.79, at the documented prior 0.8 (0.43 while the softmax and eager attention's
-  // batched GEMMs were folded into it; docs/MODEL.md, session 15). Unfused attention's batched GEMMs run at
-  // the GEMM efficiency with their own tile cost (step_time.cpp).
-  double attention_relative_efficiency = 0.794;
+  // (Dao 2023). Fitted: 0.60 (0.79 in session 15, before the GEMM efficiency rose to 0.83 with GeForce GEMMs at
+  // their halved peak and no architecture factors: 0.50 of the peak either way; docs/MODEL.md, session 18).
+  // Unfused attention's batched GEMMs run at the GEMM efficiency with their own tile cost (step_time.cpp).
+  double attention_relative_efficiency = 0.6018;
   // Fused (flash) attention computes each score's softmax on the CUDA cores between its two matmuls, and the
   // tensor cores wait for it: one exponential per score and pass on the special-function units, 16 results per
   // SM per cycle on every architecture since Volta (CUDA C++ Programming Guide, "Arithmetic Instructions",
@@ -87,13 +88,7 @@ struct ModelConstants {
   // Depthwise convolutions (MobileNet, EfficientNet) do a few MACs per output element and run as
   // memory-bound kernels, but cuDNN's depthwise kernels (their weight gradient above all) reach only a
   // fraction of the bandwidth plain elementwise kernels do. Relative to memory_bound_bandwidth (planner.hpp).
-  double depthwise_conv_relative_efficiency = 0.3064;
-  // Per-architecture factor on the tensor-core GEMM/conv rate, keyed by compute capability: how close
-  // the libraries of the day get to each architecture's tensor peak (e.g. Hopper needs wgmma kernels
-  // that older cuDNN lacks). FP32 CUDA-core math has no such factor. Fitted where published runs exist;
-  // others get the median factor (step_time.cpp).
-  std::map<std::string, double> architecture_compute_factor = {
-      {"7.0", 0.7843}, {"7.5", 0.7136}, {"8.0", 1}, {"8.6", 0.9444}, {"8.9", 0.864}, {"9.0", 0.9804}, {"10.0", 1}, {"12.0", 1}};
+  double depthwise_conv_relative_efficiency = 0.1715;
   // NCHW tensors under tensor cores: cuDNN's tensor-core convolutions work on NHWC, so an NCHW
   // convolution transposes its input and output on the way (NVIDIA Deep Learning Performance Guide,
   // "Convolutional Layers": "tensor layout ... NHWC ... NCHW inputs are transposed"). Each pass is one
@@ -131,14 +126,16 @@ struct ModelConstants {
   // flagship's (Gpu::power_flagship: the capability's highest-TDP card, whose TDP holds its rated
   // clocks) clocks down until it fits its TDP. Lower clocks run at lower voltage and so do more FLOPs
   // per joule: such a card sustains at most power_headroom x the flagship's FLOPs per watt x its own TDP.
-  // A GeForce flagship counts at its FP16-accumulate rate, the one its tensor cores run at (its
+  // A GeForce card, flagship or not, counts at its FP16-accumulate rate, the one its tensor cores run at (its
   // FP32-accumulate rate is held at half). RTX A6000 (300 W, 154.8 TFLOPS on paper) trains BERT-large
   // only 27% faster than the RTX 3090 (350 W, 71.2); A100 PCIe 40 GB (250 W) 14% slower than SXM
   // (400 W) at the same peak (Lambda's benchmark, published.csv). Dynamic power goes as f x V^2 and
   // the voltage falls with the clock, so a card at 80% of its flagship's clock does about 1.3x the FLOPs
-  // per joule. Not fitted: the rows cannot tell it from the architecture factors (fitted per held-out
-  // GPU it ranged 1.12-1.69, and the held-out RTX 3090 moved with it; docs/MODEL.md).
-  double power_headroom = 1.3;
+  // per joule; a card at 91% of its flagship's clock (the RTX 3090 against the RTX 3090 Ti) about 1.1x. Both
+  // sides count the full tensor rate (step_time.cpp, power_limited_clock_fraction). 1.1: with 1.3 the RTX 3090
+  // (0.87 x its clock at 1.0) keeps the whole GeForce boost and its GEMM- and conv-bound rows come out 8-10% too
+  // fast (docs/MODEL.md, session 18). Not fitted: held out by GPU, the fit cannot see the card it would limit.
+  double power_headroom = 1.1;
   // GeForce boards run above the boost clock on their spec sheet: GPU Boost raises the clock along the
   // voltage/frequency curve while power and temperature allow, and NVIDIA quotes GeForce rates at a
   // typical boost clock, not the ceiling (data-center datasheets quote the maximum clock, which their cards
@@ -159,7 +156,7 @@ struct ModelConstants {
   // GPU it ranged 195-1,867 cycles, standing in for whatever the held-out card lacked (docs/MODEL.md).
   double gemm_tile_fixed_cycles = 300;
   // GPU-side fixed time per kernel (launch latency, ramp-up and tail), seconds.
-  double kernel_fixed_s = 1.565e-06;
+  double kernel_fixed_s = 1.113e-06;
   // Host-side dispatch time per kernel in eager PyTorch (Python + dispatcher + launch): 10-20 us per op
   // is the usual figure; the GPU is starved when kernels are shorter than this.
   double host_dispatch_s = 1.2e-05;

@@ -39,8 +39,6 @@ const ModelConstants& prior_constants() {
     // A kernel's GPU-side launch, ramp and tail: about 2 us; eager PyTorch's host dispatch: 10-20 us per op.
     k.kernel_fixed_s = 2e-6;
     k.host_dispatch_s = 12e-6;
-    // No architecture is assumed better or worse than its datasheet until rows say so.
-    k.architecture_compute_factor.clear();
     // The allocator is assumed to give none of its reserve back until runs at the card's edge say so.
     k.allocator_unreleasable_fraction = k.allocator_overhead_fraction;
     return k;

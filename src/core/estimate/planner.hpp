@@ -133,6 +133,9 @@ struct TrainingConfig {
   // CUDA before 11.7 / PyTorch before 1.13 load every kernel of every library into the context at start
   // (validation rows of older software); today's default is lazy loading.
   bool eager_module_loading = false;
+  // PyTorch before 2.8 reduced a native LayerNorm's weight and bias gradients over the rows in one 32 x 32-thread
+  // block per 32 columns (validation rows of older software; step_time.cpp); 2.8's kernel splits the rows too.
+  bool column_block_layer_norm_backward = false;
   // optimizer.zero_grad() frees the gradients (set_to_none=True, PyTorch 2.0's default), so each backward starts
   // without them; before 2.0 it zeroed them in place and they stayed for the next step (validation rows of older
   // software, and TensorFlow's, keep them).

@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 
 #include "core/common/error.hpp"
-#include "core/common/stats.hpp"
 #include "core/estimate/adapters.hpp"
 #include "core/estimate/planner.hpp"
 
@@ -17,6 +16,11 @@ namespace gpusage::estimate {
 namespace {
 
 using workload::OpClass;
+
+// Unfused attention's layout copies of its output each way (step_time below).
+constexpr double kUnfusedAttentionCopies = 4;
+// A 32 x 32-thread block holds half the 2,048 threads an SM keeps resident.
+constexpr double kColumnBlockOccupancy = 0.5;
 
 bool is_gemm_like(OpClass op) { return op == OpClass::conv || op == OpClass::matmul || op == OpClass::attention; }
 
@@ -43,74 +47,24 @@ bool is_depthwise(const workload::Layer& layer) {
   return layer.op == OpClass::conv && outputs > 0 && layer.forward_flops / 2 / outputs < 32;
 }
 
-// The fitted factor of the GPU's compute capability; for one without measurements (a new architecture)
-// the median of the fitted factors, i.e. "as well as a typical architecture's libraries do".
-double architecture_compute_factor(const ModelConstants& k, const catalog::Gpu& gpu) {
-  if (k.architecture_compute_factor.empty()) return 1.0;
-  if (auto it = k.architecture_compute_factor.find(gpu.compute_capability); it != k.architecture_compute_factor.end()) {
-    return it->second;
-  }
-  std::vector<double> factors;
-  for (const auto& [cc, factor] : k.architecture_compute_factor) factors.push_back(factor);
-  return stats::median(std::move(factors));
-}
-
 // The fraction of its rated clock a card holds under sustained tensor math, by its TDP against its
 // flagship's FLOPs per watt (constants.hpp, power_headroom).
 // `clock`: the card's own clock as a multiple of its rated one, when the power allows (GeForce boost).
+// Both sides count the tensor cores' full rate: the flagship's FLOPs per watt are at its FP16-accumulate rate
+// where it lists one (catalog derivation), so the card's own is too. Its FP32-accumulate rate (half, on
+// GeForce) would have every GeForce card below its flagship hold twice the clock its TDP allows.
 double power_limited_clock_fraction(const ModelConstants& k, const catalog::Gpu& gpu, double clock) {
   if (!gpu.power_flagship_fp16_tflops_per_watt || !gpu.fp16_tflops || *gpu.fp16_tflops <= 0) return clock;
   const double sustained = k.power_headroom * *gpu.power_flagship_fp16_tflops_per_watt * gpu.tdp_w;
-  return std::min(clock, sustained / *gpu.fp16_tflops);
+  const double full_rate = gpu.fp16_acc16_tflops.value_or(*gpu.fp16_tflops);
+  return std::min(clock, sustained / full_rate);
 }
 
-// The memory-bound work LoRA adds to one layer per micro-batch, in bytes and kernels. Each adapted matrix
-// W (in x out) runs x -> A (in x r) -> B (r x out) -> scale -> add into W's output, as PEFT's LoRA layer
-// does (result + lora_B(lora_A(dropout(x))) * scaling): A reads x, and B's output is written, scaled
-// (read and written) and added to the base output (two reads, one write): in + 6 out elements per row, the
-// thin GEMMs' FLOPs (2 r (in + out) per row) being negligible beside them. Backward moves about twice
-// that in six kernels (the scale's and the add's gradients, input and weight gradients of A and B).
-// QLoRA dequantizes every NF4 matrix, adapted or not, before each use, in forward and again for the
-// input-gradient GEMM in backward (bitsandbytes MatMul4Bit): read 4.127 bits, write 16 bits per weight,
-// in two kernels (the double-quantized constants, then the weights).
-struct AdapterCost {
-  double forward_bytes = 0, backward_bytes = 0;
-  double forward_kernels = 0, backward_kernels = 0;
-};
-
-AdapterCost adapter_cost(const workload::Layer& layer, const TrainingConfig& config, const ModelConstants& k,
-                         double batch, double element) {
-  AdapterCost c;
-  if (lora_rank(config) <= 0) return c;
-  for (const workload::Matrix& m : layer.lora_targets) {
-    // An MoE layer's experts (m.copies) are each dequantized and adapted; its rows are split among them.
-    const double copies = static_cast<double>(m.copies);
-    if (config.qlora) {
-      const double dequant_bytes = copies * static_cast<double>(m.in) * static_cast<double>(m.out) *
-                                   (k.qlora_bits_per_param / 8 + 2);
-      c.forward_bytes += dequant_bytes;
-      c.backward_bytes += dequant_bytes;
-      c.forward_kernels += 2 * copies;
-      c.backward_kernels += 2 * copies;
-    }
-    if (!adapts(config, m) || m.in <= 0) continue;
-    const double rows = batch * layer.input_elements / static_cast<double>(m.in);
-    const double bytes = rows * static_cast<double>(m.in + 6 * m.out) * element;
-    c.forward_bytes += bytes;
-    c.backward_bytes += 2 * bytes;
-    c.forward_kernels += 4 * copies;
-    c.backward_kernels += 6 * copies;
-    if (config.lora_dropout > 0) {
-      // Dropout reads x and writes the dropped copy and its 1-byte mask; backward reads the gradient and
-      // the mask and writes the input's gradient: one kernel each way.
-      const double dropout_bytes = rows * static_cast<double>(m.in) * (2 * element + 1);
-      c.forward_bytes += dropout_bytes;
-      c.backward_bytes += dropout_bytes;
-      c.forward_kernels += copies;
-      c.backward_kernels += copies;
-    }
-  }
-  return c;
+// How many times faster the card's tensor cores run with 16-bit accumulation than with FP32 accumulation:
+// 2 on GeForce cards, which list the two rates apart (catalog fp16_acc16_tflops), 1 elsewhere.
+double half_rate_ratio(const catalog::Gpu& gpu) {
+  if (!gpu.fp16_acc16_tflops || !gpu.fp16_tflops || *gpu.fp16_tflops <= 0) return 1.0;
+  return std::max(1.0, *gpu.fp16_acc16_tflops / *gpu.fp16_tflops);
 }
 
 struct Roofline {
@@ -178,7 +132,11 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
   const double layout_passes =
       tensor_cores && !config.channels_last && w.domain == workload::Domain::vision ? k.nchw_transpose_passes : 0;
 
-  const double architecture_factor = architecture_compute_factor(k, gpu);
+  // GeForce tensor cores run FP32-accumulate math at half their rate; the loads that feed them and each tile's
+  // prologue and epilogue keep the full rate's pace and hide under the doubled math, so a GEMM that reaches
+  // `efficiency` of a full-rate peak reaches efficiency x 2 of the halved one, at most all of it (docs/MODEL.md,
+  // session 18: large GEMMs measure 1.01-1.14x the halved datasheet rate on every GeForce card).
+  const double tensor_headroom = tensor_cores ? half_rate_ratio(gpu) : 1.0;
   // The clock the datasheet's peaks are quoted at: the FP32 peak at 2 FLOPs per CUDA core per cycle, so no clock
   // figure is needed. Tensor FLOPs one SM does per cycle are the GEMM peak over the SMs at that clock.
   const double quoted_clock_hz =
@@ -208,7 +166,7 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
     if (is_gemm_like(layer.op)) {
       const double tiles = batch * layer.output_elements() / k.tile_elements;
       const double fill = std::clamp(tiles / fill_tiles, 1.0 / fill_tiles, 1.0);
-      rate = matmul_peak * efficiency(layer) * fill * (tensor_cores ? architecture_factor : 1.0);
+      rate = matmul_peak * std::min(1.0, efficiency(layer) * tensor_headroom) * fill;
       if (is_depthwise(layer)) memory_rate *= k.depthwise_conv_relative_efficiency;
     }
     const double compute_s = flops / rate * (1 + overhead) + serial_compute_s;
@@ -245,8 +203,45 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
   double forward_s = 0, backward_s = 0, recompute_s = 0, kernels = 0, fixed_s = 0;
   double parameter_tensors = 0;
   const bool trains_base = !(lora_rank(config) > 0);
+  // Memory-bound kernels beside a layer's own: `bytes` and `kernel_count` in forward, twice the bytes in backward.
+  auto add_memory_bound = [&](double bytes, double kernel_count) {
+    forward_s += bytes / bandwidth + kernel_count * k.kernel_fixed_s;
+    backward_s += 2 * bytes / bandwidth + kernel_count * k.kernel_fixed_s;
+    t.memory_s += 3 * bytes / bandwidth;
+    fixed_s += 2 * kernel_count * k.kernel_fixed_s;
+    kernels += 2 * kernel_count;
+  };
   for (const auto& layer : w.layers) {
     const double io_bytes = batch * layer.forward_io_elements * element + layer.params * weight_element;
+    // The fp32 residual stream under autocast (Layer::autocast_extra_io_bytes).
+    if (autocast > 0 && layer.autocast_extra_io_bytes > 0) {
+      add_memory_bound(batch * layer.autocast_extra_io_bytes, layer.autocast_extra_kernels);
+    }
+    // Attention's layout copies. Unfused attention through torch.matmul on head-split views copies q, k and v
+    // (reshape of a permuted tensor cannot be a view) and the merged output (transpose(1, 2).reshape): four
+    // copies of the layer's output each way; fused attention (SDPA) keeps only the merge.
+    if (layer.op == OpClass::attention && layer.score_elements > 0) {
+      const double copies = unfused_attention(layer) ? kUnfusedAttentionCopies : 1;
+      const double bytes = batch * layer.output_elements() * 2 * element * copies;
+      forward_s += bytes / bandwidth + copies * k.kernel_fixed_s;
+      backward_s += bytes / bandwidth + copies * k.kernel_fixed_s;
+      t.memory_s += 2 * bytes / bandwidth;
+      fixed_s += 2 * copies * k.kernel_fixed_s;
+      kernels += 2 * copies;
+    }
+    // Before PyTorch 2.8 a LayerNorm's weight and bias gradients were reduced over all rows by one block of 32 x 32
+    // threads per 32 columns (layer_norm_kernel.cu's GammaBetaBackwardCUDAKernel_32x32, gridDim = columns / 32), so
+    // the pass that reads the input and the output gradient again streams from columns / 32 SMs, each holding
+    // half the threads an SM can (1,024 of 2,048: half of sm_memory_gbs), not from the whole GPU. 2.8 splits the
+    // rows among blocks too (PyTorch PR 148605). A ViT-Ti's 192 columns use 6 SMs.
+    if (config.column_block_layer_norm_backward && layer.layer_norm_columns > 0 && gpu.sm_count > 0) {
+      const double bytes = 2 * batch * layer.output_elements() * (autocast > 0 ? 4.0 : element);
+      const double blocks = std::min<double>(gpu.sm_count, std::ceil(layer.layer_norm_columns / 32));
+      const double rate = std::min(bandwidth, blocks * k.sm_memory_gbs * 1e9 * kColumnBlockOccupancy);
+      const double slower_s = bytes / rate - bytes / bandwidth;
+      backward_s += slower_s;
+      t.memory_s += slower_s;
+    }
     if (layer.op == OpClass::conv && layout_passes > 0) {
       // Transposes are their own memory-bound kernels: forward converts input and output, backward the
       // two gradients and the saved input (twice the forward traffic), as the roofline counts backward.

@@ -254,19 +254,19 @@ ValidationReport cross_validate(const std::vector<Measurement>& measurements, co
 // allocator_unreleasable_fraction stays inside [0, allocator_overhead_fraction]: a part of the reserve.
 struct FitBounds {
   double efficiency_lo = 0.05, efficiency_hi = 1.0;          // fractions of a peak: (0, 1]
-  double architecture_lo = 0.5, architecture_hi = 2.0;       // per-architecture compute factor band
+  // A training step's GEMMs reach no more of the tensor peak than the largest GEMMs measured on a card that holds
+  // its clock: 264.5 of the A100 SXM4 80 GB's 312 TFLOPS (0.85; H100 SXM 0.80, B200 0.75; docs/MODEL.md, session 17).
+  double matmul_tensor_efficiency_hi = 0.85;
   double kernel_fixed_lo_s = 0.5e-6, kernel_fixed_hi_s = 40e-6;
   double host_dispatch_lo_s = 1e-6, host_dispatch_hi_s = 60e-6;
 };
 const FitBounds& fit_bounds();
 
-// Fits the speed constants (efficiencies, overheads, per-architecture factors) to the current-software
-// train_throughput rows by minimising the median absolute log error plus a quarter of its 90th
-// percentile with coordinate search, inside fit_bounds(); an architecture factor times the tensor-core
-// GEMM efficiencies never exceeds 1 (no kernel beats the peak). The search starts from `prior`
+// Fits the speed constants (efficiencies and overheads, one set for every card: no per-architecture or per-card
+// factor) to the current-software train_throughput rows by minimising the median absolute log error plus a
+// quarter of its 90th percentile with coordinate search, inside fit_bounds(). The search starts from `prior`
 // (prior_constants()) and is drawn back to it by a log-normal penalty, so a flat objective settles on the
-// documented value rather than on wherever the search started. Architectures without rows get no factor
-// (plan's median rule).
+// documented value rather than on wherever the search started.
 // It also fits allocator_unreleasable_fraction on the memory verdicts of the current-software PyTorch rows
 // (runs that ran must fit; max-batch brackets must contain plan's largest batch): of 32 candidates, 1/32 to
 // all of allocator_overhead_fraction, the one with the fewest misses, each kind counted against the share
@@ -275,8 +275,7 @@ const FitBounds& fit_bounds();
 ModelConstants fit_constants(const std::vector<Measurement>& measurements, const catalog::Catalog& catalog,
                              const ModelConstants& prior);
 
-// The scalar constants the fit may move, by name (the per-architecture factors come on top): the speed
-// constants and allocator_unreleasable_fraction.
+// The constants the fit may move, by name: the speed constants and allocator_unreleasable_fraction.
 const std::vector<std::pair<const char*, double ModelConstants::*>>& fitted_scalar_constants();
 
 // One line per constant that the fit moved by more than 0.5%: "memory_efficiency 0.750 -> 0.712 (-5.1%)".

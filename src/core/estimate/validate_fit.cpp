@@ -95,7 +95,7 @@ ModelConstants fit_rows(const std::vector<FitRow>& rows, const ModelConstants& p
   const double e_lo = bounds.efficiency_lo, e_hi = bounds.efficiency_hi;
   std::vector<Knob> knobs = {
       {&k.conv_tensor_efficiency, e_lo, e_hi},
-      {&k.matmul_tensor_efficiency, e_lo, e_hi},
+      {&k.matmul_tensor_efficiency, e_lo, bounds.matmul_tensor_efficiency_hi},
       {&k.tf32_relative_efficiency, e_lo, e_hi},
       {&k.conv_fp32_efficiency, e_lo, e_hi},
       {&k.matmul_fp32_efficiency, e_lo, e_hi},
@@ -105,41 +105,21 @@ ModelConstants fit_rows(const std::vector<FitRow>& rows, const ModelConstants& p
       {&k.kernel_fixed_s, bounds.kernel_fixed_lo_s, bounds.kernel_fixed_hi_s},
       {&k.host_dispatch_s, bounds.host_dispatch_lo_s, bounds.host_dispatch_hi_s},
   };
-  // One compute factor per architecture that has rows; it may not lift any GEMM efficiency above 1.
-  // An architecture without rows gets none, so that it is predicted as plan predicts a new one (the
-  // median factor, step_time.cpp), not from a value fitted on the rows held out.
-  std::set<std::string> present;
-  for (const FitRow& row : rows) present.insert(row.prepared->gpu.compute_capability);
-  std::erase_if(k.architecture_compute_factor, [&](const auto& entry) { return !present.count(entry.first); });
-  for (const std::string& cc : present) k.architecture_compute_factor.try_emplace(cc, 1.0);
-  std::vector<double*> factors;
-  for (auto& [architecture, factor] : k.architecture_compute_factor) factors.push_back(&factor);
-  auto factor_cap = [&] {
-    const double e = std::max(k.conv_tensor_efficiency, k.matmul_tensor_efficiency);
-    return std::min(bounds.architecture_hi, 1.0 / e);
-  };
-  for (double* f : factors) *f = std::clamp(*f, bounds.architecture_lo, factor_cap());
   for (Knob& knob : knobs) *knob.value = std::clamp(*knob.value, knob.lo, knob.hi);
   for (const Knob& knob : knobs) anchored.emplace_back(knob.value, *knob.value);
-  for (double* f : factors) anchored.emplace_back(f, *f);
   // Coordinate search: each knob in turn moves by a factor while the loss falls, with the steps
   // shrinking over the rounds.
   double best = loss();
   for (int round = 0; round < 12; ++round) {
     const double step = round < 4 ? 1.25 : round < 8 ? 1.08 : 1.02;
-    std::vector<Knob> all = knobs;
-    for (double* f : factors) all.push_back({f, bounds.architecture_lo, bounds.architecture_hi});
-    for (Knob& knob : all) {
+    for (Knob& knob : knobs) {
       for (double factor : {step, 1 / step}) {
         while (true) {
           const double old = *knob.value;
           const double next = std::clamp(old * factor, knob.lo, knob.hi);
           if (next == old) break;
           *knob.value = next;
-          const double cap = factor_cap();
-          bool physical = true;
-          for (double* f : factors) physical = physical && *f <= cap * (1 + 1e-12);
-          const double l = physical ? loss() : best + 1;
+          const double l = loss();
           if (l < best - 1e-9) {
             best = l;
           } else {
@@ -269,11 +249,6 @@ std::vector<std::string> describe_changes(const ModelConstants& before, const Mo
     lines.push_back(fmt::format("{} {:.4g} -> {:.4g} ({:+.1f}%)", name, a, b, (b / a - 1) * 100));
   };
   for (const auto& [name, member] : fitted_scalar_constants()) compare(name, before.*member, after.*member);
-  for (const auto& [cc, factor] : after.architecture_compute_factor) {
-    auto it = before.architecture_compute_factor.find(cc);
-    compare("architecture_compute_factor[" + cc + "]", it == before.architecture_compute_factor.end() ? 1.0 : it->second,
-            factor);
-  }
   return lines;
 }
 

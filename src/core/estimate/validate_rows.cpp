@@ -20,6 +20,15 @@ constexpr const char* kFusedAttentionSince = "2023-03";
 // PyTorch 2.0 (March 2023) also made optimizer.zero_grad() free the gradients (set_to_none=True by default) and
 // torch.optim step CUDA parameters with its foreach implementations by default.
 constexpr const char* kGradientsFreedSince = "2023-03";
+// PyTorch 2.8 (August 2025) reduces a LayerNorm's weight and bias gradients with the rows split among blocks
+// (PR 148605); before it, one block per 32 columns did all the rows (TrainingConfig::column_block_layer_norm_backward).
+constexpr const char* kRowSplitLayerNormSince = "2025-08";
+
+// NVIDIA's BERT (DeepLearningExamples, which Lambda's and NVIDIA's NGC runs use) normalizes with apex's
+// FusedLayerNorm, whose weight gradients are reduced in two passes over all the SMs, not with PyTorch's kernel.
+bool native_layer_norm(const Measurement& m) {
+  return !(m.model.rfind("bert", 0) == 0 && m.framework.find("NGC") != std::string::npos);
+}
 
 }  // namespace
 
@@ -65,6 +74,8 @@ std::optional<Prepared> prepare(const Measurement& m, const catalog::Catalog& ca
     if (m.checkpointing.starts_with("every:")) p.config.checkpoint_every = std::stoi(m.checkpointing.substr(6));
     if (m.gpu_memory_gb) p.gpu.memory_gb = *m.gpu_memory_gb;
     p.config.eager_module_loading = m.loads_modules_eagerly();
+    p.config.column_block_layer_norm_backward = !m.other_framework() && !m.software_date.empty() &&
+                                                m.software_date < kRowSplitLayerNormSince && native_layer_norm(m);
     const bool pytorch2 = !m.other_framework() && !m.software_date.empty() && m.software_date >= kGradientsFreedSince;
     p.config.gradients_freed_between_steps = pytorch2;
     p.config.foreach_optimizer = pytorch2;

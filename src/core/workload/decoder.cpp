@@ -151,19 +151,19 @@ Tensor decoder_layer(Graph& g, const TransformerConfig& c, const DecoderNames& n
     a = dropout(g, p + ".resid_dropout", a, c.hidden_dropout);
     Tensor m = mlp(y_mlp);
     m = dropout(g, p + ".resid_dropout#2", m, c.hidden_dropout);
-    return add(g, p + ".add#2", add(g, p + ".add", a, m), x);
+    return residual_add(g, p + ".add#2", residual_add(g, p + ".add", a, m), x);
   }
   Tensor y = decoder_norm(g, c, p + ".input_layernorm", x);
   y = decoder_attention_block(g, c, n, p, y, spec);
   if (c.sandwich_norms) y = decoder_norm(g, c, p + ".post_attention_layernorm", y);
   y = dropout(g, p + ".resid_attn_dropout", y, c.hidden_dropout);
-  x = add(g, p + ".add", y, x);
+  x = residual_add(g, p + ".add", y, x);
   y = decoder_norm(g, c, p + (c.sandwich_norms ? ".pre_feedforward_layernorm" : ".post_attention_layernorm"),
                    x);
   y = mlp(y);
   if (c.sandwich_norms) y = decoder_norm(g, c, p + ".post_feedforward_layernorm", y);
   y = dropout(g, p + ".resid_mlp_dropout", y, c.hidden_dropout);
-  return add(g, p + ".add#2", y, x);
+  return residual_add(g, p + ".add#2", y, x);
 }
 
 }  // namespace

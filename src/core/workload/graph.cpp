@@ -40,6 +40,9 @@ Tensor Graph::add(LayerSpec spec) {
   layer.saved_elements = spec.internal_saved_elements;
   layer.saved_fixed_bytes = spec.saved_fixed_bytes;
   layer.autocast_extra_saved_bytes = spec.autocast_extra_saved_bytes;
+  layer.autocast_extra_io_bytes = spec.autocast_extra_io_bytes;
+  layer.autocast_extra_kernels = spec.autocast_extra_kernels;
+  layer.layer_norm_columns = spec.layer_norm_columns;
   layer.serial_io_elements = spec.serial_io_elements;
   layer.serial_fixed_bytes = spec.serial_fixed_bytes;
   layer.serial_autocast_extra_bytes = spec.serial_autocast_extra_bytes;

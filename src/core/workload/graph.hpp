@@ -37,6 +37,9 @@ struct LayerSpec {
   double internal_saved_elements = 0;  // tensors made and kept inside the layer (unfused attention s^2)
   double saved_fixed_bytes = 0;
   double autocast_extra_saved_bytes = 0;  // see Layer::autocast_extra_saved_bytes
+  double autocast_extra_io_bytes = 0;     // see Layer::autocast_extra_io_bytes
+  int autocast_extra_kernels = 0;
+  double layer_norm_columns = 0;  // see Layer::layer_norm_columns
   double serial_io_elements = 0;          // see Layer::serial_io_elements
   double serial_fixed_bytes = 0;
   double serial_autocast_extra_bytes = 0;

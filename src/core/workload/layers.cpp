@@ -179,6 +179,15 @@ Tensor add(Graph& g, const std::string& name, const Tensor& a, const Tensor& b) 
   return g.add(elementwise_spec(name, OpClass::elementwise, {a, b}, a.shape, kSimpleFlopsPerElement));
 }
 
+// A transformer's residual add: under autocast the stream it adds into is fp32 (fp32 embeddings and positions,
+// and fp32 + fp16 promotes), so it reads and writes 4-byte elements where the block's output is 2: 4 bytes more
+// per element, in the same kernel.
+Tensor residual_add(Graph& g, const std::string& name, const Tensor& stream, const Tensor& block_output) {
+  LayerSpec s = elementwise_spec(name, OpClass::elementwise, {stream, block_output}, stream.shape, kSimpleFlopsPerElement);
+  s.autocast_extra_io_bytes = 2 * (kFp32Bytes - 2) * stream.elements();
+  return g.add(std::move(s));
+}
+
 // a * b with both requiring grad (SE scaling, SwiGLU's act(gate) * up): each gradient needs the
 // other factor, so both are saved.
 Tensor mul(Graph& g, const std::string& name, const Tensor& a, const Tensor& b) {
@@ -219,6 +228,17 @@ Tensor linear(Graph& g, const std::string& name, const Tensor& x, const LinearSp
   return g.add(std::move(s));
 }
 
+// A norm on autocast's fp32 residual stream, beyond its input and output at 2 bytes: 2 more bytes read and 2
+// more written per element (4-byte elements), and the 16-bit cast the next linear makes of its output (read 4,
+// write 2) in one more kernel: 10 bytes. PyTorch's autocast op reference lists layer_norm (and the fp32 ops of an
+// eager RMSNorm) to run in float32; MosaicML's LPLayerNorm exists to avoid this traffic.
+namespace {
+void add_fp32_stream_norm_traffic(LayerSpec& s, double elements) {
+  s.autocast_extra_io_bytes = 10 * elements;
+  s.autocast_extra_kernels = 1;
+}
+}  // namespace
+
 // LayerNorm saves its input and per-row mean and rstd (fp32: 2 x 4 bytes per row). One fused pass.
 Tensor layer_norm(Graph& g, const std::string& name, const Tensor& x) {
   LayerSpec s = elementwise_spec(name, OpClass::normalization, {x}, x.shape, kLayerNormFlopsPerElement);
@@ -230,6 +250,8 @@ Tensor layer_norm(Graph& g, const std::string& name, const Tensor& x) {
   // parameters, and fp32 + fp16 promotes to fp32), and layer_norm runs in fp32: its saved input is 4
   // bytes wide, 2 more than saved_elements counts in 16-bit training.
   s.autocast_extra_saved_bytes = (kFp32Bytes - 2) * x.elements();
+  add_fp32_stream_norm_traffic(s, x.elements());
+  s.layer_norm_columns = static_cast<double>(last_dim(x));
   return g.add(std::move(s));
 }
 
@@ -256,6 +278,7 @@ Tensor rms_norm(Graph& g, const std::string& name, const Tensor& x) {
   s.saved_inputs = {x};
   s.saved_fixed_bytes = kFp32Bytes * rows;
   s.autocast_extra_saved_bytes = (kFp32Bytes - 2) * x.elements();  // fp32 residual stream (layer_norm)
+  add_fp32_stream_norm_traffic(s, x.elements());
   add_eager_rms_norm(s, x.elements());
   return g.add(std::move(s));
 }

@@ -46,6 +46,8 @@ Tensor max_pool2d(Graph& g, const std::string& name, const Tensor& x, int kernel
 Tensor adaptive_avg_pool2d(Graph& g, const std::string& name, const Tensor& x, std::int64_t out_side);
 
 Tensor add(Graph& g, const std::string& name, const Tensor& a, const Tensor& b);
+// An add into a transformer's residual stream (fp32 under autocast: Layer::autocast_extra_io_bytes).
+Tensor residual_add(Graph& g, const std::string& name, const Tensor& stream, const Tensor& block_output);
 Tensor mul(Graph& g, const std::string& name, const Tensor& a, const Tensor& b);  // b may broadcast
 Tensor dropout(Graph& g, const std::string& name, const Tensor& x, double p);     // p == 0: no layer
 

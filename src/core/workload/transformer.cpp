@@ -110,7 +110,7 @@ void gpt2(Graph& g, const TransformerConfig& c, int seq, bool flash) {
   const std::int64_t h = c.hidden;
   Tensor x = embedding(g, "transformer.wte", seq, c.vocab, h, true);
   Tensor pos = embedding(g, "transformer.wpe", seq, c.max_positions, h, false);
-  x = add(g, "transformer.add", x, pos);
+  x = residual_add(g, "transformer.add", x, pos);
   x = dropout(g, "transformer.drop", x, c.embedding_dropout);
   const AttentionSpec attn = attention_spec(c, seq, true, flash);
   for (int i = 0; i < c.layers; ++i) {
@@ -121,13 +121,13 @@ void gpt2(Graph& g, const TransformerConfig& c, int seq, bool flash) {
     y = attention(g, p + ".attn.core", {qkv}, attn);
     y = linear(g, p + ".attn.c_proj", y, lora_attention(h, true));
     y = dropout(g, p + ".attn.resid_dropout", y, c.hidden_dropout);
-    x = add(g, p + ".add", y, x);
+    x = residual_add(g, p + ".add", y, x);
     y = layer_norm(g, p + ".ln_2", x);
     y = linear(g, p + ".mlp.c_fc", y, lora_mlp(c.intermediate, true));
     y = activation(g, p + ".mlp.act", y, Activation::gelu);
     y = linear(g, p + ".mlp.c_proj", y, lora_mlp(h, true));
     y = dropout(g, p + ".mlp.dropout", y, c.hidden_dropout);
-    x = add(g, p + ".add#2", y, x);
+    x = residual_add(g, p + ".add#2", y, x);
   }
   g.set_segment(-1);
   x = layer_norm(g, "transformer.ln_f", x);
@@ -147,8 +147,8 @@ void bert(Graph& g, const TransformerConfig& c, int seq, bool flash, Head head) 
   Tensor x = embedding(g, "bert.embeddings.word_embeddings", seq, c.vocab, h, true);
   Tensor tt = embedding(g, "bert.embeddings.token_type_embeddings", seq, c.type_vocab, h, true);
   Tensor pos = embedding(g, "bert.embeddings.position_embeddings", seq, c.max_positions, h, false);
-  x = add(g, "bert.embeddings.add", x, tt);
-  x = add(g, "bert.embeddings.add#2", x, pos);
+  x = residual_add(g, "bert.embeddings.add", x, tt);
+  x = residual_add(g, "bert.embeddings.add#2", x, pos);
   x = layer_norm(g, "bert.embeddings.LayerNorm", x);
   x = dropout(g, "bert.embeddings.dropout", x, c.embedding_dropout);
   AttentionSpec attn = attention_spec(c, seq, false, flash);
@@ -162,13 +162,13 @@ void bert(Graph& g, const TransformerConfig& c, int seq, bool flash, Head head) 
     Tensor y = attention(g, p + ".attention.self.core", {q, k, v}, attn);
     y = linear(g, p + ".attention.output.dense", y, lora_attention(h, true));
     y = dropout(g, p + ".attention.output.dropout", y, c.hidden_dropout);
-    y = add(g, p + ".attention.output.add", y, x);
+    y = residual_add(g, p + ".attention.output.add", y, x);
     const Tensor attended = layer_norm(g, p + ".attention.output.LayerNorm", y);
     y = linear(g, p + ".intermediate.dense", attended, lora_mlp(c.intermediate, true));
     y = activation(g, p + ".intermediate.intermediate_act_fn", y, Activation::gelu);
     y = linear(g, p + ".output.dense", y, lora_mlp(h, true));
     y = dropout(g, p + ".output.dropout", y, c.hidden_dropout);
-    y = add(g, p + ".output.add", y, attended);
+    y = residual_add(g, p + ".output.add", y, attended);
     x = layer_norm(g, p + ".output.LayerNorm", y);
   }
   g.set_segment(-1);

@@ -265,7 +265,7 @@ std::vector<Layer> efficientnet_b0(const VisionShape& shape) {
           sd.forward_io_elements = 2 * y.elements();
           y = g.add(std::move(sd));
         }
-        y = add(g, block + ".add", y, x);
+        y = residual_add(g, block + ".add", y, x);
       }
       x = y;
       ++block_id;
@@ -304,12 +304,12 @@ std::vector<Layer> vit(const VitSpec& spec, const VisionShape& shape) {
     Tensor qkv = linear(g, p + ".self_attention.in_proj", y, lora_attention(3 * h, true));
     y = attention(g, p + ".self_attention.core", {qkv}, attn);
     y = linear(g, p + ".self_attention.out_proj", y, lora_attention(h, true));
-    x = add(g, p + ".add", y, x);
+    x = residual_add(g, p + ".add", y, x);
     y = layer_norm(g, p + ".ln_2", x);
     y = linear(g, p + ".mlp.0", y, LinearSpec{spec.mlp, true, false, true});
     y = activation(g, p + ".mlp.1", y, Activation::gelu);
     y = linear(g, p + ".mlp.3", y, LinearSpec{h, true, false, true});
-    x = add(g, p + ".add#2", y, x);
+    x = residual_add(g, p + ".add#2", y, x);
   }
   g.set_segment(-1);
   x = layer_norm(g, "encoder.ln", x);

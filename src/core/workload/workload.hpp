@@ -82,6 +82,15 @@ struct Layer {
   // autocast runs softmax and layer/RMS norm in fp32 (torch.amp's fp32 op list), so their saved
   // tensors are 4 bytes wide, and a matmul that consumes an fp32 tensor keeps its own 16-bit cast.
   double autocast_extra_saved_bytes = 0;
+  // Traffic only 16-bit autocast adds, per sample in one forward pass, beyond forward_io_elements at the
+  // activation's width: the fp32 residual stream of a transformer (layer_norm, on autocast's fp32 list, reads and
+  // writes 4-byte elements and the linear after it casts its input to 16 bits in a kernel of its own; each
+  // residual add reads and writes the fp32 stream) and the kernels it adds. Backward: twice the bytes.
+  double autocast_extra_io_bytes = 0;
+  int autocast_extra_kernels = 0;
+  // PyTorch's native LayerNorm: its normalized width (the columns its weight and bias gradients reduce over
+  // the rows). Before PyTorch 2.8 that reduction ran one block per 32 columns (step_time.cpp); 0: any other op.
+  double layer_norm_columns = 0;
 
   // Separate memory-bound kernels the layer runs one after the other, apart from its GEMMs (unfused
   // attention's scale, mask, softmax and dropout between QK^T and PV): elements they read and write per

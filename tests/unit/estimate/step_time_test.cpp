@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <string>
 
 #include "core/estimate/planner.hpp"
 #include "toy.hpp"
@@ -14,6 +16,21 @@ using catalog::Precision;
 TrainingConfig sgd_config(int batch, Precision precision) { return toy::config(batch, precision, Optimizer::sgd); }
 
 // One huge GEMM layer: compute-bound at any precision, so step time follows the peak rate.
+// One normalization layer of rows x width elements per sample that reads its input and writes its output, alone in
+// a workload of `domain`.
+workload::Workload one_norm(const std::string& name, double rows, double width, workload::Domain domain) {
+  workload::Layer norm;
+  norm.name = name;
+  norm.op = workload::OpClass::normalization;
+  norm.output_shape = {static_cast<std::int64_t>(rows), static_cast<std::int64_t>(width)};
+  norm.input_elements = rows * width;
+  norm.forward_io_elements = 2 * norm.input_elements;
+  workload::Workload w;
+  w.layers = {norm};
+  w.domain = domain;
+  return w;
+}
+
 workload::Workload big_gemm() {
   workload::Workload w;
   w.id = "gemm";
@@ -37,7 +54,7 @@ TEST(StepTime, ComputeBoundGemmRunsAtCalibratedTensorRate) {
   EXPECT_EQ(t.bound, Bound::compute);
   const ModelConstants& k = default_constants();
   const double flops = 8 * 3 * w.layers[0].forward_flops;
-  const double ideal = flops / (160e12 * k.matmul_tensor_efficiency * k.architecture_compute_factor.at("8.0"));
+  const double ideal = flops / (160e12 * k.matmul_tensor_efficiency);
   EXPECT_GT(t.step_s, ideal);
   EXPECT_LT(t.step_s, ideal * 1.05);  // fixed costs, casts and the optimizer are small next to the GEMM
 }
@@ -47,29 +64,44 @@ TEST(StepTime, MixedPrecisionIsFasterThanFp32OnTensorCores) {
   auto gpu = toy::gpu(80);
   auto fp32 = estimate_step_time(w, sgd_config(8, Precision::fp32), gpu);
   auto fp16 = estimate_step_time(w, sgd_config(8, Precision::fp16), gpu);
-  // 160 TFLOPS at the tensor efficiency and the architecture's factor against 40 TFLOPS at the FP32
-  // efficiency (the factor is the tensor-core libraries', not the CUDA cores').
+  // 160 TFLOPS at the tensor efficiency against 40 TFLOPS at the FP32 efficiency.
   const ModelConstants& k = default_constants();
-  const double expected = 160 * k.matmul_tensor_efficiency * k.architecture_compute_factor.at("8.0") /
-                          (40 * k.matmul_fp32_efficiency);
+  const double expected = 160 * k.matmul_tensor_efficiency / (40 * k.matmul_fp32_efficiency);
   EXPECT_NEAR(fp32.step_s / fp16.step_s, expected, 0.05 * expected);
 }
 
-TEST(StepTime, ArchitecturesWithoutMeasurementsGetTheMedianFactor) {
+// A card whose tensor cores run FP32 accumulation at half their 16-bit-accumulate rate (GeForce) runs a GEMM at
+// twice the efficiency of its halved peak, at most all of it; a card without the split runs at the efficiency.
+TEST(StepTime, HalfRateTensorCoresRunAtTwiceTheEfficiencyOfTheirHalvedPeak) {
+  const ModelConstants& k = default_constants();
   auto w = big_gemm();
-  auto known = toy::gpu(80);
-  auto unknown = known;
-  unknown.compute_capability = "12.1";  // DGX Spark's GB10: no published runs
-  const auto& factors = default_constants().architecture_compute_factor;
-  ASSERT_EQ(factors.count("12.1"), 0u);
-  std::vector<double> values;
-  for (const auto& [cc, f] : factors) values.push_back(f);
-  std::sort(values.begin(), values.end());
-  const double median = values.size() % 2 ? values[values.size() / 2]
-                                          : (values[values.size() / 2 - 1] + values[values.size() / 2]) / 2;
-  const double ratio = estimate_step_time(w, sgd_config(8, Precision::fp16), known).compute_s /
-                       estimate_step_time(w, sgd_config(8, Precision::fp16), unknown).compute_s;
-  EXPECT_NEAR(ratio, median / factors.at("8.0"), 1e-6);
+  auto full = toy::gpu(80);
+  auto halved = full;
+  halved.fp16_acc16_tflops = 2 * *full.fp16_tflops;  // 320 with 16-bit accumulation, 160 with FP32
+  const double flops = 8 * 3 * w.layers[0].forward_flops;
+  const double full_s = estimate_step_time(w, sgd_config(8, Precision::fp16), full).compute_s;
+  const double halved_s = estimate_step_time(w, sgd_config(8, Precision::fp16), halved).compute_s;
+  EXPECT_NEAR(full_s, flops / (160e12 * k.matmul_tensor_efficiency), 0.02 * full_s);
+  EXPECT_NEAR(halved_s, flops / (160e12 * std::min(1.0, 2 * k.matmul_tensor_efficiency)), 0.02 * halved_s);
+}
+
+// The power limit compares the flagship's FLOPs per watt with the card's own at the same (full) tensor rate: a
+// GeForce card listing 320 TFLOPS with 16-bit accumulation at 400 W, against a flagship doing 0.64 TFLOPS per
+// watt, sustains power_headroom x 0.64 x 400 / 320 of its clock, not twice that (its FP32-accumulate 160).
+TEST(StepTime, PowerLimitCountsTheCardAtItsFullTensorRate) {
+  ModelConstants k = default_constants();
+  k.power_headroom = 1.0;
+  auto card = toy::gpu(80);
+  card.fp16_acc16_tflops = 320;
+  card.power_flagship_fp16_tflops_per_watt = 0.64;
+  Calibration calibration;
+  calibration.constants = k;
+  auto w = big_gemm();
+  const double flops = 8 * 3 * w.layers[0].forward_flops;
+  const double held = 0.64 * 400 / 320;  // 0.8 of the rated clock
+  const double expected = flops / (160e12 * held * std::min(1.0, 2 * k.matmul_tensor_efficiency));
+  const double got = estimate_step_time(w, sgd_config(8, Precision::fp16), card, &calibration).compute_s;
+  EXPECT_NEAR(got, expected, 0.02 * expected);
 }
 
 TEST(StepTime, TinyBatchesAreOverheadBound) {
@@ -271,9 +303,8 @@ TEST(StepTime, Tf32LosesItsShortfallOnlyWhereTensorCoresOutrunTheCudaCores) {
   geforce_like.tf32_tflops = geforce_like.fp32_tflops;
   const auto config = sgd_config(8, Precision::tf32);
   const double flops = 8 * 3 * w.layers[0].forward_flops;
-  const double factor = k.architecture_compute_factor.at("8.0");
-  const double fast_s = flops / (80e12 * k.matmul_tensor_efficiency * k.tf32_relative_efficiency * factor);
-  const double slow_s = flops / (40e12 * k.matmul_tensor_efficiency * factor);
+  const double fast_s = flops / (80e12 * k.matmul_tensor_efficiency * k.tf32_relative_efficiency);
+  const double slow_s = flops / (40e12 * k.matmul_tensor_efficiency);
   EXPECT_NEAR(estimate_step_time(w, config, fast).compute_s, fast_s, 0.02 * fast_s);
   EXPECT_NEAR(estimate_step_time(w, config, geforce_like).compute_s, slow_s, 0.02 * slow_s);
 }
@@ -307,19 +338,12 @@ TEST(StepTime, AnL2KeepsPartOfWhatAMemoryBoundLayerReads) {
 // Hugging Face's eager RMSNorm moves what its Python ops add beyond the fused kernel: forward once, backward
 // twice over, and one more forward when the block is recomputed; each extra kernel adds its fixed time.
 TEST(StepTime, EagerKernelsAddTheirTrafficForwardBackwardAndRecompute) {
-  workload::Layer norm;
-  norm.name = "layers.0.input_layernorm";
-  norm.op = workload::OpClass::normalization;
-  norm.output_shape = {4096, 4096};
-  norm.input_elements = 4096.0 * 4096;
-  norm.forward_io_elements = 2 * norm.input_elements;
+  workload::Workload w = one_norm("layers.0.input_layernorm", 4096, 4096, workload::Domain::language);
+  workload::Layer& norm = w.layers[0];
   norm.segment = 0;
   norm.eager_extra_elements = 2 * norm.input_elements;
   norm.eager_extra_fp32_elements = 7 * norm.input_elements;
   norm.eager_extra_kernels = 7;
-  workload::Workload w;
-  w.layers = {norm};
-  w.domain = workload::Domain::language;
   const ModelConstants& k = default_constants();
   auto c = sgd_config(8, Precision::bf16);
   c.eager_kernels = false;
@@ -334,6 +358,42 @@ TEST(StepTime, EagerKernelsAddTheirTrafficForwardBackwardAndRecompute) {
   c.eager_kernels = false;
   const double recomputed_fused = estimate_step_time(w, c, toy::gpu(80)).step_s;
   EXPECT_NEAR(recomputed - recomputed_fused, 4 * bytes / bandwidth + 3 * 7 * k.kernel_fixed_s, 1e-9);
+}
+
+// Under autocast a norm and an add on the fp32 residual stream move autocast_extra_io_bytes more (twice in
+// backward) in autocast_extra_kernels more kernels each way; pure 16-bit training moves none of it.
+TEST(StepTime, AutocastsFp32ResidualStreamAddsItsTrafficOnlyUnderAutocast) {
+  const workload::Workload w = one_norm("blocks.0.norm1", 1024, 768, workload::Domain::vision);
+  const workload::Layer& norm = w.layers[0];
+  workload::Workload streamed = w;
+  streamed.layers[0].autocast_extra_io_bytes = 10 * norm.input_elements;
+  streamed.layers[0].autocast_extra_kernels = 1;
+  const ModelConstants& k = default_constants();
+  auto c = sgd_config(8, Precision::fp16);
+  const double bandwidth = memory_bound_bandwidth(k, toy::gpu(80));
+  const double extra = estimate_step_time(streamed, c, toy::gpu(80)).step_s - estimate_step_time(w, c, toy::gpu(80)).step_s;
+  EXPECT_NEAR(extra, 3 * 8 * 10 * norm.input_elements / bandwidth + 2 * k.kernel_fixed_s, 1e-9);
+  c.pure_16bit = true;
+  EXPECT_DOUBLE_EQ(estimate_step_time(streamed, c, toy::gpu(80)).step_s, estimate_step_time(w, c, toy::gpu(80)).step_s);
+}
+
+// Before PyTorch 2.8 a LayerNorm's weight gradients were reduced by one block per 32 columns: the pass that reads
+// the input and the output gradient again (4-byte elements under autocast) streams from columns / 32 SMs at half an
+// SM's in-flight rate each, not from the whole GPU. 192 columns on the toy's 100 SMs: 6 SMs.
+TEST(StepTime, ColumnBlockLayerNormBackwardStreamsFromOneSmPer32Columns) {
+  workload::Workload w = one_norm("blocks.0.norm1", 197, 192, workload::Domain::vision);
+  w.layers[0].layer_norm_columns = 192;
+  const workload::Layer& norm = w.layers[0];
+  const ModelConstants& k = default_constants();
+  auto c = sgd_config(512, Precision::fp16);
+  const double today = estimate_step_time(w, c, toy::gpu(80)).step_s;
+  c.column_block_layer_norm_backward = true;
+  const double before_2_8 = estimate_step_time(w, c, toy::gpu(80)).step_s;
+  const double bytes = 2 * 512 * norm.input_elements * 4;
+  const double bandwidth = memory_bound_bandwidth(k, toy::gpu(80));
+  const double column_rate = 6 * k.sm_memory_gbs * 1e9 * 0.5;
+  ASSERT_LT(column_rate, bandwidth);
+  EXPECT_NEAR(before_2_8 - today, bytes / column_rate - bytes / bandwidth, 1e-9);
 }
 
 // A memory-bound kernel's bytes take the DRAM's time plus the SMs' time to keep them in flight: with the same
@@ -441,7 +501,7 @@ TEST(StepTime, UnfusedAttentionRunsBatchedGemmsWithTheTileCostOfTheirDepths) {
   const auto w = attention_core(false, 64);
   const StepTime t = estimate_step_time(w, sgd_config(1, Precision::fp16), toy::gpu(80));
   const double flops = w.layers[0].forward_flops;
-  const double rate = 160e12 * k.matmul_tensor_efficiency * k.architecture_compute_factor.at("8.0");
+  const double rate = 160e12 * k.matmul_tensor_efficiency;
   // Tensor FLOPs per SM per cycle on the toy: 160 TFLOPS x 2 x 10,000 cores / (100 SMs x 40 TFLOPS) = 800.
   auto tile = [&](double depth) { return k.gemm_tile_fixed_cycles * 800 / (2 * k.tile_elements * depth); };
   const double forward_s = flops / rate * (1 + 0.5 * tile(64) + 0.5 * tile(4096));

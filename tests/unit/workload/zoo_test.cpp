@@ -206,6 +206,26 @@ TEST(Zoo, LayersHaveUniqueNamesAndNonNegativeFigures) {
   }
 }
 
+// A transformer's residual stream is fp32 under autocast: each LayerNorm on it moves 10 bytes an element more (4-byte
+// input and output, and the 16-bit cast of its output) in one more kernel, each residual add 4 more; a ResNet's adds
+// stay 16-bit. The LayerNorm names its normalized width for the pre-2.8 weight-gradient kernel.
+TEST(Zoo, TransformerResidualStreamCarriesAutocastsFp32Traffic) {
+  const Workload vit = build("vit_b_16");
+  const double stream = 197.0 * 768;  // tokens x width per sample
+  const Layer& norm = testing::layer(vit, "encoder.layers.encoder_layer_0.ln_1");
+  EXPECT_DOUBLE_EQ(norm.autocast_extra_io_bytes, 10 * stream);
+  EXPECT_EQ(norm.autocast_extra_kernels, 1);
+  EXPECT_DOUBLE_EQ(norm.layer_norm_columns, 768);
+  const Layer& add = testing::layer(vit, "encoder.layers.encoder_layer_0.add#2");
+  EXPECT_DOUBLE_EQ(add.autocast_extra_io_bytes, 4 * stream);
+  EXPECT_EQ(add.autocast_extra_kernels, 0);
+  const Workload resnet = build("resnet50");
+  for (const Layer& l : resnet.layers) {
+    EXPECT_EQ(l.autocast_extra_io_bytes, 0) << l.name;
+    EXPECT_EQ(l.layer_norm_columns, 0) << l.name;
+  }
+}
+
 TEST(Zoo, BuiltWorkloadCarriesIdentityAndShape) {
   const Workload r = build("resnet50");
   EXPECT_EQ(r.id, "resnet50");
