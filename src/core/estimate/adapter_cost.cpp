@@ -1,6 +1,4 @@
 // The memory-bound work LoRA's adapters and QLoRA's dequantization add beside a layer's base GEMM (adapters.hpp).
-#include <cmath>
-
 #include "core/estimate/adapters.hpp"
 
 namespace gpusage::estimate {

@@ -2,8 +2,6 @@
 // optimizer step, kernel overheads and data-parallel communication. See docs/MODEL.md.
 #include <algorithm>
 #include <cmath>
-#include <map>
-#include <vector>
 
 #include <fmt/format.h>
 
@@ -203,11 +201,12 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
   double forward_s = 0, backward_s = 0, recompute_s = 0, kernels = 0, fixed_s = 0;
   double parameter_tensors = 0;
   const bool trains_base = !(lora_rank(config) > 0);
-  // Memory-bound kernels beside a layer's own: `bytes` and `kernel_count` in forward, twice the bytes in backward.
-  auto add_memory_bound = [&](double bytes, double kernel_count) {
+  // Memory-bound kernels beside a layer's own: `bytes` and `kernel_count` in forward, `backward_bytes_ratio` x the
+  // bytes (twice, for a kernel whose gradient reads what it read and wrote) in as many kernels in backward.
+  auto add_memory_bound = [&](double bytes, double kernel_count, double backward_bytes_ratio = 2) {
     forward_s += bytes / bandwidth + kernel_count * k.kernel_fixed_s;
-    backward_s += 2 * bytes / bandwidth + kernel_count * k.kernel_fixed_s;
-    t.memory_s += 3 * bytes / bandwidth;
+    backward_s += backward_bytes_ratio * bytes / bandwidth + kernel_count * k.kernel_fixed_s;
+    t.memory_s += (1 + backward_bytes_ratio) * bytes / bandwidth;
     fixed_s += 2 * kernel_count * k.kernel_fixed_s;
     kernels += 2 * kernel_count;
   };
@@ -219,15 +218,10 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
     }
     // Attention's layout copies. Unfused attention through torch.matmul on head-split views copies q, k and v
     // (reshape of a permuted tensor cannot be a view) and the merged output (transpose(1, 2).reshape): four
-    // copies of the layer's output each way; fused attention (SDPA) keeps only the merge.
+    // copies of the layer's output each way (a copy's gradient is a copy); fused attention (SDPA) keeps only the merge.
     if (layer.op == OpClass::attention && layer.score_elements > 0) {
       const double copies = unfused_attention(layer) ? kUnfusedAttentionCopies : 1;
-      const double bytes = batch * layer.output_elements() * 2 * element * copies;
-      forward_s += bytes / bandwidth + copies * k.kernel_fixed_s;
-      backward_s += bytes / bandwidth + copies * k.kernel_fixed_s;
-      t.memory_s += 2 * bytes / bandwidth;
-      fixed_s += 2 * copies * k.kernel_fixed_s;
-      kernels += 2 * copies;
+      add_memory_bound(batch * layer.output_elements() * 2 * element * copies, copies, 1);
     }
     // Before PyTorch 2.8 a LayerNorm's weight and bias gradients were reduced over all rows by one block of 32 x 32
     // threads per 32 columns (layer_norm_kernel.cu's GammaBetaBackwardCUDAKernel_32x32, gridDim = columns / 32), so
