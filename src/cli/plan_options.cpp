@@ -51,6 +51,14 @@ void RunOptions::add_to(CLI::App& command, bool with_model) {
   command.add_flag("--optimizer-in-backward", optimizer_in_backward,
                    "Step each parameter as its gradient is made (torchtune's optimizer_in_bwd): one gradient at a "
                    "time instead of all of them");
+  command.add_option("--optimizer-impl", optimizer_impl,
+                     "How the optimizer step runs: foreach (torch.optim's default on CUDA: one multi-tensor kernel "
+                     "per op of the update, AdamW's seven ops each a pass over the states, and a sqrt(v) list while "
+                     "it steps; the Hugging Face Trainer's adamw_torch) | fused (one pass: fused=True, the Trainer's "
+                     "default from PyTorch 2.8, torchtune, torchtitan, apex, DeepSpeed) | loop (the same ops tensor "
+                     "by tensor: PyTorch before 2.0)")
+      ->check(CLI::IsMember({"foreach", "fused", "loop"}))
+      ->capture_default_str();
   command.add_flag("--clip-grad-norm", clip_grad_norm,
                    "Clip the gradients' global norm before each optimizer step (torch.nn.utils.clip_grad_norm_; "
                    "on by default in the Hugging Face Trainer, max_grad_norm 1.0, and so in TRL, Axolotl and "
@@ -254,6 +262,7 @@ estimate::TrainingConfig RunOptions::training_config(const workload::Workload& w
   if (accumulate) c.accumulation_steps = *accumulate;
   c.optimizer_in_backward = optimizer_in_backward;
   c.clip_grad_norm = clip_grad_norm;
+  c.optimizer_impl = *estimate::parse_optimizer_impl(optimizer_impl);
   if (optimizer_in_backward && (accumulate.value_or(1) > 1)) {
     throw InputError(fmt::format("--optimizer-in-backward steps on every micro-batch's gradients, so it cannot "
                                  "accumulate: drop --accumulate {} or the flag",

@@ -30,6 +30,7 @@ struct RunOptions {
   std::string master_weights = "fp32";
   std::string loss = "plain";
   std::string kernels = "eager";
+  std::string optimizer_impl = "foreach";
   std::string lora_targets = "all";
   std::optional<int> tokens_per_sample;
   std::optional<int> accumulate;

@@ -170,6 +170,9 @@ std::string recipe_text(const estimate::TrainingConfig& c, const estimate::Sweep
   if (c.loss != estimate::LossImpl::plain) parts.push_back(fmt::format("{} loss", estimate::to_string(c.loss)));
   if (!c.eager_kernels) parts.push_back("fused elementwise kernels");
   if (c.clip_grad_norm) parts.push_back("gradient norm clipped");
+  if (c.optimizer_impl != estimate::OptimizerImpl::foreach) {
+    parts.push_back(fmt::format("{} optimizer step", estimate::to_string(c.optimizer_impl)));
+  }
   if (results.timed_workload) parts.push_back(fmt::format("{} tokens computed per sample", results.timed_workload->seq_len));
   return parts.empty() ? "" : "; " + text::join(parts, ", ");
 }

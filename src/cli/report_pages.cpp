@@ -41,6 +41,7 @@ std::string run_option_flags(const RunOptions& o) {
   if (o.accumulate) flags += fmt::format(" --accumulate {}", *o.accumulate);
   if (o.optimizer_in_backward) flags += " --optimizer-in-backward";
   if (o.clip_grad_norm) flags += " --clip-grad-norm";
+  if (o.optimizer_impl != defaults.optimizer_impl) flags += " --optimizer-impl " + o.optimizer_impl;
   if (o.lora) flags += fmt::format(" --lora {}", *o.lora);
   if (o.qlora) flags += " --qlora";
   if (o.gpus != defaults.gpus) flags += fmt::format(" --gpus {}", o.gpus);

@@ -63,16 +63,17 @@ struct ModelConstants {
   // cycle on the RTX 4090), slowly enough for the operands to keep up, so their TF32 kernels reach the
   // 16-bit efficiency (step_time.cpp; issue 28, docs/MODEL.md: GeForce TF32 rows went from -17%..-31% to
   // -4%..-27%).
-  double tf32_relative_efficiency = 0.7144;
+  double tf32_relative_efficiency = 0.8824;
   // Fraction of the CUDA-core FP32 peak reached by FP32 (non-TF32) conv / GEMM kernels.
-  double conv_fp32_efficiency = 0.9633;
-  double matmul_fp32_efficiency = 0.8813;
+  double conv_fp32_efficiency = 0.9423;
+  double matmul_fp32_efficiency = 0.7136;
   // Fused (flash) attention's two matmuls as a fraction of the GEMM efficiency, its softmax priced apart
   // (sfu_results_per_sm_cycle below): FlashAttention-2 reaches 50-73% of the A100 peak against 70-80% for a GEMM
-  // (Dao 2023). Fitted: 0.60 (0.79 in session 15, before the GEMM efficiency rose to 0.83 with GeForce GEMMs at
-  // their halved peak and no architecture factors: 0.50 of the peak either way; docs/MODEL.md, session 18).
+  // (Dao 2023). Fitted: 0.81 (0.60 in session 18, 0.79 in session 15): the rows hold it loosely, trading it against
+  // memory_efficiency and the per-kernel time; it moved when torch.optim's unfused optimizer steps were priced at
+  // their real traffic (docs/MODEL.md, session 19).
   // Unfused attention's batched GEMMs run at the GEMM efficiency with their own tile cost (step_time.cpp).
-  double attention_relative_efficiency = 0.6018;
+  double attention_relative_efficiency = 0.8062;
   // Fused (flash) attention computes each score's softmax on the CUDA cores between its two matmuls, and the
   // tensor cores wait for it: one exponential per score and pass on the special-function units, 16 results per
   // SM per cycle on every architecture since Volta (CUDA C++ Programming Guide, "Arithmetic Instructions",
@@ -88,7 +89,7 @@ struct ModelConstants {
   // Depthwise convolutions (MobileNet, EfficientNet) do a few MACs per output element and run as
   // memory-bound kernels, but cuDNN's depthwise kernels (their weight gradient above all) reach only a
   // fraction of the bandwidth plain elementwise kernels do. Relative to memory_bound_bandwidth (planner.hpp).
-  double depthwise_conv_relative_efficiency = 0.1715;
+  double depthwise_conv_relative_efficiency = 0.2247;
   // NCHW tensors under tensor cores: cuDNN's tensor-core convolutions work on NHWC, so an NCHW
   // convolution transposes its input and output on the way (NVIDIA Deep Learning Performance Guide,
   // "Convolutional Layers": "tensor layout ... NHWC ... NCHW inputs are transposed"). Each pass is one
@@ -106,7 +107,7 @@ struct ModelConstants {
   double l2_reuse_fraction = 1.0;
   // Fraction of peak DRAM bandwidth the memory system delivers to memory-bound kernels (normalisation,
   // elementwise, pooling, optimizer) when the SMs keep enough requests in flight (below).
-  double memory_efficiency = 1.0;
+  double memory_efficiency = 0.918;
   // What one SM keeps in flight limits what it can stream (Little's law: throughput = bytes in flight /
   // latency; Volkov 2016, "Understanding Latency Hiding on GPUs", UC Berkeley EECS-2016-143). A streaming
   // kernel at full occupancy has about one 16-byte vector load per resident thread outstanding (2,048
@@ -156,7 +157,7 @@ struct ModelConstants {
   // GPU it ranged 195-1,867 cycles, standing in for whatever the held-out card lacked (docs/MODEL.md).
   double gemm_tile_fixed_cycles = 300;
   // GPU-side fixed time per kernel (launch latency, ramp-up and tail), seconds.
-  double kernel_fixed_s = 1.113e-06;
+  double kernel_fixed_s = 1.875e-06;
   // Host-side dispatch time per kernel in eager PyTorch (Python + dispatcher + launch): 10-20 us per op
   // is the usual figure; the GPU is starved when kernels are shorter than this.
   double host_dispatch_s = 1.2e-05;

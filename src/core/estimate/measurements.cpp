@@ -292,6 +292,7 @@ std::vector<Measurement> parse_measurements(const std::string& csv_text, const s
     m.loss = parse_loss(choice("loss", {"plain", "plain16", "chunked", "fused"})).value_or(LossImpl::plain);
     m.lora_rank = count("lora_rank", false);
     m.qlora = choice("qlora", {"yes", "no"}) == "yes";
+    m.optimizer_impl = parse_optimizer_impl(choice("optimizer_impl", {"fused", "foreach", "loop"}));
     m.optimizer_in_backward = choice("optimizer_in_backward", {"yes", "no"}) == "yes";
     m.clip_grad_norm = choice("clip_grad_norm", {"yes", "no"}) == "yes";
     m.lora_targets = parse_lora_targets(choice("lora_targets", {"attn", "mlp", "all"})).value_or(LoraTargets::all);

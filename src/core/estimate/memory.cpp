@@ -293,7 +293,7 @@ MemoryBreakdown estimate_memory(const workload::Workload& w, const TrainingConfi
   // the foreach implementations peak higher by about a list of the parameters' size). Host steps (offload) and
   // the step fused into backward take none; bitsandbytes' 8-bit and paged optimizers step in fused kernels.
   const bool foreach_adam = config.optimizer == Optimizer::adam || config.optimizer == Optimizer::adamw;
-  if (foreach_adam && config.foreach_optimizer && !config.offload.steps_on_host() && !config.optimizer_in_backward) {
+  if (foreach_adam && config.optimizer_impl == OptimizerImpl::foreach && !config.offload.steps_on_host() && !config.optimizer_in_backward) {
     m.step_temporaries_bytes = master * trainable / n;
   }
 

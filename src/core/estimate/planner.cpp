@@ -103,6 +103,20 @@ std::optional<LossImpl> parse_loss(const std::string& name) {
   return parse_named(name, kAll);
 }
 
+const char* to_string(OptimizerImpl impl) {
+  switch (impl) {
+    case OptimizerImpl::fused: return "fused";
+    case OptimizerImpl::foreach: return "foreach";
+    case OptimizerImpl::loop: return "loop";
+  }
+  return "?";
+}
+
+std::optional<OptimizerImpl> parse_optimizer_impl(const std::string& name) {
+  constexpr OptimizerImpl kAll[] = {OptimizerImpl::fused, OptimizerImpl::foreach, OptimizerImpl::loop};
+  return parse_named(name, kAll);
+}
+
 const char* to_string(LoraTargets targets) {
   switch (targets) {
     case LoraTargets::attention: return "attn";

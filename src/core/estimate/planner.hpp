@@ -85,6 +85,18 @@ enum class LossImpl { plain, plain16, chunked, fused };
 const char* to_string(LossImpl loss);
 std::optional<LossImpl> parse_loss(const std::string& name);
 
+// How the optimizer step is implemented, which decides how many times it sweeps the parameters and states:
+//   fused    one kernel reads each parameter, gradient and state once and writes them once (torch.optim's
+//            fused=True, apex FusedAdam/FusedLAMB, DeepSpeed's FusedAdam, bitsandbytes, TensorFlow's per-variable
+//            ApplyAdam, XLA);
+//   foreach  torch.optim's default on CUDA since PyTorch 2.0: a multi-tensor kernel per elementwise op of the update
+//            (lerp_, mul_, addcmul_, sqrt, div_, add_, addcdiv_ for AdamW), each a pass over its tensor lists, and a
+//            temporary list of sqrt(v) (memory.cpp);
+//   loop     torch.optim before 2.0 (and Hugging Face's own AdamW): the same ops tensor by tensor, no list temporary.
+enum class OptimizerImpl { fused, foreach, loop };
+const char* to_string(OptimizerImpl impl);
+std::optional<OptimizerImpl> parse_optimizer_impl(const std::string& name);
+
 // Which linear maps of a transformer block LoRA adapts: attention (q, k, v, o), MLP (gate, up, down), or
 // both (PEFT's "all-linear", QLoRA's recipe).
 enum class LoraTargets { attention, mlp, all };
@@ -140,9 +152,9 @@ struct TrainingConfig {
   // without them; before 2.0 it zeroed them in place and they stayed for the next step (validation rows of older
   // software, and TensorFlow's, keep them).
   bool gradients_freed_between_steps = true;
-  // torch.optim steps CUDA parameters with its multi-tensor (foreach) implementations, PyTorch 2.0's default;
-  // before, a loop over single tensors with no tensor-list temporaries.
-  bool foreach_optimizer = true;
+  // The optimizer step's implementation (OptimizerImpl): torch.optim's foreach by default, PyTorch 2.0's default
+  // for CUDA parameters when fused=True is not asked for (pytorch/pytorch PR 95415).
+  OptimizerImpl optimizer_impl = OptimizerImpl::foreach;
   // Hugging Face's eager Python elementwise code (RMSNorm's fp32 chain, rotary's rotate_half) rather than fused
   // kernels (torch.compile, Liger, Transformer Engine, a C++ trainer): Layer::eager_extra_elements.
   bool eager_kernels = true;

@@ -25,8 +25,23 @@ bool is_gemm_like(OpClass op) { return op == OpClass::conv || op == OpClass::mat
 // Bytes moved per trainable parameter by one optimizer step: read the weight and its gradient, write the
 // weight (3 x the master element), and read and write each state: SGD 12, momentum 20, Adam/AdamW 28 in
 // fp32; pure bf16 halves them; 8-bit AdamW moves 1-byte states. Adafactor's factored state is negligible.
+// Bytes the optimizer step moves per trainable parameter. A fused step reads each parameter, its gradient and its
+// states once and writes the parameter and the states once. torch.optim's foreach and loop Adam(W) run each op of
+// the update as its own pass (torch/optim/adamw.py, _multi_tensor_adamw): lerp_ of m toward g (read m and g, write
+// m), mul_ of v (read, write), addcmul_ of g squared into v (read v and g, write v), sqrt of v into a temporary
+// (read v, write it), div_ and add_ of eps on the temporary (read and write it twice), addcdiv_ of the parameter by
+// m over it (read p, m and it; write p): 14 state-sized accesses, 2 of the gradient and 2 of the parameter where the
+// fused kernel makes 4, 1 and 2. Weight decay's read and write of the parameters (torch.optim.AdamW's default
+// 0.01; the Hugging Face Trainer's default 0) is left out. A step on the host (offload) is priced by its own rate.
 double optimizer_traffic_per_param(const TrainingConfig& config) {
-  return 3 * master_element_bytes(config) + 2 * optimizer_state_bytes_per_param(config);
+  const double master = master_element_bytes(config);
+  const double states = optimizer_state_bytes_per_param(config);
+  const bool adam = config.optimizer == Optimizer::adam || config.optimizer == Optimizer::adamw;
+  if (adam && config.optimizer_impl != OptimizerImpl::fused && !config.offload.steps_on_host()) {
+    const double state = states / 2;
+    return 2 * master + 2 * master + 14 * state;
+  }
+  return 3 * master + 2 * states;
 }
 
 // Per-direction bandwidth of a PCIe x16 link by generation, GB/s (PCI-SIG: 8/16/32 GT/s with
@@ -356,7 +371,14 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
   const double shards = shard_ranks(config);
   double optimizer_bytes = optimizer_traffic_per_param(config) * trainable / shards;
   if (config.precision == catalog::Precision::fp16) optimizer_bytes += 8 * trainable / shards;
-  double optimizer_kernels = std::ceil(parameter_tensors / k.optimizer_tensors_per_kernel) * 4;
+  // Kernels of the step: a fused step's few per chunk of tensors; foreach Adam(W)'s eight ops (the step count's
+  // add and the seven above) each per chunk; the loop's eight per tensor.
+  const bool multi_pass = (config.optimizer == Optimizer::adam || config.optimizer == Optimizer::adamw) &&
+                          config.optimizer_impl != OptimizerImpl::fused && !config.offload.steps_on_host();
+  const double optimizer_chunks = std::ceil(parameter_tensors / k.optimizer_tensors_per_kernel);
+  double optimizer_kernels = !multi_pass                                       ? optimizer_chunks * 4
+                             : config.optimizer_impl == OptimizerImpl::foreach ? optimizer_chunks * 8
+                                                                               : parameter_tensors * 8;
   // Gradient clipping (clip_grad_norm_ with foreach kernels): one pass reads every gradient for the per-tensor
   // norms, a second reads and writes every gradient to scale it by max_norm / total (done whether or not the
   // norm exceeds it, so the host never waits on the value): 3 x the gradient bytes, on the rank's shard.
@@ -435,17 +457,21 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
                 ring / 2 * sixteen_bit * trainable / bus;
     } else {
       // FSDP: all-gather the parameters for forward and again for backward, reduce-scatter gradients;
-      // each moves (n-1)/n of the bytes, overlapped with compute by prefetching. HSDP does this among the
-      // node's GPUs over their own link, then all-reduces each gradient shard across nodes over the network.
+      // each moves (n-1)/n of the bytes, overlapped with compute by prefetching. The gathered units are freed
+      // after each use, so every accumulated micro-batch gathers again; the gradients are reduce-scattered once
+      // per optimizer step (accelerate and the Hugging Face Trainer accumulate under FSDP's no_sync). HSDP does
+      // this among the node's GPUs over their own link, then all-reduces each gradient shard across nodes.
       const bool hybrid = config.parallel == Parallel::hsdp && config.nodes > 1;
       const double ranks = hybrid ? config.gpus_per_node : world;
       const double gather_bus = hybrid ? intra_node_gbs * 1e9 * k.link_efficiency : bus;
-      double seconds = (ranks - 1.0) / ranks * (2 * params + trainable) * sixteen_bit / gather_bus;
+      const double micro_batches = std::max(1, config.accumulation_steps);
+      double seconds =
+          (ranks - 1.0) / ranks * (2 * params * micro_batches + trainable) * sixteen_bit / gather_bus;
       if (hybrid) {
         seconds += 2.0 * (config.nodes - 1) / config.nodes * trainable * sixteen_bit / ranks /
                    (network_gbs * 1e9 * k.link_efficiency);
       }
-      exposed = std::max(0.0, seconds - k.allreduce_overlap_fraction * (forward_s + backward_s));
+      exposed = std::max(0.0, seconds - k.allreduce_overlap_fraction * micro_batches * (forward_s + backward_s));
     }
     t.communication_s = exposed;
   }

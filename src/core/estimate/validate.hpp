@@ -73,6 +73,9 @@ struct Measurement {
   bool qlora = false;
   double lora_dropout = 0;            // column lora_dropout: PEFT's probability; empty: 0
   LoraTargets lora_targets = LoraTargets::all;
+  // Column `optimizer_impl`: fused, foreach or loop (OptimizerImpl); empty: the software's default (the
+  // framework's own fused step outside PyTorch, torch.optim's foreach from PyTorch 2.0, its loop before).
+  std::optional<OptimizerImpl> optimizer_impl;
   bool optimizer_in_backward = false;  // column optimizer_in_backward: yes|no
   bool clip_grad_norm = false;         // column clip_grad_norm: yes|no (the run clipped its gradients' norm)
   // Column `task` finetune: a language model fine-tuned (full, LoRA or QLoRA): reported in its own cells.

@@ -78,7 +78,9 @@ std::optional<Prepared> prepare(const Measurement& m, const catalog::Catalog& ca
                                                 m.software_date < kRowSplitLayerNormSince && native_layer_norm(m);
     const bool pytorch2 = !m.other_framework() && !m.software_date.empty() && m.software_date >= kGradientsFreedSince;
     p.config.gradients_freed_between_steps = pytorch2;
-    p.config.foreach_optimizer = pytorch2;
+    p.config.optimizer_impl = m.optimizer_impl.value_or(m.other_framework() ? OptimizerImpl::fused
+                                                        : pytorch2            ? OptimizerImpl::foreach
+                                                                              : OptimizerImpl::loop);
     p.config.eager_kernels = !m.fused_kernels;
     p.inputs = {m.model, options, timed_options, p.config, p.gpu.id, p.gpu.memory_gb};
     return p;

@@ -121,7 +121,7 @@ TEST(Memory, ForeachAdamHoldsASecondMomentsCopyWhileItSteps) {
   c.master_weights = MasterWeights::bf16;
   EXPECT_DOUBLE_EQ(estimate_memory(w, c, toy::gpu()).step_temporaries_bytes, 2 * 2000);
   auto loop = c;
-  loop.foreach_optimizer = false;
+  loop.optimizer_impl = OptimizerImpl::loop;
   EXPECT_DOUBLE_EQ(estimate_memory(w, loop, toy::gpu()).step_temporaries_bytes, 0);
   EXPECT_DOUBLE_EQ(estimate_memory(w, config(1, Precision::bf16, Optimizer::momentum), toy::gpu()).step_temporaries_bytes,
                    0);

@@ -450,6 +450,73 @@ TEST(StepTime, GradientClippingSweepsTheGradientsThreeTimesPerOptimizerStep) {
   EXPECT_NEAR(sharded - sharded_plain, bytes / 4 / bandwidth + 2 * k.kernel_fixed_s, 1e-12);
 }
 
+// torch.optim's foreach and loop AdamW run each op of the update as a pass of its own: 14 state-sized accesses, 2
+// of the gradient and 2 of the parameter (72 B per parameter with fp32 masters and states) where a fused step makes
+// 4, 1 and 2 (28 B). The loop launches its eight ops per tensor, foreach per chunk of tensors. A step on the host
+// (offload) is priced by the host's rate whatever the implementation.
+TEST(StepTime, UnfusedAdamWSweepsTheStatesOnceForEachOpOfTheUpdate) {
+  const auto w = toy::two_block_model();
+  const ModelConstants& k = default_constants();
+  auto c = sgd_config(8, Precision::bf16);
+  c.optimizer = Optimizer::adamw;
+  c.optimizer_impl = OptimizerImpl::fused;
+  const StepTime fused = estimate_step_time(w, c, toy::gpu(80));
+  c.optimizer_impl = OptimizerImpl::foreach;
+  const StepTime foreach = estimate_step_time(w, c, toy::gpu(80));
+  c.optimizer_impl = OptimizerImpl::loop;
+  const StepTime loop = estimate_step_time(w, c, toy::gpu(80));
+  const double bandwidth = memory_bound_bandwidth(k, toy::gpu(80));
+  const double params = static_cast<double>(w.params());
+  EXPECT_NEAR(fused.optimizer_s, 28 * params / bandwidth + 4 * k.kernel_fixed_s, 1e-12);
+  EXPECT_NEAR(foreach.optimizer_s, 72 * params / bandwidth + 8 * k.kernel_fixed_s, 1e-12);
+  const double tensors = 2 * 2;  // two layers with parameters, a weight and a bias each
+  EXPECT_NEAR(loop.optimizer_s, 72 * params / bandwidth + 8 * tensors * k.kernel_fixed_s, 1e-12);
+  EXPECT_GT(foreach.step_s, fused.step_s);
+  // Pure bf16: 2-byte masters and states, 36 B against 14.
+  c.master_weights = MasterWeights::bf16;
+  c.optimizer_impl = OptimizerImpl::foreach;
+  EXPECT_NEAR(estimate_step_time(w, c, toy::gpu(80)).optimizer_s, 36 * params / bandwidth + 8 * k.kernel_fixed_s,
+              1e-12);
+  // SGD with momentum and the bitsandbytes optimizers are priced as one pass whatever the implementation.
+  c.optimizer = Optimizer::momentum;
+  const double momentum_foreach = estimate_step_time(w, c, toy::gpu(80)).optimizer_s;
+  c.optimizer_impl = OptimizerImpl::fused;
+  EXPECT_DOUBLE_EQ(estimate_step_time(w, c, toy::gpu(80)).optimizer_s, momentum_foreach);
+  c.optimizer = Optimizer::adamw;
+  c.master_weights = MasterWeights::fp32;
+  c.offload.optimizer = true;
+  const double host_fused = estimate_step_time(w, c, toy::gpu(80)).optimizer_s;
+  c.optimizer_impl = OptimizerImpl::foreach;
+  EXPECT_DOUBLE_EQ(estimate_step_time(w, c, toy::gpu(80)).optimizer_s, host_fused);
+}
+
+// FSDP frees each gathered unit after use, so every accumulated micro-batch gathers the weights again (forward and
+// backward); the gradients are reduce-scattered once per optimizer step. DDP communicates once per step.
+TEST(StepTime, FsdpGathersTheWeightsAgainForEveryAccumulatedMicroBatch) {
+  const auto w = toy::two_block_model();
+  const ModelConstants& k = default_constants();
+  auto c = sgd_config(1, Precision::bf16);
+  c.optimizer = Optimizer::adamw;
+  c.gpus_per_node = 4;
+  c.parallel = Parallel::fsdp;
+  ModelConstants no_overlap = k;
+  no_overlap.allreduce_overlap_fraction = 0;
+  Calibration calibration;
+  calibration.constants = no_overlap;
+  const double params = static_cast<double>(w.params());
+  const auto gpu = toy::gpu(80);
+  const double bus = 1.969 * 16 * 1e9 * k.link_efficiency;  // the toy card lists no link: PCIe 4.0 x16
+  const double one = estimate_step_time(w, c, gpu, &calibration).communication_s;
+  EXPECT_NEAR(one, 0.75 * (2 * params + params) * 2 / bus, 1e-15);
+  c.accumulation_steps = 4;
+  const double four = estimate_step_time(w, c, gpu, &calibration).communication_s;
+  EXPECT_NEAR(four, 0.75 * (2 * params * 4 + params) * 2 / bus, 1e-15);
+  c.parallel = Parallel::ddp;
+  const double ddp_four = estimate_step_time(w, c, gpu, &calibration).communication_s;
+  c.accumulation_steps = 1;
+  EXPECT_DOUBLE_EQ(estimate_step_time(w, c, gpu, &calibration).communication_s, ddp_four);
+}
+
 // One non-causal attention core over 4,096 tokens whose output is 4,096 wide: `heads` heads of 4096 / heads.
 // Flash keeps no scores; unfused attention runs scale and softmax between its matmuls (serial_io_elements).
 workload::Workload attention_core(bool flash, int heads) {

@@ -162,9 +162,9 @@ TEST(ParseMeasurements, CheckpointingAndAVariantCardsMemoryAreRead) {
 TEST(ParseMeasurements, TheFineTuningRecipeColumnsAreRead) {
   const auto rows = parse_measurements(
       "model,gpu,precision,batch_per_gpu,seq_len,metric,value,task,optimizer,master_weights,loss,lora_rank,qlora,"
-      "lora_targets,optimizer_in_backward,checkpointing,kernels,clip_grad_norm\n"
-      "llama3.1-8b,rtx4090,bf16,2,2048,peak_reserved,7.9e9,finetune,adamw,bf16,chunked,8,yes,mlp,,every:2,fused,\n"
-      "llama3.1-8b,rtx4090,bf16,2,2048,train_throughput,0.8,finetune,paged_adamw8bit,bf16,plain16,,,,yes,,,yes\n",
+      "lora_targets,optimizer_in_backward,checkpointing,kernels,clip_grad_norm,optimizer_impl\n"
+      "llama3.1-8b,rtx4090,bf16,2,2048,peak_reserved,7.9e9,finetune,adamw,bf16,chunked,8,yes,mlp,,every:2,fused,,\n"
+      "llama3.1-8b,rtx4090,bf16,2,2048,train_throughput,0.8,finetune,paged_adamw8bit,bf16,plain16,,,,yes,,,yes,loop\n",
       "t.csv");
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].metric, Metric::peak_reserved);
@@ -182,6 +182,8 @@ TEST(ParseMeasurements, TheFineTuningRecipeColumnsAreRead) {
   EXPECT_TRUE(rows[1].optimizer_in_backward);
   EXPECT_FALSE(rows[0].clip_grad_norm);  // empty: no clipping, plan's default
   EXPECT_TRUE(rows[1].clip_grad_norm);
+  EXPECT_FALSE(rows[0].optimizer_impl);  // empty: the software's default (validate_rows.cpp)
+  EXPECT_EQ(rows[1].optimizer_impl, OptimizerImpl::loop);
   EXPECT_STREQ(rows[1].method(), "full");
   EXPECT_TRUE(rows[1].fine_tuning());
   EXPECT_FALSE(rows[1].current_throughput());
@@ -191,6 +193,9 @@ TEST(ParseMeasurements, TheFineTuningRecipeColumnsAreRead) {
   EXPECT_THAT(parse_error("model,gpu,precision,batch_per_gpu,metric,value,kernels\n"
                           "gpt2,rtx4090,bf16,2,train_throughput,0.7,compiled\n"),
               HasSubstr("t.csv:2: kernels 'compiled' is not one of"));
+  EXPECT_THAT(parse_error("model,gpu,precision,batch_per_gpu,metric,value,optimizer_impl\n"
+                          "gpt2,rtx4090,bf16,2,train_throughput,0.7,apex\n"),
+              HasSubstr("t.csv:2: optimizer_impl 'apex' is not one of fused, foreach, loop"));
   EXPECT_THAT(parse_error("model,gpu,precision,batch_per_gpu,metric,value,clip_grad_norm\n"
                           "gpt2,rtx4090,bf16,2,train_throughput,0.7,1.0\n"),
               HasSubstr("t.csv:2: clip_grad_norm '1.0' is not one of"));
