@@ -100,6 +100,10 @@ void RunOptions::add_to(CLI::App& command, bool with_model) {
   command.add_option("--lora", lora, "Fine-tune LoRA adapters of this rank; the base stays frozen")
       ->check(CLI::Range(1, 4096));
   command.add_flag("--qlora", qlora, "LoRA over a 4-bit NF4 base (rank 16 unless --lora)");
+  command.add_flag("--no-kbit-upcast", no_kbit_upcast,
+                   "QLoRA whose base is not prepared by PEFT's prepare_model_for_kbit_training (which TRL's "
+                   "SFTTrainer, Axolotl and LLaMA-Factory call): the embeddings, norms and lm_head stay 16-bit "
+                   "instead of fp32, and so does the hidden state (Unsloth, a script that calls get_peft_model only)");
   command.add_option("--lora-targets", lora_targets,
                      "Matrices --lora/--qlora adapts: attn (q, k, v, o) | mlp (gate, up, down) | all")
       ->check(CLI::IsMember({"attn", "mlp", "all"}))
@@ -288,6 +292,10 @@ estimate::TrainingConfig RunOptions::training_config(const workload::Workload& w
   c.eager_kernels = kernels == "eager";
   c.lora_rank = lora;
   c.qlora = qlora;
+  if (no_kbit_upcast && !qlora) {
+    throw InputError("--no-kbit-upcast applies to QLoRA's 4-bit base: add --qlora or drop the flag");
+  }
+  c.kbit_upcast = !no_kbit_upcast;
   if (lora_dropout && !lora && !qlora) {
     throw InputError(fmt::format("--lora-dropout {} needs --lora RANK or --qlora (dropout applies to the adapters' input)",
                                  *lora_dropout));

@@ -31,6 +31,7 @@ struct RunOptions {
   std::string loss = "plain";
   std::string kernels = "eager";
   std::string optimizer_impl = "foreach";
+  bool no_kbit_upcast = false;
   std::string lora_targets = "all";
   std::optional<int> tokens_per_sample;
   std::optional<int> accumulate;

@@ -158,7 +158,8 @@ std::string recipe_text(const estimate::TrainingConfig& c, const estimate::Sweep
   std::vector<std::string> parts;
   if (c.master_weights == estimate::MasterWeights::bf16) parts.push_back("pure bf16 (bf16 master weights)");
   if (c.qlora) {
-    parts.push_back(fmt::format("QLoRA rank {} on {}", c.lora_rank.value_or(16), estimate::to_string(c.lora_targets)));
+    parts.push_back(fmt::format("QLoRA rank {} on {}{}", c.lora_rank.value_or(16), estimate::to_string(c.lora_targets),
+                                c.kbit_upcast ? "" : " (base not upcast)"));
   } else if (c.lora_rank) {
     parts.push_back(fmt::format("LoRA rank {} on {}", *c.lora_rank, estimate::to_string(c.lora_targets)));
   }

@@ -44,6 +44,7 @@ std::string run_option_flags(const RunOptions& o) {
   if (o.optimizer_impl != defaults.optimizer_impl) flags += " --optimizer-impl " + o.optimizer_impl;
   if (o.lora) flags += fmt::format(" --lora {}", *o.lora);
   if (o.qlora) flags += " --qlora";
+  if (o.no_kbit_upcast) flags += " --no-kbit-upcast";
   if (o.gpus != defaults.gpus) flags += fmt::format(" --gpus {}", o.gpus);
   if (o.nodes != defaults.nodes) flags += fmt::format(" --nodes {}", o.nodes);
   if (o.parallel != defaults.parallel) flags += " --parallel " + o.parallel;

@@ -3,6 +3,10 @@
 
 namespace gpusage::estimate {
 
+bool kbit_upcast_applies(const TrainingConfig& config) {
+  return config.qlora && config.kbit_upcast && config.master_weights == MasterWeights::fp32;
+}
+
 AdapterCost adapter_cost(const workload::Layer& layer, const TrainingConfig& config, const ModelConstants& k,
                          double batch, double element) {
   AdapterCost c;
@@ -17,6 +21,18 @@ AdapterCost adapter_cost(const workload::Layer& layer, const TrainingConfig& con
       c.backward_bytes += dequant_bytes;
       c.forward_kernels += 2 * copies;
       c.backward_kernels += 2 * copies;
+      // After the k-bit preparation the hidden state is fp32: Linear4bit casts its input to the 16-bit compute
+      // dtype (read 4 B, write 2) and its output back to fp32 (read 2, write 4), and backward casts both gradients
+      // the other way: two kernels each way.
+      const double compute_element = activation_element_bytes(config.precision);
+      if (kbit_upcast_applies(config) && compute_element < 4 && m.in > 0) {
+        const double rows = batch * layer.input_elements / static_cast<double>(m.in);
+        const double cast_bytes = rows * static_cast<double>(m.in + m.out) * (4 + compute_element);
+        c.forward_bytes += cast_bytes;
+        c.backward_bytes += cast_bytes;
+        c.forward_kernels += 2 * copies;
+        c.backward_kernels += 2 * copies;
+      }
     }
     if (!adapts(config, m) || m.in <= 0) continue;
     const double rows = batch * layer.input_elements / static_cast<double>(m.in);

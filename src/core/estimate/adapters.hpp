@@ -123,6 +123,10 @@ AdapterShape adapter_shape(const workload::Workload& w, const TrainingConfig& co
 // QLoRA dequantizes every NF4 matrix, adapted or not, before each use, in forward and again for the
 // input-gradient GEMM in backward (bitsandbytes MatMul4Bit): read 4.127 bits, write 16 bits per weight,
 // in two kernels (the double-quantized constants, then the weights).
+// Whether QLoRA's k-bit preparation has upcast the model's unquantized parameters (TrainingConfig::kbit_upcast):
+// QLoRA with fp32 master weights that asks for it.
+bool kbit_upcast_applies(const TrainingConfig& config);
+
 struct AdapterCost {
   double forward_bytes = 0, backward_bytes = 0;
   double forward_kernels = 0, backward_kernels = 0;

@@ -294,6 +294,10 @@ std::vector<Measurement> parse_measurements(const std::string& csv_text, const s
     m.qlora = choice("qlora", {"yes", "no"}) == "yes";
     m.optimizer_impl = parse_optimizer_impl(choice("optimizer_impl", {"fused", "foreach", "loop"}));
     m.optimizer_in_backward = choice("optimizer_in_backward", {"yes", "no"}) == "yes";
+    m.kbit_upcast = choice("kbit_upcast", {"yes", "no"}) != "no";
+    if (!m.kbit_upcast && !m.qlora) {
+      throw InputError(fmt::format("{}:{}: kbit_upcast 'no' needs qlora yes", origin, line_number));
+    }
     m.clip_grad_norm = choice("clip_grad_norm", {"yes", "no"}) == "yes";
     m.lora_targets = parse_lora_targets(choice("lora_targets", {"attn", "mlp", "all"})).value_or(LoraTargets::all);
     if (const auto dropout = number("lora_dropout", false)) {

@@ -195,7 +195,8 @@ MemoryBreakdown estimate_memory(const workload::Workload& w, const TrainingConfi
   // (16-bit under mixed precision, as PEFT loads it); QLoRA stores every adaptable linear map in NF4 (the
   // lm_head stays 16-bit), and PEFT's prepare_model_for_kbit_training casts the parameters it did not
   // quantize (embeddings, norms, lm_head) to fp32: with fp32 master weights, the Hugging Face path,
-  // those are 4 bytes; pure-bf16 recipes (torchtune, LitGPT) keep them 16-bit.
+  // those are 4 bytes; pure-bf16 recipes (torchtune, LitGPT) and a base left unprepared (kbit_upcast false) keep
+  // them 16-bit.
   const double master = master_element_bytes(config);
   MemoryBreakdown m;
   if (!adapted) {
@@ -204,7 +205,7 @@ MemoryBreakdown estimate_memory(const workload::Workload& w, const TrainingConfi
     const double base_element = low_precision ? 2 : 4;
     double base = params * base_element;
     if (config.qlora) {
-      const double kept_element = config.master_weights == MasterWeights::fp32 ? 4 : 2;
+      const double kept_element = kbit_upcast_applies(config) ? 4 : 2;
       base = adapters.linear_params * k.qlora_bits_per_param / 8 + (params - adapters.linear_params) * kept_element;
     }
     m.weights_bytes = base + master * adapters.adapter_params;

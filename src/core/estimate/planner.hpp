@@ -131,6 +131,12 @@ struct TrainingConfig {
   bool pure_16bit = false;     // NHWC activations (memory_format=torch.channels_last); vision models
   std::optional<int> lora_rank;   // LoRA adapters of this rank on the workload's lora_targets
   bool qlora = false;             // frozen base stored in 4-bit NF4 (implies LoRA, default rank 16)
+  // QLoRA's base prepared by PEFT's prepare_model_for_kbit_training (TRL's SFTTrainer, the Hugging Face QLoRA
+  // recipe, Axolotl, LLaMA-Factory): the parameters it did not quantize (embeddings, norms, lm_head) are cast to fp32,
+  // so the hidden state the decoder carries is fp32 and every 4-bit linear casts its input to the compute dtype and
+  // its output back (bitsandbytes' Linear4bit). Only with fp32 master weights: pure-bf16 recipes do not call it.
+  // False: Unsloth, fms-acceleration's accelerated-peft plugin, or a script that calls get_peft_model only.
+  bool kbit_upcast = true;
   // LoRA dropout probability (PEFT's lora_dropout; 0 makes it an identity). Above 0 every adapter keeps its
   // own dropped-out copy of its input and the dropout's mask for backward.
   double lora_dropout = 0;

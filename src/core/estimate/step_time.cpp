@@ -225,8 +225,16 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
     fixed_s += 2 * kernel_count * k.kernel_fixed_s;
     kernels += 2 * kernel_count;
   };
+  // After QLoRA's k-bit preparation the decoder's hidden states are fp32 (TrainingConfig::kbit_upcast): its
+  // memory-bound layers (activations, their products, rotary's elementwise code) and the LoRA adapters' path read
+  // and write 4 bytes an element; norms and residual adds already carry the fp32 stream (autocast_extra_io_bytes),
+  // and attention and the GEMMs run at the compute dtype (flash attention casts to it; adapter_cost prices the casts).
+  const bool upcast = kbit_upcast_applies(config) && element < 4;
   for (const auto& layer : w.layers) {
-    const double io_bytes = batch * layer.forward_io_elements * element + layer.params * weight_element;
+    const bool upcast_layer = upcast && !is_gemm_like(layer.op) && layer.op != OpClass::attention &&
+                              layer.autocast_extra_io_bytes <= 0;
+    const double layer_element = upcast_layer ? 4.0 : element;
+    const double io_bytes = batch * layer.forward_io_elements * layer_element + layer.params * weight_element;
     // The fp32 residual stream under autocast (Layer::autocast_extra_io_bytes).
     if (autocast > 0 && layer.autocast_extra_io_bytes > 0) {
       add_memory_bound(batch * layer.autocast_extra_io_bytes, layer.autocast_extra_kernels);
@@ -286,7 +294,8 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
     // output gradient. The part of it still in L2 does not cross the DRAM bus.
     double forward_l2_bytes = 0, backward_l2_bytes = 0;
     if (!is_gemm_like(layer.op)) {
-      const double in = batch * layer.input_elements * element, out = batch * layer.output_elements() * element;
+      const double in = batch * layer.input_elements * layer_element;
+      const double out = batch * layer.output_elements() * layer_element;
       forward_l2_bytes = in * l2_hit(in);
       backward_l2_bytes = out * l2_hit(out);
     }
@@ -317,7 +326,7 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
     (f.compute_bound ? t.compute_s : t.memory_s) += f.time_s - f.fixed_s;
     (b.compute_bound ? t.compute_s : t.memory_s) += b.time_s - b.fixed_s;
     // LoRA's adapters and QLoRA's dequantization: memory-bound kernels beside the base GEMM.
-    const AdapterCost extra = adapter_cost(layer, config, k, batch, element);
+    const AdapterCost extra = adapter_cost(layer, config, k, batch, upcast ? 4.0 : element);
     const double extra_forward_s = extra.forward_bytes / bandwidth + extra.forward_kernels * k.kernel_fixed_s;
     forward_s += extra_forward_s;
     backward_s += extra.backward_bytes / bandwidth + extra.backward_kernels * k.kernel_fixed_s;
@@ -341,7 +350,8 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
     if (config.eager_kernels && layer.eager_extra_kernels > 0) {
       constexpr double kFp32Bytes = 4;
       const double bytes =
-          batch * (layer.eager_extra_elements * element + layer.eager_extra_fp32_elements * kFp32Bytes);
+          batch * (layer.eager_extra_elements * (upcast ? kFp32Bytes : element) +
+                   layer.eager_extra_fp32_elements * kFp32Bytes);
       const double kernels_each_way = layer.eager_extra_kernels;
       const double passes = recomputed(config, layer) ? 4 : 3;  // forward, backward (2x), recompute
       forward_s += bytes / bandwidth + kernels_each_way * k.kernel_fixed_s;

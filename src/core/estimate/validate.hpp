@@ -76,6 +76,9 @@ struct Measurement {
   // Column `optimizer_impl`: fused, foreach or loop (OptimizerImpl); empty: the software's default (the
   // framework's own fused step outside PyTorch, torch.optim's foreach from PyTorch 2.0, its loop before).
   std::optional<OptimizerImpl> optimizer_impl;
+  // Column `kbit_upcast`: no when a QLoRA run's base was not prepared by PEFT's prepare_model_for_kbit_training
+  // (TrainingConfig::kbit_upcast); empty or yes: prepared.
+  bool kbit_upcast = true;
   bool optimizer_in_backward = false;  // column optimizer_in_backward: yes|no
   bool clip_grad_norm = false;         // column clip_grad_norm: yes|no (the run clipped its gradients' norm)
   // Column `task` finetune: a language model fine-tuned (full, LoRA or QLoRA): reported in its own cells.

@@ -58,6 +58,7 @@ std::optional<Prepared> prepare(const Measurement& m, const catalog::Catalog& ca
     p.config.loss = m.loss;
     p.config.lora_rank = m.lora_rank;
     p.config.qlora = m.qlora;
+    p.config.kbit_upcast = m.kbit_upcast;
     p.config.lora_targets = m.lora_targets;
     p.config.lora_dropout = m.lora_dropout;
     p.config.optimizer_in_backward = m.optimizer_in_backward;

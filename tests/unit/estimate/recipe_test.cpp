@@ -190,6 +190,7 @@ TEST(Recipe, EveryExpertOfAnMoeLayerCarriesAnAdapter) {
   c.lora_rank = 16;
   const double lora = estimate_step_time(moe, c, toy::gpu()).memory_s;
   c.qlora = true;
+  c.kbit_upcast = false;  // the dequantization alone
   const double qlora = estimate_step_time(moe, c, toy::gpu()).memory_s;
   const double bandwidth = memory_bound_bandwidth(default_constants(), toy::gpu(80));
   const double quantized = 2 * (100 + 8 * 400);  // 2 blocks: the attention matrix and 8 experts
@@ -214,11 +215,36 @@ TEST(Recipe, QloraDequantizesEveryMatrixInForwardAndBackward) {
   c.lora_rank = 16;
   const double lora = estimate_step_time(lm(), c, toy::gpu()).memory_s;
   c.qlora = true;
+  c.kbit_upcast = false;  // the dequantization alone (the upcast's cost: below)
   const double qlora = estimate_step_time(lm(), c, toy::gpu()).memory_s;
   // Each of the 1000 quantized weights is read at 4.127 bits and written at 16, twice, over the toy GPU's
   // 1000 GB/s at the default memory efficiency.
   const double bandwidth = memory_bound_bandwidth(default_constants(), toy::gpu(80));
   EXPECT_NEAR(qlora - lora, 2 * 1000 * (4.127 / 8 + 2) / bandwidth, 1e-18);
+}
+
+// PEFT's k-bit preparation leaves the hidden state fp32: each 4-bit linear casts its input to bf16 and its output
+// back (6 bytes per element each way: 120 B for q's 10 + 10 and 300 B for up's 10 + 40 per block, in forward and
+// again in backward), and the memory-bound layers and the adapters' path move 4-byte elements. Unprepared (Unsloth,
+// get_peft_model alone) the norms and lm_head stay 16-bit in memory too; pure-bf16 recipes never upcast.
+TEST(Recipe, QloraKbitPreparationRunsTheHiddenStateInFp32) {
+  auto c = config(1, Precision::bf16, Optimizer::adamw);
+  c.qlora = true;
+  const auto prepared = estimate_step_time(lm(), c, toy::gpu());
+  const auto prepared_memory = estimate_memory(lm(), c, toy::gpu());
+  c.kbit_upcast = false;
+  const auto unprepared = estimate_step_time(lm(), c, toy::gpu());
+  const auto unprepared_memory = estimate_memory(lm(), c, toy::gpu());
+  const double bandwidth = memory_bound_bandwidth(default_constants(), toy::gpu(80));
+  const double casts = 2 * 2 * (120 + 300);  // two blocks, forward and backward
+  EXPECT_GT(prepared.memory_s - unprepared.memory_s, casts / bandwidth);
+  EXPECT_GT(prepared.step_s, unprepared.step_s);
+  const double linear = 2 * (100 + 400);
+  EXPECT_DOUBLE_EQ(prepared_memory.weights_bytes - unprepared_memory.weights_bytes, (kParams - linear) * 2);
+  c.master_weights = MasterWeights::bf16;
+  const double pure_unprepared = estimate_step_time(lm(), c, toy::gpu()).step_s;
+  c.kbit_upcast = true;
+  EXPECT_DOUBLE_EQ(estimate_step_time(lm(), c, toy::gpu()).step_s, pure_unprepared);
 }
 
 TEST(Recipe, LoraAddsItsAdapterKernelsToTheStep) {

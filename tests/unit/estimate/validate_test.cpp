@@ -193,6 +193,14 @@ TEST(ParseMeasurements, TheFineTuningRecipeColumnsAreRead) {
   EXPECT_THAT(parse_error("model,gpu,precision,batch_per_gpu,metric,value,kernels\n"
                           "gpt2,rtx4090,bf16,2,train_throughput,0.7,compiled\n"),
               HasSubstr("t.csv:2: kernels 'compiled' is not one of"));
+  EXPECT_TRUE(rows[0].kbit_upcast);  // empty: prepared, the Hugging Face path
+  EXPECT_FALSE(parse_measurements("model,gpu,precision,batch_per_gpu,metric,value,qlora,kbit_upcast\n"
+                                  "llama2-7b,a100-sxm4-80gb,fp16,4,train_throughput,15,yes,no\n",
+                                  "t.csv")[0]
+                   .kbit_upcast);
+  EXPECT_THAT(parse_error("model,gpu,precision,batch_per_gpu,metric,value,kbit_upcast\n"
+                          "llama2-7b,a100-sxm4-80gb,fp16,4,train_throughput,15,no\n"),
+              HasSubstr("t.csv:2: kbit_upcast 'no' needs qlora yes"));
   EXPECT_THAT(parse_error("model,gpu,precision,batch_per_gpu,metric,value,optimizer_impl\n"
                           "gpt2,rtx4090,bf16,2,train_throughput,0.7,apex\n"),
               HasSubstr("t.csv:2: optimizer_impl 'apex' is not one of fused, foreach, loop"));
