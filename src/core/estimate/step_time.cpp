@@ -22,25 +22,26 @@ constexpr double kColumnBlockOccupancy = 0.5;
 
 bool is_gemm_like(OpClass op) { return op == OpClass::conv || op == OpClass::matmul || op == OpClass::attention; }
 
-// Bytes moved per trainable parameter by one optimizer step: read the weight and its gradient, write the
-// weight (3 x the master element), and read and write each state: SGD 12, momentum 20, Adam/AdamW 28 in
-// fp32; pure bf16 halves them; 8-bit AdamW moves 1-byte states. Adafactor's factored state is negligible.
-// Bytes the optimizer step moves per trainable parameter. A fused step reads each parameter, its gradient and its
-// states once and writes the parameter and the states once. torch.optim's foreach and loop Adam(W) run each op of
-// the update as its own pass (torch/optim/adamw.py, _multi_tensor_adamw): lerp_ of m toward g (read m and g, write
-// m), mul_ of v (read, write), addcmul_ of g squared into v (read v and g, write v), sqrt of v into a temporary
-// (read v, write it), div_ and add_ of eps on the temporary (read and write it twice), addcdiv_ of the parameter by
-// m over it (read p, m and it; write p): 14 state-sized accesses, 2 of the gradient and 2 of the parameter where the
-// fused kernel makes 4, 1 and 2. Weight decay's read and write of the parameters (torch.optim.AdamW's default
-// 0.01; the Hugging Face Trainer's default 0) is left out. A step on the host (offload) is priced by its own rate.
+// torch.optim's Adam or AdamW stepped op by op on the GPU (OptimizerImpl foreach or loop); a step on the host
+// (offload) is priced by the host's own rate.
+bool unfused_adam_step(const TrainingConfig& config) {
+  return (config.optimizer == Optimizer::adam || config.optimizer == Optimizer::adamw) &&
+         config.optimizer_impl != OptimizerImpl::fused && !config.offload.steps_on_host();
+}
+
+// Bytes moved per trainable parameter by one optimizer step. Fused: read the weight and its gradient, write the
+// weight (3 x the master element), and read and write each state: SGD 12, momentum 20, Adam/AdamW 28 in fp32;
+// pure bf16 halves them; 8-bit AdamW moves 1-byte states; Adafactor's factored state is negligible. torch.optim's
+// foreach and loop Adam(W) run each op of the update as its own pass (torch/optim/adamw.py, _multi_tensor_adamw):
+// lerp_ of m toward g (read m and g, write m), mul_ of v (read, write), addcmul_ of g squared into v (read v and g,
+// write v), sqrt of v into a temporary (read v, write it), div_ and add_ of eps on the temporary (read and write it
+// twice), addcdiv_ of the parameter by m over it (read p, m and it; write p): 14 state-sized accesses, 2 of the
+// gradient and 2 of the parameter, where the fused kernel makes 4, 1 and 2. Weight decay's read and write of the
+// parameters (torch.optim.AdamW's default 0.01; the Hugging Face Trainer's default 0) is left out.
 double optimizer_traffic_per_param(const TrainingConfig& config) {
-  const double master = master_element_bytes(config);
+  const double master = master_element_bytes(config);  // the parameter's and its gradient's width
   const double states = optimizer_state_bytes_per_param(config);
-  const bool adam = config.optimizer == Optimizer::adam || config.optimizer == Optimizer::adamw;
-  if (adam && config.optimizer_impl != OptimizerImpl::fused && !config.offload.steps_on_host()) {
-    const double state = states / 2;
-    return 2 * master + 2 * master + 14 * state;
-  }
+  if (unfused_adam_step(config)) return 2 * master + 2 * master + 14 * (states / 2);
   return 3 * master + 2 * states;
 }
 
@@ -383,10 +384,8 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
   if (config.precision == catalog::Precision::fp16) optimizer_bytes += 8 * trainable / shards;
   // Kernels of the step: a fused step's few per chunk of tensors; foreach Adam(W)'s eight ops (the step count's
   // add and the seven above) each per chunk; the loop's eight per tensor.
-  const bool multi_pass = (config.optimizer == Optimizer::adam || config.optimizer == Optimizer::adamw) &&
-                          config.optimizer_impl != OptimizerImpl::fused && !config.offload.steps_on_host();
   const double optimizer_chunks = std::ceil(parameter_tensors / k.optimizer_tensors_per_kernel);
-  double optimizer_kernels = !multi_pass                                       ? optimizer_chunks * 4
+  double optimizer_kernels = !unfused_adam_step(config)                        ? optimizer_chunks * 4
                              : config.optimizer_impl == OptimizerImpl::foreach ? optimizer_chunks * 8
                                                                                : parameter_tensors * 8;
   // Gradient clipping (clip_grad_norm_ with foreach kernels): one pass reads every gradient for the per-tensor
@@ -394,7 +393,7 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
   // norm exceeds it, so the host never waits on the value): 3 x the gradient bytes, on the rank's shard.
   if (config.clip_grad_norm) {
     optimizer_bytes += 3 * master_element_bytes(config) * trainable / shards;
-    optimizer_kernels += std::ceil(parameter_tensors / k.optimizer_tensors_per_kernel) * 2;
+    optimizer_kernels += optimizer_chunks * 2;
   }
   t.optimizer_s = optimizer_bytes / bandwidth + optimizer_kernels * k.kernel_fixed_s;
   const double sixteen_bit = element < 4 ? 2 : 4;  // a 16-bit model's weights and gradients
