@@ -283,6 +283,32 @@ TEST(PrepareRows, RowsShareTheirPredictionInputsExactlyWhenTheyPredictAlike) {
   for (std::size_t i = 2; i < inputs.size(); ++i) EXPECT_FALSE(inputs[0] == inputs[i]) << "row " << i + 2;
 }
 
+// An empty optimizer_impl takes the software's default: the framework's own fused step outside PyTorch, torch.optim's
+// foreach from PyTorch 2.0 (2023-03), its loop before; a stated one is kept. kbit_upcast reaches the config.
+TEST(PrepareRows, AnEmptyOptimizerImplementationIsTheSoftwaresDefault) {
+  const auto rows = parse_measurements(
+      "model,gpu,precision,batch_per_gpu,seq_len,metric,value,framework,software_date,optimizer_impl,qlora,kbit_upcast\n"
+      "gpt2,rtx4090,fp16,8,1024,train_throughput,100,PyTorch 2.1,2023-10,,,\n"
+      "gpt2,rtx4090,fp16,8,1024,train_throughput,100,PyTorch 1.12,2022-06,,,\n"
+      "bert-large,v100-sxm2-32gb,fp16,8,384,train_throughput,100,TensorFlow 1.15,2020-06,,,\n"
+      "gpt2,rtx4090,fp16,8,1024,train_throughput,100,PyTorch 2.1,2023-10,fused,,\n"
+      "llama2-7b,a100-sxm4-80gb,fp16,4,256,train_throughput,15,PyTorch 2.1,2023-12,,yes,no\n",
+      "t.csv");
+  std::vector<TrainingConfig> configs;
+  for (const Measurement& m : rows) {
+    std::string skipped;
+    const auto prepared = detail::prepare(m, catalog::Catalog::active(), skipped);
+    ASSERT_TRUE(prepared) << skipped;
+    configs.push_back(prepared->config);
+  }
+  EXPECT_EQ(configs[0].optimizer_impl, OptimizerImpl::foreach);
+  EXPECT_EQ(configs[1].optimizer_impl, OptimizerImpl::loop);
+  EXPECT_EQ(configs[2].optimizer_impl, OptimizerImpl::fused);
+  EXPECT_EQ(configs[3].optimizer_impl, OptimizerImpl::fused);
+  EXPECT_TRUE(configs[0].kbit_upcast);
+  EXPECT_FALSE(configs[4].kbit_upcast);
+}
+
 // Every throughput headline comes for all cards and for the data-center and GeForce cards apart, and a
 // GeForce card's cell is its own beside the data-center cards of the same architecture.
 TEST(Validate, SplitsTheHeadlinesAndCellsByCards) {
