@@ -36,6 +36,7 @@ void apply_bench_results(Calibration& calibration, const std::string& json_text,
     config.precision = *precision;
     config.optimizer = w.domain == workload::Domain::vision ? Optimizer::momentum : Optimizer::adamw;
     if (auto opt = parse_optimizer(file.optimizer)) config.optimizer = *opt;
+    config.optimizer_impl = kLibTorchOptimizerImpl;
     const double predicted_step = estimate_step_time(w, config, completed.gpu, nullptr).step_s;
     const double measured_step = config.batch_per_gpu / *run.throughput;
     ratios.push_back(measured_step / predicted_step);

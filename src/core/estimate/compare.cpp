@@ -50,6 +50,7 @@ BenchComparison compare_bench(const BenchFile& file, const Calibration& calibrat
     const std::string optimizer =
         file.optimizer.empty() ? (w.domain == workload::Domain::vision ? "momentum" : "adamw") : file.optimizer;
     base.optimizer = parse_optimizer(optimizer).value_or(base.optimizer);
+    base.optimizer_impl = kLibTorchOptimizerImpl;
     SweepRequest request;
     request.gpus = {gpu};
     for (const auto& run : file.runs) request.batches.push_back(run.batch);

@@ -94,6 +94,9 @@ std::optional<LossImpl> parse_loss(const std::string& name);
 //            temporary list of sqrt(v) (memory.cpp);
 //   loop     torch.optim before 2.0 (and Hugging Face's own AdamW): the same ops tensor by tensor, no list temporary.
 enum class OptimizerImpl { fused, foreach, loop };
+// gpusage bench trains with LibTorch's C++ optimizers, which step each parameter with its own tensor ops
+// (torch/csrc/api/src/optim/adamw.cpp: mul_, add_, addcmul_, sqrt, div, add_, addcdiv_ per parameter): the loop.
+inline constexpr OptimizerImpl kLibTorchOptimizerImpl = OptimizerImpl::loop;
 const char* to_string(OptimizerImpl impl);
 std::optional<OptimizerImpl> parse_optimizer_impl(const std::string& name);
 

@@ -54,6 +54,31 @@ TEST(CalibrationFile, ScalesTheMeasuredGpuByMeasuredOverPredictedStepTimeSkippin
   EXPECT_THAT(calibration.notes[0], HasSubstr("from 1 measured runs of resnet50 (r.json)"));
 }
 
+// A language model's bench run stepped LibTorch's C++ AdamW, a loop of per-parameter ops: its prediction is the
+// loop's (kLibTorchOptimizerImpl), not plan's foreach default.
+TEST(CalibrationFile, ALanguageModelsBenchRunIsPredictedWithLibTorchsLoopOptimizer) {
+  std::string text = results("cuda", "NVIDIA GeForce RTX 5090", R"({"batch": 8, "status": "ok", "throughput": 40.0})");
+  text.replace(text.find("\"resnet50\""), 10, "\"gpt2\"");
+  text.replace(text.find("\"momentum\""), 10, "\"adamw\"");
+  text.replace(text.find("\"resolution\": 224"), 17, "\"resolution\": null");
+  text.replace(text.find("\"seq_len\": null"), 15, "\"seq_len\": 1024");
+  Calibration calibration;
+  apply_bench_results(calibration, text, "r.json", catalog::Catalog::active());
+  const catalog::Catalog& catalog = catalog::Catalog::active();
+  const CompletedGpu gpu = complete_tensor_rates(catalog.resolve("rtx5090"), catalog);
+  workload::WorkloadOptions options;
+  options.seq_len = 1024;
+  TrainingConfig config;
+  config.batch_per_gpu = 8;
+  config.precision = catalog::Precision::fp16;
+  config.optimizer = Optimizer::adamw;
+  config.optimizer_impl = OptimizerImpl::loop;
+  const double loop_s = estimate_step_time(workload::build("gpt2", options), config, gpu.gpu, nullptr).step_s;
+  EXPECT_NEAR(calibration.step_time_scale.at("rtx5090"), (8 / 40.0) / loop_s, 1e-12);
+  config.optimizer_impl = OptimizerImpl::foreach;
+  EXPECT_NE(estimate_step_time(workload::build("gpt2", options), config, gpu.gpu, nullptr).step_s, loop_s);
+}
+
 TEST(CalibrationFile, RefusesCpuRunsFilesWithoutASuccessfulRunAndBadJsonNamingTheOption) {
   EXPECT_THAT(error_of(results("cpu", "AMD EPYC", R"({"batch": 8, "status": "ok", "throughput": 5.0})")),
               HasSubstr("--calibration 'r.json': measured on 'AMD EPYC' (cpu), not an NVIDIA GPU"));
