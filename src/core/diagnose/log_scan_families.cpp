@@ -7,6 +7,7 @@
 
 #include "core/common/text.hpp"
 #include "core/diagnose/log_scan.hpp"
+#include "core/diagnose/log_scan_signals.hpp"
 #include "core/diagnose/log_scan_text.hpp"
 
 namespace gpusage::diagnose {
@@ -154,7 +155,7 @@ void LogScanner::note_framework(std::string_view raw) {
   if (!scan.tf_python_seen &&
       (contains(raw, "ResourceExhaustedError") || contains(raw, "OOM when allocating tensor") ||
        contains(raw, "tensorflow.python") || contains(raw, "keras") ||
-       (contains(raw, "tensorflow/") && !contains(raw, "external/")))) {
+       ((contains(raw, "tensorflow/") || contains(raw, "tensorflow\\")) && !contains(raw, "external/")))) {
     scan.tf_python_seen = true;
   }
 }
@@ -252,9 +253,11 @@ void LogScanner::scan_families(std::size_t n, std::string_view line, std::string
   }
 
   // --- DataLoader workers: a crash inside a worker, file descriptors run out ------------------------------
+  // errno 24 (EMFILE) is the workers' file descriptors, whichever wrapper names it ("OSError: [Errno 24]",
+  // Python 2's IOError, PyTorch's own "Too many open files. Communication with the workers …").
   std::optional<std::string> worker;
-  if (contains(line, "received 0 items of ancdata") ||
-      (contains(line, "Too many open files") && (contains(lower, "dataloader") || contains(lower, "multiprocessing")))) {
+  if (contains(line, "received 0 items of ancdata") || contains(line, "Too many open files") ||
+      contains(line, "[Errno 24]")) {
     worker = "file descriptors: received 0 items of ancdata / too many open files";
   } else if (contains(line, "Unexpected segmentation fault encountered in worker")) {
     worker = "Segmentation fault";
@@ -264,6 +267,17 @@ void LogScanner::scan_families(std::size_t n, std::string_view line, std::string
   if (worker) {
     scan.dataloader_killed.add(n, line);
     if (!scan.dataloader_detail || *scan.dataloader_detail == "exited unexpectedly") scan.dataloader_detail = *worker;
+  }
+
+  SignalOoms ooms = scan_signals(scan, n, line, lower);
+  if (ooms.cuda) {
+    add_oom(scan.cuda_oom, scan.cuda_oom_count, std::move(*ooms.cuda));
+    scan.cuda_oom_lines.add(n, line);
+  }
+  if (ooms.tf) {
+    add_oom(scan.tf_oom, scan.tf_oom_count, std::move(*ooms.tf));
+    scan.tf_oom_lines.add(n, line);
+    scan.tf_python_seen = true;
   }
 }
 
