@@ -13,7 +13,8 @@
 // - A kernel library's minimum compute capability above the GPU's: FlashAttention (Ampere or newer), Triton
 //   (torch.compile), xFormers' operators and bf16 kernels each say so in their own words, with the capabilities.
 // - cuDNN's engine selection ("GET was unable to find an engine"), cuDNN sub-libraries of two versions (undefined
-//   symbol), TensorFlow's EigenAllocator running out, and PyTorch's OOM message pasted without its first words.
+//   symbol), TensorFlow's EigenAllocator running out, and PyTorch's OOM named by its exception class or by the
+//   cudaMallocAsync backend's message, or pasted without its first words.
 #include <cctype>
 #include <regex>
 
@@ -220,9 +221,14 @@ SignalOoms scan_signals(LogScan& scan, std::size_t n, std::string_view line, std
     r.at = at(n, line);
     out.tf = std::move(r);
   }
-  // PyTorch's OOM message pasted from "Tried to allocate" on, with its figures.
-  if (scan.cuda_oom_lines.empty() && contains(line, "Tried to allocate") &&
-      (contains(line, "total capacity") || contains(line, "total capacty"))) {
+  // PyTorch's OOM by its exception class alone (ComfyUI's error report names the class and the message apart), or
+  // by the message of the cudaMallocAsync allocator backend ("Allocation on device"); and its usual message pasted
+  // from "Tried to allocate" on, with its figures.
+  const bool oom_class = contains(line, "torch.OutOfMemoryError") || contains(line, "torch.cuda.OutOfMemoryError") ||
+                         contains(line, "Allocation on device");
+  if (scan.cuda_oom_lines.empty() &&
+      (oom_class || (contains(line, "Tried to allocate") &&
+                     (contains(line, "total capacity") || contains(line, "total capacty"))))) {
     OomReport r = parse_oom(line);
     r.at = at(n, line);
     out.cuda = std::move(r);

@@ -223,6 +223,15 @@ TEST(LogSignals, CudaErrorsReportedAsWarningsAtTeardown) {
             "log-clean");
 }
 
+TEST(LogSignals, PytorchsOomByItsExceptionClassOrTheAsyncAllocatorsMessage) {
+  // ComfyUI's error report, a bare exception line, the cudaMallocAsync backend's message.
+  for (const char* text : {"- **Exception Type:** torch.OutOfMemoryError\n- **Exception Message:** Allocation on device\n",
+                           "torch.cuda.OutOfMemoryError\n",
+                           "RuntimeError: Allocation on device 0 would exceed allowed memory. (out of memory)\n"}) {
+    EXPECT_EQ(first_id(text), "log-cuda-oom") << text;
+  }
+}
+
 TEST(LogSignals, PytorchsOomMessagePastedWithoutItsFirstWords) {
   const Finding f = first(
       "Tried to allocate 20.00 MiB (GPU 0; 1.96 GiB total capacity; 1.24 GiB already allocated; 2.88 MiB free; 1.25 "
