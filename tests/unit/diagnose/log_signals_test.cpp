@@ -227,7 +227,8 @@ TEST(LogSignals, PytorchsOomByItsExceptionClassOrTheAsyncAllocatorsMessage) {
   // ComfyUI's error report, a bare exception line, the cudaMallocAsync backend's message.
   for (const char* text : {"- **Exception Type:** torch.OutOfMemoryError\n- **Exception Message:** Allocation on device\n",
                            "torch.cuda.OutOfMemoryError\n",
-                           "RuntimeError: Allocation on device 0 would exceed allowed memory. (out of memory)\n"}) {
+                           "SamplerCustomAdvanced: Allocation on device 0 would exceed allowed memory. (out of memory)\n"
+                           "Currently allocated     : 9.43 GiB\n"}) {
     EXPECT_EQ(first_id(text), "log-cuda-oom") << text;
   }
 }
