@@ -8,7 +8,8 @@
 // - Error numbers of the C library: errno 12 (ENOMEM, "Cannot allocate memory") is the host out of memory,
 //   errno 24 (EMFILE, "Too many open files") is DataLoader workers out of file descriptors.
 // - Python's multiprocessing spawn start method (Windows' only one): a child re-running the training script shows
-//   spawn_main / _fixup_main_from_path frames, "bootstrapping phase", or a BrokenPipeError while DataLoader starts
+//   spawn_main / _fixup_main_from_path frames, "bootstrapping phase", the worker pickled for the child
+//   (popen_spawn_win32) or unpickled by it (pickle.load(from_parent)), or a BrokenPipeError while DataLoader starts
 //   its workers; a paste that ends on the worker-start frame of a Windows traceback is the same failure cut short.
 // - A kernel library's minimum compute capability above the GPU's: FlashAttention (Ampere or newer), Triton
 //   (torch.compile), xFormers' operators and bf16 kernels each say so in their own words, with the capabilities.
@@ -156,7 +157,10 @@ void note_spawn(LogScan& scan, std::size_t n, std::string_view line, std::string
   const bool windows = has_windows_path(line);
   scan.windows_paths = scan.windows_paths || windows;
   if (contains(lower, "dataloader")) scan.dataloader_frames = true;
+  // Windows' spawn pickles the worker for the child (popen_spawn_win32), and the child unpickles it
+  // (pickle.load(from_parent)): a frame of either in a traceback is a worker that did not start.
   if (contains(lower, "bootstrapping phase") || contains(line, "_fixup_main_from_path") ||
+      contains(line, "popen_spawn_win32") || contains(line, "pickle.load(from_parent)") ||
       (windows && contains(line, "spawn.py") && contains(line, "spawn_main"))) {
     scan.dataloader_spawn.add(n, line);
   }

@@ -94,7 +94,7 @@ TEST(LogSignals, WorkersOutOfFileDescriptorsByErrno24InAnyWrapper) {
 
 TEST(LogSignals, TheSpawnStartMethodFailingInItsShapes) {
   // Python's own message; the Windows traceback through spawn_main; a broken pipe while a DataLoader starts its
-  // workers; a Windows notebook paste that ends on the worker-start frame.
+  // workers; a Windows notebook paste that ends on the worker-start frame; a dataset that cannot be pickled.
   const std::string bootstrapping =
       "RuntimeError: An attempt has been made to start a new process before the current process has finished its "
       "bootstrapping phase.\n";
@@ -111,7 +111,13 @@ TEST(LogSignals, TheSpawnStartMethodFailingInItsShapes) {
       "~\\Anaconda3\\envs\\pytorch\\lib\\site-packages\\torch\\utils\\data\\dataloader.py in __iter__(self)\n"
       "--> 501         return _DataLoaderIter(self)\n"
       "--> 289                 w.start()\n";
-  for (const std::string& log : {bootstrapping, spawn_main, broken_pipe, cut}) {
+  const std::string unpicklable =
+      "  File \"E:\\Anaconda3\\lib\\multiprocessing\\popen_spawn_win32.py\", line 89, in __init__\n"
+      "TypeError: can't pickle module objects\n"
+      "  File \"E:\\Anaconda3\\lib\\multiprocessing\\spawn.py\", line 115, in _main\n"
+      "    self = reduction.pickle.load(from_parent)\n"
+      "EOFError: Ran out of input\n";
+  for (const std::string& log : {bootstrapping, spawn_main, broken_pipe, cut, unpicklable}) {
     EXPECT_EQ(first_id(log), "log-dataloader-spawn") << log;
   }
   EXPECT_TRUE(has(first(bootstrapping).fix, "if __name__ == \"__main__\":"));
