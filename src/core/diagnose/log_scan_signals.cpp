@@ -69,6 +69,10 @@ std::optional<TooOld> gpu_too_old(std::string_view line, scan_text::RegexLine& s
   if (contains(line, "FlashAttention only supports Ampere GPUs or newer")) {
     return TooOld{"FlashAttention", "it needs Ampere (compute capability 8.0) or newer"};
   }
+  if (contains(line, "FlashAttention backward for head dim") && contains(line, "requires A100 or H100")) {
+    // FlashAttention 1.x: the backward pass of large heads needs the shared memory of an A100/H100 (sm_80/sm_90).
+    return TooOld{"FlashAttention", "its backward pass for this head size needs an A100 or H100 (their shared memory)"};
+  }
   if (contains(line, "too old to be supported by the triton GPU compiler") ||
       contains(line, "Triton only supports devices of CUDA Capability")) {
     // PyTorch Inductor: "Found Tesla P40 which is too old … Triton only supports devices of CUDA Capability >= 7.0,

@@ -141,6 +141,9 @@ TEST(LogSignals, AGpuTooOldForAKernelLibraryNamesTheLibraryAndTheCapabilities) {
   };
   for (const Case& c : {
            Case{"RuntimeError: FlashAttention only supports Ampere GPUs or newer.", "FlashAttention does not support"},
+           Case{"RuntimeError: FlashAttention backward for head dim > 64 requires A100 or H100 GPUs as the "
+                "implementation needs a large amount of shared memory.",
+                "needs an A100 or H100"},
            Case{"RuntimeError: Found Tesla P40 which is too old to be supported by the triton GPU compiler, which is "
                 "used as the backend. Triton only supports devices of CUDA Capability >= 7.0, but your device is of "
                 "CUDA capability 6.1",
