@@ -78,8 +78,9 @@ std::optional<std::string> oom_killer_detail(std::string_view line, std::string_
   if (line.size() > 48 && !contains(lower, "kill") && !contains(lower, "code")) return std::nullopt;
   if (is_bare_killed(line) || is_job_killed(line)) return "the process was killed (SIGKILL), as the kernel's OOM killer does";
   // -9: a child killed by SIGKILL (torchrun, subprocess); 137 = 128 + 9, the shell's and Docker's way.
+  // DeepSpeed's launcher: "exits with return code = -9".
   for (std::string_view code : {"exitcode: -9", "exitcode  : -9", "exitcode=-9", "exit code -9", "exit code: -9",
-                                "exit code 137", "exited with code 137"}) {
+                                "exit code 137", "exited with code 137", "return code = -9"}) {
     if (contains(lower, code)) return "the process was killed by signal 9 (SIGKILL)";
   }
   if (contains(line, "Signal 9 (SIGKILL) received")) return "torchrun reports a worker killed by signal 9 (SIGKILL)";

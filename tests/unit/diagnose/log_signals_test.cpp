@@ -58,7 +58,8 @@ TEST(LogSignals, ExceptionsWithoutANonFiniteValueAreNotDivergence) {
 }
 
 TEST(LogSignals, HostMemoryRefusedOutsidePyTorch) {
-  // numpy (two module paths), Python's errno 12 from fork, torchrun's child killed by signal 9.
+  // numpy (two module paths), Python's errno 12 from fork, torchrun's and DeepSpeed's launchers reporting a child
+  // killed by signal 9.
   for (const char* line : {
            "numpy.core._exceptions._ArrayMemoryError: Unable to allocate 58.0 GiB for an array with shape (176351, "
            "176460) and data type uint16",
@@ -67,6 +68,7 @@ TEST(LogSignals, HostMemoryRefusedOutsidePyTorch) {
            "OSError: [Errno 12] Cannot allocate memory",
            "E0325 20:57:27.620000 2606 site-packages/torch/distributed/elastic/multiprocessing/api.py:869] failed "
            "(exitcode: -9) local_rank: 5 (pid: 2630) of binary: /root/miniconda3/bin/python",
+           "[ERROR] [launch.py:321:sigkill_handler [xxx] exits with return code = -9",
        }) {
     EXPECT_EQ(first_id(std::string(line) + "\n"), "log-host-oom") << line;
   }
