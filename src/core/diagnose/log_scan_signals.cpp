@@ -2,25 +2,30 @@
 // rather than by one framework's sentence.
 //
 // - The exception class a traceback ends with ("ValueError: …", "numpy…_ArrayMemoryError: …"): a Python
-//   MemoryError is the host refusing an allocation, whichever library asked; an exception whose message names a
-//   NaN or Inf is a training run stopping on non-finite values, whether the check was Megatron's, the user's, JAX's
-//   or scikit-learn's.
+//   MemoryError is the host refusing an allocation, whichever library asked; an exception whose message names
+//   a NaN or Inf is a training run stopping on non-finite values, whether the check was Megatron's, the
+//   user's, JAX's or scikit-learn's.
 // - Error numbers of the C library: errno 12 (ENOMEM, "Cannot allocate memory") is the host out of memory,
 //   errno 24 (EMFILE, "Too many open files") is DataLoader workers out of file descriptors.
-// - Python's multiprocessing spawn start method (Windows' only one): a child re-running the training script shows
+// - Python's multiprocessing spawn start method (Windows' only one): a child re-running the training script
+// shows
 //   spawn_main / _fixup_main_from_path frames, "bootstrapping phase", the worker pickled for the child
-//   (popen_spawn_win32) or unpickled by it (pickle.load(from_parent)), or a BrokenPipeError while DataLoader starts
-//   its workers; a paste that ends on the worker-start frame of a Windows traceback is the same failure cut short.
+//   (popen_spawn_win32) or unpickled by it (pickle.load(from_parent)), or a BrokenPipeError while DataLoader
+//   starts its workers; a paste that ends on the worker-start frame of a Windows traceback is the same
+//   failure cut short.
 // - A kernel library's minimum compute capability above the GPU's: FlashAttention (Ampere or newer), Triton
-//   (torch.compile), xFormers' operators and bf16 kernels each say so in their own words, with the capabilities.
-// - cuDNN's engine selection ("GET was unable to find an engine"), cuDNN sub-libraries of two versions (undefined
-//   symbol), TensorFlow's EigenAllocator running out, and PyTorch's OOM named by its exception class or by the
-//   cudaMallocAsync backend's message, or pasted without its first words.
+//   (torch.compile), xFormers' operators and bf16 kernels each say so in their own words, with the
+//   capabilities.
+// - cuDNN's engine selection ("GET was unable to find an engine"), cuDNN sub-libraries of two versions
+// (undefined
+//   symbol), TensorFlow's EigenAllocator running out, and PyTorch's OOM named by its exception class or by
+//   the cudaMallocAsync backend's message, or pasted without its first words.
+#include "core/diagnose/log_scan_signals.hpp"
+
 #include <cctype>
 #include <regex>
 
 #include "core/common/text.hpp"
-#include "core/diagnose/log_scan_signals.hpp"
 #include "core/diagnose/log_scan_text.hpp"
 
 namespace gpusage::diagnose {
@@ -37,7 +42,8 @@ bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-// "nan", "inf" or "infinity" as a word of lower-case text ("NaN!", "(nan)", "nan,"), not inside one ("finance").
+// "nan", "inf" or "infinity" as a word of lower-case text ("NaN!", "(nan)", "nan,"), not inside one
+// ("finance").
 bool names_non_finite(std::string_view lower) {
   for (std::string_view word : {"nan", "inf"}) {
     for (std::size_t pos = lower.find(word); pos != std::string_view::npos; pos = lower.find(word, pos + 1)) {
@@ -70,14 +76,17 @@ std::optional<TooOld> gpu_too_old(std::string_view line, scan_text::RegexLine& s
     return TooOld{"FlashAttention", "it needs Ampere (compute capability 8.0) or newer"};
   }
   if (contains(line, "FlashAttention backward for head dim") && contains(line, "requires A100 or H100")) {
-    // FlashAttention 1.x: the backward pass of large heads needs the shared memory of an A100/H100 (sm_80/sm_90).
-    return TooOld{"FlashAttention", "its backward pass for this head size needs an A100 or H100 (their shared memory)"};
+    // FlashAttention 1.x: the backward pass of large heads needs the shared memory of an A100/H100
+    // (sm_80/sm_90).
+    return TooOld{"FlashAttention",
+                  "its backward pass for this head size needs an A100 or H100 (their shared memory)"};
   }
   if (contains(line, "too old to be supported by the triton GPU compiler") ||
       contains(line, "Triton only supports devices of CUDA Capability")) {
-    // PyTorch Inductor: "Found Tesla P40 which is too old … Triton only supports devices of CUDA Capability >= 7.0,
-    // but your device is of CUDA capability 6.1".
-    static const std::regex caps(R"(Capability >= (\d+\.\d+), but your device is of CUDA capability (\d+\.\d+))");
+    // PyTorch Inductor: "Found Tesla P40 which is too old … Triton only supports devices of CUDA Capability
+    // >= 7.0, but your device is of CUDA capability 6.1".
+    static const std::regex caps(
+        R"(Capability >= (\d+\.\d+), but your device is of CUDA capability (\d+\.\d+))");
     static const std::regex gpu(R"(Found (.+?) which is too old)");
     std::string detail = "it needs a newer GPU";
     if (std::regex_search(str(), m, caps)) detail = "it needs compute capability " + m[1].str() + " or newer";
@@ -87,11 +96,13 @@ std::optional<TooOld> gpu_too_old(std::string_view line, scan_text::RegexLine& s
     return TooOld{"Triton (torch.compile)", detail};
   }
   if (contains(line, "but your GPU has capability") && contains(line, "(too old)")) {
-    // xFormers' dispatcher: "requires device with capability > (8, 0) but your GPU has capability (7, 5) (too old)".
-    static const std::regex caps(R"(capability > \((\d+), (\d+)\) but your GPU has capability \((\d+), (\d+)\))");
+    // xFormers' dispatcher: "requires device with capability > (8, 0) but your GPU has capability (7, 5) (too
+    // old)".
+    static const std::regex caps(
+        R"(capability > \((\d+), (\d+)\) but your GPU has capability \((\d+), (\d+)\))");
     if (std::regex_search(str(), m, caps)) {
-      return TooOld{"xFormers", "its operators need compute capability above " + m[1].str() + "." + m[2].str() +
-                                    "; this GPU has " + m[3].str() + "." + m[4].str()};
+      return TooOld{"xFormers", "its operators need compute capability above " + m[1].str() + "." +
+                                    m[2].str() + "; this GPU has " + m[3].str() + "." + m[4].str()};
     }
     return TooOld{"xFormers", "its operators need a newer GPU"};
   }
@@ -99,9 +110,10 @@ std::optional<TooOld> gpu_too_old(std::string_view line, scan_text::RegexLine& s
     return TooOld{"xFormers (bf16)", "its bf16 kernels need an A100 (compute capability 8.0) or newer"};
   }
   if (contains(line, "only supported on GPUs with compute capability of at least")) {
-    // vLLM: "Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla T4 GPU has compute
-    // capability 7.5."
-    static const std::regex caps(R"(at least (\d+\.\d+)\.\s*Your (.+?) GPU has compute capability (\d+\.\d+))");
+    // vLLM: "Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla T4 GPU
+    // has compute capability 7.5."
+    static const std::regex caps(
+        R"(at least (\d+\.\d+)\.\s*Your (.+?) GPU has compute capability (\d+\.\d+))");
     if (std::regex_search(str(), m, caps)) {
       return TooOld{"bf16 kernels",
                     "they need compute capability " + m[1].str() + "; " + m[2].str() + " has " + m[3].str()};
@@ -130,7 +142,8 @@ void note_non_finite(LogScan& scan, std::size_t n, std::string_view line, std::s
     kind = "loss";  // Keras' TerminateOnNaN callback
   } else if (contains(lower, "in local grad norm") && names_non_finite(lower)) {
     kind = "gradients";  // Megatron-Core's check_for_nan_in_grad
-  } else if (contains(lower, "invalid value (nan) encountered") || contains(lower, "invalid value (inf) encountered") ||
+  } else if (contains(lower, "invalid value (nan) encountered") ||
+             contains(lower, "invalid value (inf) encountered") ||
              (contains(lower, "debug_nans") && contains(lower, "isnan("))) {
     kind = "tensor values";  // jax_debug_nans: the message, or JAX's own check in the traceback's last frame
   }
@@ -229,10 +242,11 @@ SignalOoms scan_signals(LogScan& scan, std::size_t n, std::string_view line, std
     r.at = at(n, line);
     out.tf = std::move(r);
   }
-  // PyTorch's OOM by its exception class alone (ComfyUI's error report names the class and the message apart), or
-  // by the message of the cudaMallocAsync allocator backend ("Allocation on device"); and its usual message pasted
-  // from "Tried to allocate" on, with its figures.
-  const bool oom_class = contains(line, "torch.OutOfMemoryError") || contains(line, "torch.cuda.OutOfMemoryError") ||
+  // PyTorch's OOM by its exception class alone (ComfyUI's error report names the class and the message
+  // apart), or by the message of the cudaMallocAsync allocator backend ("Allocation on device"); and its
+  // usual message pasted from "Tried to allocate" on, with its figures.
+  const bool oom_class = contains(line, "torch.OutOfMemoryError") ||
+                         contains(line, "torch.cuda.OutOfMemoryError") ||
                          contains(line, "Allocation on device");
   if (scan.cuda_oom_lines.empty() &&
       (oom_class || (contains(line, "Tried to allocate") &&

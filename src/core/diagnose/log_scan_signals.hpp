@@ -1,5 +1,5 @@
-// Issue 54's families of the log scanner (log_scan_signals.cpp): failures recognised by exception classes, error
-// numbers, library names and the shape of a traceback's end. Internal to the diagnose module.
+// Issue 54's families of the log scanner (log_scan_signals.cpp): failures recognised by exception classes,
+// error numbers, library names and the shape of a traceback's end. Internal to the diagnose module.
 #pragma once
 
 #include <cstddef>
