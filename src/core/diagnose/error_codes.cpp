@@ -184,7 +184,7 @@ std::vector<const ErrorCode*> ErrorCodeTable::identify(std::string_view line, st
   const bool cuda = contains(lower, "cuda") || contains(lower, "illegal memory access") ||
                     contains(lower, "device-side assert") || contains(lower, "launch failure") ||
                     contains(lower, "misaligned address") || contains(lower, "forward compatibility was attempted") ||
-                    contains(lower, "unsupported display driver");
+                    contains(lower, "unsupported display driver") || contains(lower, "provided ptx was compiled");
   const bool nccl = contains(lower, "nccl");
   const bool cudnn = contains(lower, "cudnn");
   const bool absl = contains(lower, "resource_exhausted") || contains(lower, "resource exhausted") ||
@@ -238,7 +238,9 @@ std::vector<const ErrorCode*> ErrorCodeTable::identify(std::string_view line, st
   }
   // By the library's message, on lines that say something failed (PyTorch's "CUDA error: …", TensorFlow's
   // "CUDA_ERROR_…: …", Caffe's "Check failed"): most lines that mention CUDA or NCCL are progress notes.
-  const bool failing = contains(lower, "error") || contains(lower, "fail") || contains(lower, "assert");
+  // PyTorch reports errors met in destructors (event and stream teardown) as "Warning: CUDA warning: …".
+  const bool failing = contains(lower, "error") || contains(lower, "fail") || contains(lower, "assert") ||
+                       contains(lower, "cuda warning");
   for (std::size_t i = 0; failing && i < codes_.size(); ++i) {
     const ErrorCode& c = codes_[i];
     const bool gate = (c.family == "cuda" && cuda) || (c.family == "nccl" && nccl);

@@ -54,6 +54,17 @@ std::string toolchain_requirement(const std::string& arch, const RuleTable& rule
                      fact->first_cuda.to_string(), torch_requirement(major, minor, rules));
 }
 
+// The lines that show DataLoader workers failing to start under the spawn start method: the spawn frames or the
+// bootstrapping message; else a broken pipe while a DataLoader starts its workers; else a Windows traceback whose
+// last frame starts a worker (the paste ends there). Empty when the log shows none of these.
+const Matches& spawn_failure(const LogScan& scan) {
+  static const Matches none;
+  if (!scan.dataloader_spawn.empty()) return scan.dataloader_spawn;
+  if (!scan.broken_pipe.empty() && scan.dataloader_frames) return scan.broken_pipe;
+  if (scan.worker_start_trailing && scan.windows_paths) return scan.worker_start;
+  return none;
+}
+
 }  // namespace
 
 std::string evidence_of(const Matches& matches) {
@@ -103,6 +114,10 @@ std::vector<PlacedFinding> check_error_families(const LogScan& scan, const RuleT
                           : std::string("Use a CUDA toolkit whose ptxas supports this GPU's architecture.");
   add("log-arch-unsupported", scan.arch_unsupported,
       {{"detail", scan.toolchain_arch ? " (" + *scan.toolchain_arch + ")" : ""}, {"requirement", requirement}});
+  add("log-gpu-too-old", scan.gpu_too_old,
+      {{"library", scan.gpu_too_old_library.value_or("A kernel library")},
+       {"detail", scan.gpu_too_old_detail ? ": " + *scan.gpu_too_old_detail : ""}});
+  add("log-dataloader-spawn", spawn_failure(scan), {});
   return out;
 }
 

@@ -154,6 +154,17 @@ struct LogScan {
   std::optional<std::string> toolchain_arch;  // "sm_120", "sm_121a"
   Matches driver_mismatch;                    // 803, 804, kernel module vs libcuda
   Matches code_errors;                        // codes with their own fix (cuda-error, xla-error)
+
+  // Issue 54's families (log_scan_signals.cpp).
+  Matches gpu_too_old;  // a kernel library's minimum compute capability is above the GPU's
+  std::optional<std::string> gpu_too_old_library;  // "FlashAttention", "Triton (torch.compile)", "xFormers"
+  std::optional<std::string> gpu_too_old_detail;   // "it needs compute capability 7.0 or newer; Tesla P40 has 6.1"
+  Matches dataloader_spawn;  // multiprocessing's spawn re-running the script: spawn_main, "bootstrapping phase"
+  Matches broken_pipe;       // BrokenPipeError / ForkingPickler: a spawn failure when the log shows a DataLoader
+  Matches worker_start;      // DataLoader worker-start frames (w.start(), DataLoaderIter(self))
+  bool worker_start_trailing = false;  // no exception line came after the last worker-start frame
+  bool dataloader_frames = false;      // the log mentions a DataLoader
+  bool windows_paths = false;          // "C:\…", "~\Anaconda3" paths
 };
 
 class LogScanner {

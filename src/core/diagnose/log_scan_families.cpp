@@ -7,6 +7,7 @@
 
 #include "core/common/text.hpp"
 #include "core/diagnose/log_scan.hpp"
+#include "core/diagnose/log_scan_signals.hpp"
 #include "core/diagnose/log_scan_text.hpp"
 
 namespace gpusage::diagnose {
@@ -77,8 +78,9 @@ std::optional<std::string> oom_killer_detail(std::string_view line, std::string_
   if (line.size() > 48 && !contains(lower, "kill") && !contains(lower, "code")) return std::nullopt;
   if (is_bare_killed(line) || is_job_killed(line)) return "the process was killed (SIGKILL), as the kernel's OOM killer does";
   // -9: a child killed by SIGKILL (torchrun, subprocess); 137 = 128 + 9, the shell's and Docker's way.
+  // DeepSpeed's launcher: "exits with return code = -9".
   for (std::string_view code : {"exitcode: -9", "exitcode  : -9", "exitcode=-9", "exit code -9", "exit code: -9",
-                                "exit code 137", "exited with code 137"}) {
+                                "exit code 137", "exited with code 137", "return code = -9"}) {
     if (contains(lower, code)) return "the process was killed by signal 9 (SIGKILL)";
   }
   if (contains(line, "Signal 9 (SIGKILL) received")) return "torchrun reports a worker killed by signal 9 (SIGKILL)";
@@ -154,7 +156,7 @@ void LogScanner::note_framework(std::string_view raw) {
   if (!scan.tf_python_seen &&
       (contains(raw, "ResourceExhaustedError") || contains(raw, "OOM when allocating tensor") ||
        contains(raw, "tensorflow.python") || contains(raw, "keras") ||
-       (contains(raw, "tensorflow/") && !contains(raw, "external/")))) {
+       ((contains(raw, "tensorflow/") || contains(raw, "tensorflow\\")) && !contains(raw, "external/")))) {
     scan.tf_python_seen = true;
   }
 }
@@ -252,9 +254,11 @@ void LogScanner::scan_families(std::size_t n, std::string_view line, std::string
   }
 
   // --- DataLoader workers: a crash inside a worker, file descriptors run out ------------------------------
+  // errno 24 (EMFILE) is the workers' file descriptors, whichever wrapper names it ("OSError: [Errno 24]",
+  // Python 2's IOError, PyTorch's own "Too many open files. Communication with the workers …").
   std::optional<std::string> worker;
-  if (contains(line, "received 0 items of ancdata") ||
-      (contains(line, "Too many open files") && (contains(lower, "dataloader") || contains(lower, "multiprocessing")))) {
+  if (contains(line, "received 0 items of ancdata") || contains(line, "Too many open files") ||
+      contains(line, "[Errno 24]")) {
     worker = "file descriptors: received 0 items of ancdata / too many open files";
   } else if (contains(line, "Unexpected segmentation fault encountered in worker")) {
     worker = "Segmentation fault";
@@ -264,6 +268,17 @@ void LogScanner::scan_families(std::size_t n, std::string_view line, std::string
   if (worker) {
     scan.dataloader_killed.add(n, line);
     if (!scan.dataloader_detail || *scan.dataloader_detail == "exited unexpectedly") scan.dataloader_detail = *worker;
+  }
+
+  SignalOoms ooms = scan_signals(scan, n, line, lower);
+  if (ooms.cuda) {
+    add_oom(scan.cuda_oom, scan.cuda_oom_count, std::move(*ooms.cuda));
+    scan.cuda_oom_lines.add(n, line);
+  }
+  if (ooms.tf) {
+    add_oom(scan.tf_oom, scan.tf_oom_count, std::move(*ooms.tf));
+    scan.tf_oom_lines.add(n, line);
+    scan.tf_python_seen = true;
   }
 }
 

@@ -1,9 +1,17 @@
 // doctor --log on the real corpus: logs pasted in public issue threads (tests/fixtures/doctor/real, one row
-// per file in index.csv with its expected category and source URL). Prints recall per category and false
-// alarms on the clean logs, and fails below the targets: recall >= 95% in every category, no false alarm.
+// per file in index.csv: file, expected category, source URL, note, split, date, framework, OS).
+//
+// The corpus is split once, by thread (scripts/doctor-corpus-add): the logs of the first corpus are
+// `in-sample` (the rules were written on them); a thread added later is `heldout` when the FNV-1a hash of its
+// URL falls in the first 30 of 100 buckets, else `train`. Rules are written on in-sample and train logs only.
+// The tests print recall per category and false alarms on the clean logs for both parts: the rules' own
+// part must reach 95% in every category with no false alarm; the held-out part is reported beside it
+// (README's doctor section quotes both tables) and must not fall below the floors at the end of this file.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <set>
@@ -24,6 +32,10 @@ struct Case {
   std::string file;
   std::string expected;
   std::string source;
+  std::string split;      // in-sample, train, heldout
+  std::string date;       // YYYY[-MM[-DD]] of the thread (empty: see years.csv)
+  std::string framework;  // empty for the first corpus: read from the file name
+  std::string os;
 };
 
 std::vector<Case> corpus() {
@@ -33,12 +45,39 @@ std::vector<Case> corpus() {
   std::getline(in, line);  // header
   while (std::getline(in, line)) {
     if (text::trim(line).empty()) continue;
-    const auto fields = text::csv_fields(line);
-    if (fields.size() < 3) continue;
-    cases.push_back({fields[0], fields[1], fields[2]});
+    const auto f = text::csv_fields(line);
+    if (f.size() < 8) {
+      ADD_FAILURE() << "index.csv row with " << f.size() << " fields: " << line;
+      continue;
+    }
+    cases.push_back({f[0], f[1], f[2], f[4], f[5], f[6], f[7]});
   }
   return cases;
 }
+
+// The thread a URL belongs to, and its bucket: scripts/doctor-corpus-add computes the same.
+std::string thread_of(std::string url) {
+  url = url.substr(0, url.find_first_of("#?"));
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  return text::to_lower(url);
+}
+
+std::uint64_t fnv1a64(const std::string& s) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+// Held-out floors: the figures measured when these logs were added (README: 37 of 44 failures, one false alarm on
+// 14 clean logs), so that a change that loses held-out logs or adds a false alarm on them fails. Raise them as the
+// held-out figures improve; lowering them to let a change through would make the held-out part meaningless.
+constexpr double kHeldOutRecallFloor = 84.0;
+constexpr int kHeldOutFalseAlarmCeiling = 1;
+
+bool hash_says_heldout(const std::string& url) { return fnv1a64(thread_of(url)) % 100 < 30; }
 
 // The corpus category each log finding stands for.
 std::string category_of(const std::string& id) {
@@ -57,33 +96,66 @@ std::string category_of(const std::string& id) {
       {"log-nccl-timeout", "nccl"},
       {"log-nccl-error", "nccl"},
       {"log-dataloader-killed", "dataloader"},
+      {"log-dataloader-spawn", "dataloader"},
       {"log-cudnn-error", "cudnn"},
       {"log-illegal-memory-access", "illegal-memory-access"},
       {"log-device-assert", "device-assert"},
       {"log-jax-oom", "jax-oom"},
       {"log-cudnn-version-mismatch", "cudnn-version-mismatch"},
       {"log-arch-unsupported", "arch-unsupported"},
+      {"log-gpu-too-old", "gpu-too-old"},
   };
   auto it = map.find(id);
   return it == map.end() ? "" : it->second;
 }
 
-// The corpus issue 30 asked for, kept from shrinking: at least 250 logs, 12 failure categories, 40 clean
-// logs, 20 from JAX (named jax-* or *-jax-* by convention), and a third from 2024-2026 by the thread's own date
-// (years.csv: file, year, basis; estimated years do not count).
-TEST(RealCorpus, EveryIndexedFileExistsWithASourceUrl) {
+bool named(const std::string& file, std::initializer_list<const char*> tokens) {
+  for (const char* t : tokens) {
+    if (file.find(t) != std::string::npos) return true;
+  }
+  return false;
+}
+bool is_jax_or_tf(const Case& c) {
+  if (!c.framework.empty()) return named(c.framework, {"jax", "flax", "tensorflow", "keras"});
+  return named(c.file, {"jax", "tf-", "-tf", "keras", "tensorflow"});
+}
+bool is_windows(const Case& c) {
+  if (!c.os.empty()) return c.os == "windows" || c.os == "wsl2";
+  return named(c.file, {"win", "wsl"});
+}
+
+// The corpus issue 30 asked for, kept from shrinking (at least 250 logs, 12 failure categories, 40 clean logs,
+// 20 from JAX, a third from 2024-2026 by the thread's own date), and issue 54's split kept honest: every row has
+// a split; a new thread's split is its hash's; a thread the first corpus cites is never held out; one thread,
+// one split.
+TEST(RealCorpus, EveryIndexedFileExistsWithASourceUrlAndItsThreadsSplit) {
   const auto cases = corpus();
   ASSERT_GE(cases.size(), 250u);
-  std::size_t failures = 0;
   std::size_t clean = 0;
   std::size_t jax = 0;
   std::set<std::string> categories;
+  std::map<std::string, std::string> split_of_thread;
+  std::set<std::string> in_sample_threads;
+  for (const auto& c : cases) {
+    if (c.split == "in-sample") in_sample_threads.insert(thread_of(c.source));
+  }
   for (const auto& c : cases) {
     EXPECT_TRUE(std::ifstream(kDir + c.file).good()) << c.file;
     EXPECT_EQ(c.source.rfind("https://", 0), 0u) << c.file;
-    (c.expected == "clean" ? clean : failures) += 1;
+    if (c.expected == "clean") ++clean;
     if (c.expected != "clean") categories.insert(c.expected);
-    if (c.file.find("jax") != std::string::npos) ++jax;
+    if (c.file.find("jax") != std::string::npos || c.framework == "jax") ++jax;
+    const std::string thread = thread_of(c.source);
+    if (c.split != "in-sample") {
+      EXPECT_TRUE(c.split == "train" || c.split == "heldout") << c.file << ": split '" << c.split << "'";
+      EXPECT_FALSE(c.date.empty()) << c.file << " has no date";
+      const bool seen = in_sample_threads.count(thread) > 0;
+      const std::string want = !seen && hash_says_heldout(c.source) ? "heldout" : "train";
+      EXPECT_EQ(c.split, want) << c.file << ": the split is the thread's hash's, once";
+    }
+    const std::string group = c.split == "heldout" ? "heldout" : "rules";
+    auto [it, inserted] = split_of_thread.emplace(thread, group);
+    EXPECT_EQ(it->second, group) << c.file << ": one thread, one split";
   }
   EXPECT_GE(categories.size(), 12u);
   EXPECT_GE(clean, 40u);
@@ -99,48 +171,134 @@ TEST(RealCorpus, EveryIndexedFileExistsWithASourceUrl) {
     const int year = std::stoi(fields[1]);
     if (year >= 2024 && year <= 2026) ++recent;
   }
+  for (const auto& c : cases) {
+    if (c.split == "in-sample" || c.date.size() < 4) continue;
+    const int year = std::stoi(c.date.substr(0, 4));
+    if (year >= 2024 && year <= 2026) ++recent;
+  }
   EXPECT_GE(recent * 3, cases.size()) << recent << " of " << cases.size() << " dated 2024-2026 by their thread";
 }
 
-TEST(RealCorpus, RecallPerCategoryAndNoFalseAlarms) {
+// The corpus's size and spread (issue 54's targets: 800 logs, 500 threads, 40 repositories, 40% from 2024-2026,
+// 60 JAX or TensorFlow, 50 Windows or WSL2, 120 clean), printed for README; asserted only not to shrink.
+TEST(RealCorpus, SpreadIsPrinted) {
+  const auto cases = corpus();
+  std::set<std::string> threads;
+  std::set<std::string> repos;
+  std::size_t jax_tf = 0;
+  std::size_t windows = 0;
+  std::size_t clean = 0;
+  std::size_t heldout = 0;
+  std::size_t added = 0;
+  for (const auto& c : cases) {
+    threads.insert(thread_of(c.source));
+    const auto parts = text::split(c.source, '/');
+    if (parts.size() > 4) repos.insert(text::to_lower(parts[3] + "/" + parts[4]));
+    jax_tf += is_jax_or_tf(c) ? 1 : 0;
+    windows += is_windows(c) ? 1 : 0;
+    clean += c.expected == "clean" ? 1 : 0;
+    heldout += c.split == "heldout" ? 1 : 0;
+    added += c.split != "in-sample" ? 1 : 0;
+  }
+  std::cout << fmt::format(
+      "corpus: {} logs from {} threads in {} repositories; {} clean; {} JAX or TensorFlow; {} Windows or WSL2; "
+      "{} added after the first corpus, {} of them held out ({:.0f}%)\n",
+      cases.size(), threads.size(), repos.size(), clean, jax_tf, windows, added, heldout,
+      added ? 100.0 * static_cast<double>(heldout) / static_cast<double>(added) : 0.0);
+  EXPECT_GE(cases.size(), 321u);
+  EXPECT_GE(repos.size(), 40u);
+}
+
+struct Tally {
   std::map<std::string, std::pair<int, int>> recall;  // category -> (recognised, total)
-  int false_alarms = 0;
   int clean = 0;
+  int false_alarms = 0;
+  std::vector<std::string> missed;       // "file (expected): got ids"
+  std::vector<std::string> alarms;       // "file: id: title"
+};
+
+// Runs doctor --log over the corpus rows `pick` selects.
+template <typename Pick>
+Tally tally(Pick pick) {
+  Tally t;
   for (const auto& c : corpus()) {
+    if (!pick(c)) continue;
     const LogScan scan = scan_log_file(kDir + c.file);
     const std::vector<Finding> findings = check_log(scan, RunContext{});
-    ASSERT_FALSE(findings.empty()) << c.file;
+    if (findings.empty()) {
+      ADD_FAILURE() << c.file << ": no finding at all";
+      continue;
+    }
     if (c.expected == "clean") {
-      ++clean;
+      ++t.clean;
       for (const auto& f : findings) {
         if (f.severity == Severity::error || f.severity == Severity::warning) {
-          ++false_alarms;
-          ADD_FAILURE() << "false alarm on " << c.file << ": " << f.id << ": " << f.title;
+          ++t.false_alarms;
+          t.alarms.push_back(fmt::format("{}: {}: {}", c.file, f.id, f.title));
           break;
         }
       }
       continue;
     }
-    auto& [hit, total] = recall[c.expected];
+    auto& [hit, total] = t.recall[c.expected];
     ++total;
     // The first finding is the cause: a cascade's consequences must not come first.
-    const std::string got = category_of(findings.front().id);
-    if (got == c.expected) {
+    if (category_of(findings.front().id) == c.expected) {
       ++hit;
     } else {
       std::vector<std::string> all;
       for (const auto& f : findings) all.push_back(f.id);
-      std::cout << fmt::format("  missed {} ({}): got {}\n", c.file, c.expected, text::join(all));
+      t.missed.push_back(fmt::format("{} ({}): got {}", c.file, c.expected, text::join(all)));
     }
   }
-  std::cout << fmt::format("{:<18} {:>10} {:>8}\n", "category", "recognised", "recall");
-  for (const auto& [category, counts] : recall) {
+  return t;
+}
+
+void print(const char* part, const Tally& t) {
+  int hit = 0;
+  int total = 0;
+  std::cout << fmt::format("{}\n{:<24} {:>10} {:>8}\n", part, "category", "recognised", "recall");
+  for (const auto& [category, counts] : t.recall) {
+    hit += counts.first;
+    total += counts.second;
     const double r = 100.0 * counts.first / counts.second;
-    std::cout << fmt::format("{:<18} {:>4} / {:<3} {:>7.1f}%\n", category, counts.first, counts.second, r);
-    EXPECT_GE(r, 95.0) << category;
+    std::cout << fmt::format("{:<24} {:>4} / {:<4} {:>7.1f}%\n", category, counts.first, counts.second, r);
   }
-  std::cout << fmt::format("false alarms on {} clean logs: {}\n", clean, false_alarms);
-  EXPECT_EQ(false_alarms, 0);
+  std::cout << fmt::format("{:<24} {:>4} / {:<4} {:>7.1f}%\n", "all failures", hit, total,
+                           total ? 100.0 * hit / total : 0.0);
+  std::cout << fmt::format("false alarms on {} clean logs: {}\n", t.clean, t.false_alarms);
+}
+
+TEST(RealCorpus, RecallPerCategoryAndNoFalseAlarmsOnTheLogsTheRulesWereWrittenOn) {
+  const Tally t = tally([](const Case& c) { return c.split != "heldout"; });
+  for (const auto& m : t.missed) std::cout << "  missed " << m << "\n";
+  for (const auto& a : t.alarms) ADD_FAILURE() << "false alarm on " << a;
+  print("in-sample and train logs (the rules were written on these)", t);
+  for (const auto& [category, counts] : t.recall) {
+    EXPECT_GE(100.0 * counts.first / counts.second, 95.0) << category;
+  }
+  EXPECT_EQ(t.false_alarms, 0);
+}
+
+// The held-out logs: never read while writing rules. Their misses are counted, not listed, so that a rule is not
+// written from one by accident (set GPUSAGE_CORPUS_LIST_HELDOUT=1 to list them, e.g. when the split is redone).
+TEST(RealCorpus, HeldOutRecallIsReportedAndKeepsItsFloor) {
+  const Tally t = tally([](const Case& c) { return c.split == "heldout"; });
+  if (std::getenv("GPUSAGE_CORPUS_LIST_HELDOUT") != nullptr) {
+    for (const auto& m : t.missed) std::cout << "  missed " << m << "\n";
+    for (const auto& a : t.alarms) std::cout << "  false alarm on " << a << "\n";
+  }
+  print("held-out logs (never read while writing rules)", t);
+  int hit = 0;
+  int total = 0;
+  for (const auto& [category, counts] : t.recall) {
+    hit += counts.first;
+    total += counts.second;
+  }
+  ASSERT_GT(total, 0);
+  // Floors at the figures measured when the split was made (README): a change that loses held-out logs fails.
+  EXPECT_GE(100.0 * hit / total, kHeldOutRecallFloor);
+  EXPECT_LE(t.false_alarms, kHeldOutFalseAlarmCeiling);
 }
 
 TEST(RealCorpus, EveryOomWithACapacityGetsAFixComputedForThatCapacity) {

@@ -289,7 +289,8 @@ TEST(RuleCoverage, EveryRuleInTheTableFiresSomewhere) {
     note(check_log(scan_log(read_log_file(std::string(GPUSAGE_SOURCE_DIR) + "/tests/fixtures/doctor/logs/" + log)),
                    RunContext{}));
   }
-  for (const char* log : {"driver-pt-found-6050.log", "hostoom-loader-killed-softgroup.log"}) {
+  for (const char* log : {"driver-pt-found-6050.log", "hostoom-loader-killed-softgroup.log",
+                          "oldgpu-triton-p40-vllm-docker.log", "dataloader-win-spawn-arabic-diacritization.log"}) {
     note(check_log(scan_log(read_log_file(std::string(GPUSAGE_SOURCE_DIR) + "/tests/fixtures/doctor/real/" + log)),
                    RunContext{}));
   }

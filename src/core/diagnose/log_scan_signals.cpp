@@ -1,0 +1,261 @@
+// Issue 54's part of the log scanner: failure families recognised by what stays the same across frameworks
+// rather than by one framework's sentence.
+//
+// - The exception class a traceback ends with ("ValueError: …", "numpy…_ArrayMemoryError: …"): a Python
+//   MemoryError is the host refusing an allocation, whichever library asked; an exception whose message names
+//   a NaN or Inf is a training run stopping on non-finite values, whether the check was Megatron's, the
+//   user's, JAX's or scikit-learn's.
+// - Error numbers of the C library: errno 12 (ENOMEM, "Cannot allocate memory") is the host out of memory,
+//   errno 24 (EMFILE, "Too many open files") is DataLoader workers out of file descriptors.
+// - Python's multiprocessing spawn start method (Windows' only one): a child re-running the training script
+// shows
+//   spawn_main / _fixup_main_from_path frames, "bootstrapping phase", the worker pickled for the child
+//   (popen_spawn_win32) or unpickled by it (pickle.load(from_parent)), or a BrokenPipeError while DataLoader
+//   starts its workers; a paste that ends on the worker-start frame of a Windows traceback is the same
+//   failure cut short.
+// - A kernel library's minimum compute capability above the GPU's: FlashAttention (Ampere or newer), Triton
+//   (torch.compile), xFormers' operators and bf16 kernels each say so in their own words, with the
+//   capabilities.
+// - cuDNN's engine selection ("GET was unable to find an engine"), cuDNN sub-libraries of two versions
+// (undefined
+//   symbol), TensorFlow's EigenAllocator running out, and PyTorch's OOM named by its exception class or by
+//   the cudaMallocAsync backend's message, or pasted without its first words.
+#include "core/diagnose/log_scan_signals.hpp"
+
+#include <cctype>
+#include <regex>
+
+#include "core/common/text.hpp"
+#include "core/diagnose/log_scan_text.hpp"
+
+namespace gpusage::diagnose {
+
+using scan_text::add_once;
+using scan_text::at;
+using scan_text::contains;
+
+namespace {
+
+bool is_word(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// "nan", "inf" or "infinity" as a word of lower-case text ("NaN!", "(nan)", "nan,"), not inside one
+// ("finance").
+bool names_non_finite(std::string_view lower) {
+  for (std::string_view word : {"nan", "inf"}) {
+    for (std::size_t pos = lower.find(word); pos != std::string_view::npos; pos = lower.find(word, pos + 1)) {
+      const std::size_t end = pos + word.size();
+      const bool alone_before = pos == 0 || !is_word(lower[pos - 1]);
+      const bool alone_after = end == lower.size() || !is_word(lower[end]) || lower.substr(end, 5) == "inity";
+      if (alone_before && alone_after) return true;
+    }
+  }
+  return contains(lower, "non-finite");
+}
+
+// A drive-letter or home path as Windows prints it ("C:\Users\…", "~\Anaconda3\…").
+bool has_windows_path(std::string_view line) {
+  for (std::size_t pos = line.find(":\\"); pos != std::string_view::npos; pos = line.find(":\\", pos + 1)) {
+    if (pos > 0 && std::isalpha(static_cast<unsigned char>(line[pos - 1])) != 0) return true;
+  }
+  return contains(line, "~\\");
+}
+
+// The library whose minimum compute capability the GPU is below, and what the line says of both.
+struct TooOld {
+  std::string library;
+  std::string detail;
+};
+
+std::optional<TooOld> gpu_too_old(std::string_view line, scan_text::RegexLine& str) {
+  std::match_results<std::string::const_iterator> m;
+  if (contains(line, "FlashAttention only supports Ampere GPUs or newer")) {
+    return TooOld{"FlashAttention", "it needs Ampere (compute capability 8.0) or newer"};
+  }
+  if (contains(line, "FlashAttention backward for head dim") && contains(line, "requires A100 or H100")) {
+    // FlashAttention 1.x: the backward pass of large heads needs the shared memory of an A100/H100
+    // (sm_80/sm_90).
+    return TooOld{"FlashAttention",
+                  "its backward pass for this head size needs an A100 or H100 (their shared memory)"};
+  }
+  if (contains(line, "too old to be supported by the triton GPU compiler") ||
+      contains(line, "Triton only supports devices of CUDA Capability")) {
+    // PyTorch Inductor: "Found Tesla P40 which is too old … Triton only supports devices of CUDA Capability
+    // >= 7.0, but your device is of CUDA capability 6.1".
+    static const std::regex caps(
+        R"(Capability >= (\d+\.\d+), but your device is of CUDA capability (\d+\.\d+))");
+    static const std::regex gpu(R"(Found (.+?) which is too old)");
+    std::string detail = "it needs a newer GPU";
+    if (std::regex_search(str(), m, caps)) detail = "it needs compute capability " + m[1].str() + " or newer";
+    std::string has;
+    if (std::regex_search(str(), m, caps)) has = m[2].str();
+    if (std::regex_search(str(), m, gpu)) detail += "; " + m[1].str() + (has.empty() ? "" : " has " + has);
+    return TooOld{"Triton (torch.compile)", detail};
+  }
+  if (contains(line, "but your GPU has capability") && contains(line, "(too old)")) {
+    // xFormers' dispatcher: "requires device with capability > (8, 0) but your GPU has capability (7, 5) (too
+    // old)".
+    static const std::regex caps(
+        R"(capability > \((\d+), (\d+)\) but your GPU has capability \((\d+), (\d+)\))");
+    if (std::regex_search(str(), m, caps)) {
+      return TooOld{"xFormers", "its operators need compute capability above " + m[1].str() + "." +
+                                    m[2].str() + "; this GPU has " + m[3].str() + "." + m[4].str()};
+    }
+    return TooOld{"xFormers", "its operators need a newer GPU"};
+  }
+  if (contains(line, "bf16 is only supported on A100+ GPUs")) {
+    return TooOld{"xFormers (bf16)", "its bf16 kernels need an A100 (compute capability 8.0) or newer"};
+  }
+  if (contains(line, "only supported on GPUs with compute capability of at least")) {
+    // vLLM: "Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla T4 GPU
+    // has compute capability 7.5."
+    static const std::regex caps(
+        R"(at least (\d+\.\d+)\.\s*Your (.+?) GPU has compute capability (\d+\.\d+))");
+    if (std::regex_search(str(), m, caps)) {
+      return TooOld{"bf16 kernels",
+                    "they need compute capability " + m[1].str() + "; " + m[2].str() + " has " + m[3].str()};
+    }
+    return TooOld{"bf16 kernels", "they need a newer GPU"};
+  }
+  if (contains(line, "GPUs with compute capability below") && contains(line, "are not supported")) {
+    // vLLM's own minimum: "RuntimeError: GPUs with compute capability below 7.0 are not supported."
+    static const std::regex below(R"(compute capability below (\d+\.\d+))");
+    const std::string needed = std::regex_search(str(), m, below) ? m[1].str() : std::string("a higher one");
+    return TooOld{"vLLM", "it needs compute capability " + needed + " or newer"};
+  }
+  if (contains(line, "does not support bfloat16")) {
+    return TooOld{"bf16 kernels", "the GPU has no bf16 support (compute capability below 8.0)"};
+  }
+  return std::nullopt;
+}
+
+void note_non_finite(LogScan& scan, std::size_t n, std::string_view line, std::string_view lower) {
+  std::string kind;
+  const std::string_view exception = scan_text::exception_at_start(line);
+  if (!exception.empty() && names_non_finite(lower)) {
+    // A traceback ending on an exception that names NaN/Inf: a framework's or the user's own check.
+    kind = contains(lower, "grad") ? "gradients" : (contains(lower, "loss") ? "loss" : "tensor values");
+  } else if (contains(lower, "invalid loss, terminating training")) {
+    kind = "loss";  // Keras' TerminateOnNaN callback
+  } else if (contains(lower, "in local grad norm") && names_non_finite(lower)) {
+    kind = "gradients";  // Megatron-Core's check_for_nan_in_grad
+  } else if (contains(lower, "invalid value (nan) encountered") ||
+             contains(lower, "invalid value (inf) encountered") ||
+             (contains(lower, "debug_nans") && contains(lower, "isnan("))) {
+    kind = "tensor values";  // jax_debug_nans: the message, or JAX's own check in the traceback's last frame
+  }
+  if (kind.empty() || scan.non_finite.last_line() == n) return;
+  scan.non_finite.add(n, line);
+  add_once(scan.non_finite_kinds, kind);
+}
+
+void note_host_memory(LogScan& scan, std::size_t n, std::string_view line, std::string_view lower) {
+  const std::string_view exception = scan_text::exception_at_start(line);
+  std::string detail;
+  if (exception == "MemoryError" || exception == "_ArrayMemoryError" ||
+      (contains(lower, "unable to allocate") && contains(lower, "array with"))) {
+    static const std::regex size(R"(Unable to allocate ([\d.]+\s*[KMGT]i?B))", std::regex::icase);
+    scan_text::RegexLine str(line);
+    std::match_results<std::string::const_iterator> m;
+    detail = std::regex_search(str(), m, size) ? "an array library (numpy) could not allocate " + m[1].str()
+                                               : "Python's MemoryError: the host refused an allocation";
+  } else if (contains(lower, "[errno 12] cannot allocate memory")) {
+    detail = "errno 12 (ENOMEM): the host refused memory";
+  }
+  if (detail.empty() || scan.host_oom.last_line() == n) return;
+  scan.host_oom.add(n, line);
+  if (!scan.host_oom_detail) scan.host_oom_detail = detail;
+}
+
+void note_spawn(LogScan& scan, std::size_t n, std::string_view line, std::string_view lower) {
+  const bool windows = has_windows_path(line);
+  scan.windows_paths = scan.windows_paths || windows;
+  if (contains(lower, "dataloader")) scan.dataloader_frames = true;
+  // Windows' spawn pickles the worker for the child (popen_spawn_win32), and the child unpickles it
+  // (pickle.load(from_parent)): a frame of either in a traceback is a worker that did not start.
+  if (contains(lower, "bootstrapping phase") || contains(line, "_fixup_main_from_path") ||
+      contains(line, "popen_spawn_win32") || contains(line, "pickle.load(from_parent)") ||
+      (windows && contains(line, "spawn.py") && contains(line, "spawn_main"))) {
+    scan.dataloader_spawn.add(n, line);
+  }
+  if (contains(line, "BrokenPipeError") || contains(line, "ForkingPickle")) scan.broken_pipe.add(n, line);
+  // A worker-start frame that no exception line follows: the paste ends where the spawned worker failed.
+  if (contains(line, "w.start()") || contains(line, "DataLoaderIter(self)")) {
+    scan.worker_start.add(n, line);
+    scan.worker_start_trailing = true;
+  } else if (!scan_text::exception_at_start(line).empty()) {
+    scan.worker_start_trailing = false;
+  }
+}
+
+}  // namespace
+
+namespace scan_text {
+
+std::string_view exception_at_start(std::string_view line) {
+  std::size_t i = 0;
+  while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '`' || line[i] == '*' ||
+                             line[i] == '"' || line[i] == '\'' || line[i] == '>')) {
+    ++i;
+  }
+  const std::size_t start = i;
+  while (i < line.size() && (is_word(line[i]) || line[i] == '.')) ++i;
+  if (i == start || i >= line.size() || line[i] != ':') return {};
+  std::string_view name = line.substr(start, i - start);
+  if (const std::size_t dot = name.rfind('.'); dot != std::string_view::npos) name = name.substr(dot + 1);
+  if (ends_with(name, "Error") || ends_with(name, "Exception")) return name;
+  return {};
+}
+
+}  // namespace scan_text
+
+SignalOoms scan_signals(LogScan& scan, std::size_t n, std::string_view line, std::string_view lower) {
+  SignalOoms out;
+  scan_text::RegexLine str(line);
+  note_non_finite(scan, n, line, lower);
+  note_host_memory(scan, n, line, lower);
+  note_spawn(scan, n, line, lower);
+
+  if (auto old = gpu_too_old(line, str)) {
+    scan.gpu_too_old.add(n, line);
+    if (!scan.gpu_too_old_library) {
+      scan.gpu_too_old_library = old->library;
+      scan.gpu_too_old_detail = old->detail;
+    }
+  }
+
+  // cuDNN's engine selection: no engine (execution plan) for this convolution's shape, dtype and layout.
+  if (contains(lower, "unable to find an engine")) {
+    scan.cudnn.add(n, line);
+    add_once(scan.cudnn_statuses, "no cuDNN engine");
+  }
+  // One cuDNN sub-library calling another of a different version.
+  if (contains(lower, "libcudnn") && contains(lower, "undefined symbol")) scan.cudnn_version.add(n, line);
+
+  // TensorFlow 1.x's Eigen allocator: "EigenAllocator for GPU ran out of memory when allocating 0".
+  if (contains(line, "EigenAllocator for GPU ran out of memory")) {
+    OomReport r;
+    r.wording = "tensorflow";
+    r.at = at(n, line);
+    out.tf = std::move(r);
+  }
+  // PyTorch's OOM by its exception class alone (ComfyUI's error report names the class and the message
+  // apart), or by the message of the cudaMallocAsync allocator backend ("Allocation on device"); and its
+  // usual message pasted from "Tried to allocate" on, with its figures.
+  const bool oom_class = contains(line, "torch.OutOfMemoryError") ||
+                         contains(line, "torch.cuda.OutOfMemoryError") ||
+                         contains(line, "Allocation on device");
+  if (scan.cuda_oom_lines.empty() &&
+      (oom_class || (contains(line, "Tried to allocate") &&
+                     (contains(line, "total capacity") || contains(line, "total capacty"))))) {
+    OomReport r = parse_oom(line);
+    r.at = at(n, line);
+    out.cuda = std::move(r);
+  }
+  return out;
+}
+
+}  // namespace gpusage::diagnose

@@ -1,0 +1,29 @@
+// Issue 54's families of the log scanner (log_scan_signals.cpp): failures recognised by exception classes,
+// error numbers, library names and the shape of a traceback's end. Internal to the diagnose module.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string_view>
+
+#include "core/diagnose/log_scan.hpp"
+
+namespace gpusage::diagnose {
+
+// Out-of-memory reports a line makes that the scanner files with its others (LogScanner::add_oom).
+struct SignalOoms {
+  std::optional<OomReport> cuda;
+  std::optional<OomReport> tf;
+};
+
+// Scans one normalised line for the families above, recording them in `scan`.
+SignalOoms scan_signals(LogScan& scan, std::size_t n, std::string_view line, std::string_view lower);
+
+namespace scan_text {
+
+// The exception class a line starts with, as a traceback's last line does ("ValueError: …",
+// "numpy.core._exceptions._ArrayMemoryError: …" gives "_ArrayMemoryError"), or empty.
+std::string_view exception_at_start(std::string_view line);
+
+}  // namespace scan_text
+}  // namespace gpusage::diagnose
