@@ -16,10 +16,10 @@ set(docs_dir ${CMAKE_BINARY_DIR}/generated/docs)
 add_custom_command(
   OUTPUT ${docs_dir}/gpusage.1.gz ${docs_dir}/gpusage.bash ${docs_dir}/_gpusage
   COMMAND ${CMAKE_COMMAND} -E make_directory ${docs_dir}
-  COMMAND $<TARGET_FILE:gpusage> _docs --man > ${docs_dir}/gpusage.1
+  COMMAND $<TARGET_FILE:gpusage> _docs --man --lang en > ${docs_dir}/gpusage.1
   COMMAND gzip -9 -n -f ${docs_dir}/gpusage.1
-  COMMAND $<TARGET_FILE:gpusage> _docs --bash > ${docs_dir}/gpusage.bash
-  COMMAND $<TARGET_FILE:gpusage> _docs --zsh > ${docs_dir}/_gpusage
+  COMMAND $<TARGET_FILE:gpusage> _docs --bash --lang en > ${docs_dir}/gpusage.bash
+  COMMAND $<TARGET_FILE:gpusage> _docs --zsh --lang en > ${docs_dir}/_gpusage
   DEPENDS gpusage
   COMMENT "Generating the man page and shell completions from gpusage's command definitions"
   VERBATIM)

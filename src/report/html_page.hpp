@@ -44,6 +44,7 @@ struct PageSource {
 };
 
 struct Page {
+  std::string lang = "en";  // <html lang>: i18n::html_lang of the language the page is written in ("zh-CN")
   std::string title;
   std::string subtitle;
   std::string generator;      // "gpusage 0.1.0 (commit 7f20705…)"
