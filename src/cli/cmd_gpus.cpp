@@ -351,7 +351,9 @@ void add_gpus_command(CLI::App& app) {
   family->excludes(gpus);
   command->add_option("--sort", list->sort, i18n::N_("Sort by a numeric field or derived metric, highest first"));
   add_format_option(*command, list->format, {Format::table, Format::markdown, Format::csv, Format::json});
-  auto* chart = command->add_option("--chart", list->chart, i18n::N_("Also draw the comparison: FILE.svg (grouped bars) or FILE.html (the report page)"));
+  auto* chart = command->add_option(
+      "--chart", list->chart,
+      i18n::N_("Also draw the comparison: FILE.svg (grouped bars) or FILE.html (the report page)"));
   command->add_option("--metrics", list->metrics, i18n::N_("Chart metrics, comma separated"))
       ->default_str(kDefaultChartMetrics)
       ->needs(chart);

@@ -20,8 +20,12 @@ using i18n::tr;
 
 i18n::Language parse_lang(std::string_view value) {
   if (auto language = i18n::parse_language(value)) return *language;
-  std::string nearest;
-  if (auto close = text::closest(value, {"en", "zh"}, 1); !close.empty()) nearest = " (nearest: " + close.front() + ")";
+  std::string nearest;  // one letter off a name (zn, eng); a guess further away would mislead
+  for (const char* name : {"zh", "en"}) {
+    if (nearest.empty() && text::edit_distance(text::to_lower(value), name) <= 1) {
+      nearest = fmt::format(" (nearest: {})", name);
+    }
+  }
   throw InputError(fmt::format("--lang: '{}' is not a language gpusage speaks; accepted: {}{}", value,
                                i18n::accepted_languages(), nearest));
 }
@@ -36,7 +40,7 @@ i18n::Language parse_lang(std::string_view value) {
 // One-line summaries of the commands whose description runs to many lines, for the Chinese help: the
 // command's help starts with the summary in Chinese and keeps the English details and examples under it until
 // the whole description is translated (then its entry here goes, and cmd_*.cpp marks the description with
-// i18n::N_ as gpus and bench do). A command neither here nor marked fails the help test (tests/unit/cli).
+// i18n::N_ as gpus and bench do). A command neither here nor marked fails I18nE2e.HelpListsEveryCommand….
 struct Summary {
   const char* command;
   const char* text;
@@ -109,7 +113,9 @@ void select_language(int argc, char** argv) {
       return;
     }
     if (arg == "--lang") {
-      if (i + 1 >= argc) throw InputError(fmt::format("--lang needs a value; accepted: {}", i18n::accepted_languages()));
+      if (i + 1 >= argc) {
+        throw InputError(fmt::format("--lang needs a value; accepted: {}", i18n::accepted_languages()));
+      }
       i18n::set_language(parse_lang(argv[i + 1]));
       return;
     }
@@ -128,7 +134,5 @@ void add_language_option(CLI::App& app) {
   }
   add_to(app, formatter);
 }
-
-bool has_summary(const CLI::App& command) { return summary_of(command) != nullptr; }
 
 }  // namespace gpusage::cli

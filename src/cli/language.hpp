@@ -14,7 +14,4 @@ void select_language(int argc, char** argv);
 // read it already), and puts the help's headings, group names and command descriptions in the language.
 void add_language_option(CLI::App& app);
 
-// Whether a command has a one-line summary for the translated help (language.cpp), for the help test.
-bool has_summary(const CLI::App& command);
-
 }  // namespace gpusage::cli

@@ -44,7 +44,6 @@ struct PageSource {
 };
 
 struct Page {
-  std::string lang = "en";  // <html lang>: i18n::html_lang of the language the page is written in ("zh-CN")
   std::string title;
   std::string subtitle;
   std::string generator;      // "gpusage 0.1.0 (commit 7f20705…)"
@@ -53,6 +52,7 @@ struct Page {
   std::vector<std::string> provenance;  // further lines for the header: catalog file, inputs
   std::vector<Section> sections;
   std::vector<PageSource> sources;
+  std::string lang = "en";  // <html lang>: i18n::html_lang of the language the page is written in ("zh-CN")
 };
 
 // The whole page: styles, the three Vega libraries, every spec and table, and the script that renders

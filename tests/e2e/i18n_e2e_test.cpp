@@ -89,8 +89,10 @@ TEST(I18nE2e, LangGoesBeforeOrAfterTheCommand) {
 TEST(I18nE2e, AnUnknownLanguageIsOneLineAndExitTwo) {
   CliResult bad = run_cli("gpus --lang fr");
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_EQ(bad.err, "gpusage: --lang: 'fr' is not a language gpusage speaks; accepted: en, zh (nearest: en)\n");
+  EXPECT_EQ(bad.err, "gpusage: --lang: 'fr' is not a language gpusage speaks; accepted: en, zh\n");
   EXPECT_EQ(bad.out, "");
+  EXPECT_EQ(run_cli("gpus --lang eng").err,
+            "gpusage: --lang: 'eng' is not a language gpusage speaks; accepted: en, zh (nearest: en)\n");
   CliResult missing = run_cli("gpus --lang");
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_EQ(missing.err, "gpusage: --lang needs a value; accepted: en, zh\n");
@@ -105,12 +107,27 @@ TEST(I18nE2e, AChildProgramsLangIsNotOurs) {
 TEST(I18nE2e, HelpListsEveryCommandWithAChineseSummary) {
   CliResult help = run_cli("--help --lang zh");
   ASSERT_EQ(help.exit_code, 0) << help.err;
-  for (const char* words : {"用法", "子命令", "选哪块 GPU", "对比数据目录中的 GPU", "预测模型在各 GPU 上训练的显存占用和速度",
+  for (const char* words : {"用法", "子命令", "选哪块 GPU", "对比数据目录中的 GPU",
+                            "预测模型在各 GPU 上训练的显存占用和速度",
                             "选卡指南", "逐个尝试批大小"}) {
     EXPECT_NE(help.out.find(words), std::string::npos) << words << "\n" << help.out;
   }
   // One line a command in the list: the English details stay in the command's own help.
   EXPECT_EQ(help.out.find("Examples:"), std::string::npos) << help.out;
+  // Every command listed has a Chinese line: a description marked with i18n::N_ and translated, or a summary
+  // in language.cpp's kSummaries.
+  bool in_list = false;
+  std::size_t commands = 0;
+  for (const std::string& line : lines_of(help.out)) {
+    if (line == "子命令:") {
+      in_list = true;
+    } else if (in_list && !line.empty()) {
+      ++commands;
+      // A CJK character takes 3 bytes and 2 columns: a line with one is longer in bytes than in columns.
+      EXPECT_GT(line.size(), text::display_width(line)) << "no Chinese in: " << line;
+    }
+  }
+  EXPECT_GE(commands, 10u);
   CliResult plan = run_cli("plan --help --lang zh");
   EXPECT_NE(plan.out.find("预测模型"), std::string::npos);
   EXPECT_NE(plan.out.find("--lang"), std::string::npos);
@@ -131,7 +148,9 @@ TEST(I18nE2e, ChineseTableLinesHaveOneDisplayWidth) {
     for (const std::string& line : table) {
       EXPECT_EQ(text::display_width(line), text::display_width(table.front())) << args << "\n" << line;
     }
-    if (std::string(args).find("--wide") == std::string::npos) EXPECT_LE(text::display_width(table.front()), 120u);
+    if (std::string(args).find("--wide") == std::string::npos) {
+      EXPECT_LE(text::display_width(table.front()), 120u);
+    }
   }
 }
 

@@ -15,13 +15,13 @@
 
 namespace gpusage::i18n {
 
-namespace {
-
 // Restores English after each test: the language is process-wide.
 class I18n : public ::testing::Test {
  protected:
   void TearDown() override { set_language(Language::en); }
 };
+
+namespace {
 
 // The fmt replacement fields of a format string as (argument index, format spec), sorted: "{} {:.1f}" and
 // "{1:.1f} {0}" both give {(0, ""), (1, ".1f")}. "{{" and "}}" are literal braces.
