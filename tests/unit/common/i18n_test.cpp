@@ -179,7 +179,7 @@ TEST_F(I18n, ChineseComesFromTheCompiledInCatalog) {
 
 TEST_F(I18n, ATranslationMayReorderItsArguments) {
   set_language(Language::zh_CN);
-  EXPECT_EQ(trf("{} of {}", "FP16 张量", "GeForce RTX 5060"), "GeForce RTX 5060 的FP16 张量");
+  EXPECT_EQ(trf("{} of {}", "FP16 张量", "GeForce RTX 5060"), "GeForce RTX 5060 的 FP16 张量");
 }
 
 TEST_F(I18n, AFormatStringThatDoesNotSuitTheArgumentsFallsBackToEnglish) {
@@ -199,7 +199,7 @@ TEST_F(I18n, EveryZhCnEntryHasTheEnglishPlaceholders) {
 }
 
 TEST_F(I18n, ThePlaceholderCheckSeesReorderedAndChangedFields) {
-  EXPECT_EQ(placeholders("{} of {}"), placeholders("{1} 的{0}"));
+  EXPECT_EQ(placeholders("{} of {}"), placeholders("{1} 的 {0}"));
   EXPECT_NE(placeholders("{:.1f} GiB"), placeholders("{} GiB"));
   EXPECT_NE(placeholders("{} and {}"), placeholders("{}"));
   EXPECT_EQ(placeholders("{{literal}} {}"), placeholders("{{字面}}{}"));
