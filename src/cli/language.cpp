@@ -81,9 +81,12 @@ class SummaryFormatter : public CLI::Formatter {
 // description is marked where it is written (i18n::N_ in cmd_*.cpp) or summarised in kSummaries.
 void add_to(CLI::App& command, const std::shared_ptr<CLI::FormatterBase>& formatter) {
   static std::string parsed_already;  // select_language read the value before the commands were built
-  command.add_option("--lang", parsed_already,
-                     tr("Language of the messages: en or zh (default: the locale, LC_ALL/LC_MESSAGES/LANG)"))
-      ->type_name("LANG");
+  // Not on hidden commands (_docs): their options are the build's, and _docs takes exactly one of them.
+  if (command.get_parent() == nullptr || !command.get_group().empty()) {
+    command.add_option("--lang", parsed_already,
+                       tr("Language of the messages: en or zh (default: the locale, LC_ALL/LC_MESSAGES/LANG)"))
+        ->type_name("LANG");
+  }
   if (formatter) command.formatter(formatter);
   if (i18n::language() != i18n::Language::en) {
     if (const char* summary = summary_of(command)) {
