@@ -11,15 +11,16 @@ include(GNUInstallDirs)
 set(GPUSAGE_ZSH_COMPLETION_DIR "${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions" CACHE STRING
   "Where the zsh completion _gpusage is installed (relative to the prefix; Debian's zsh reads vendor-completions)")
 
-# The man page and completions, from the built binary (part of `all`, not of `--target gpusage`).
+# The man page and completions, from the built binary (part of `all`, not of `--target gpusage`), in English
+# whatever the builder's locale (LC_ALL=C: gpusage would otherwise follow a zh_* locale).
 set(docs_dir ${CMAKE_BINARY_DIR}/generated/docs)
 add_custom_command(
   OUTPUT ${docs_dir}/gpusage.1.gz ${docs_dir}/gpusage.bash ${docs_dir}/_gpusage
   COMMAND ${CMAKE_COMMAND} -E make_directory ${docs_dir}
-  COMMAND $<TARGET_FILE:gpusage> _docs --man > ${docs_dir}/gpusage.1
+  COMMAND ${CMAKE_COMMAND} -E env LC_ALL=C $<TARGET_FILE:gpusage> _docs --man > ${docs_dir}/gpusage.1
   COMMAND gzip -9 -n -f ${docs_dir}/gpusage.1
-  COMMAND $<TARGET_FILE:gpusage> _docs --bash > ${docs_dir}/gpusage.bash
-  COMMAND $<TARGET_FILE:gpusage> _docs --zsh > ${docs_dir}/_gpusage
+  COMMAND ${CMAKE_COMMAND} -E env LC_ALL=C $<TARGET_FILE:gpusage> _docs --bash > ${docs_dir}/gpusage.bash
+  COMMAND ${CMAKE_COMMAND} -E env LC_ALL=C $<TARGET_FILE:gpusage> _docs --zsh > ${docs_dir}/_gpusage
   DEPENDS gpusage
   COMMENT "Generating the man page and shell completions from gpusage's command definitions"
   VERBATIM)

@@ -6,7 +6,9 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "cli/language.hpp"
 #include "core/common/error.hpp"
+#include "core/common/i18n.hpp"
 #include "gpusage/build_info.hpp"
 
 namespace gpusage::cli {
@@ -21,8 +23,14 @@ std::string version_text() {
 }  // namespace
 
 int run(int argc, char** argv) {
-  CLI::App app{"gpusage: which GPU, will it fit, how fast, and what is wrong — for deep-learning training.\n"
-               "Run `gpusage COMMAND --help` for each command's options and examples."};
+  try {
+    select_language(argc, argv);  // first: the commands' help is built in the chosen language
+  } catch (const InputError& e) {
+    std::cerr << "gpusage: " << e.what() << "\n";
+    return 2;
+  }
+  CLI::App app{i18n::N_("gpusage: which GPU, will it fit, how fast, and what is wrong — for deep-learning training.\n"
+               "Run `gpusage COMMAND --help` for each command's options and examples.")};
   app.name("gpusage");
   app.set_version_flag("--version", version_text());
   app.require_subcommand(1);
@@ -38,6 +46,7 @@ int run(int argc, char** argv) {
   add_run_command(app);
   add_fit_batch_command(app);
   add_docs_command(app);
+  add_language_option(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -16,6 +16,7 @@
 #include "cli/options.hpp"
 #include "core/catalog/catalog.hpp"
 #include "core/common/error.hpp"
+#include "core/common/i18n.hpp"
 #include "core/common/io.hpp"
 #include "core/common/json.hpp"
 #include "core/common/subprocess.hpp"
@@ -252,7 +253,7 @@ void run_bench(BenchCommand& command) {
 
 void add_bench_command(CLI::App& app) {
   auto* command = app.add_subcommand(
-      "bench", "Measure training throughput on this machine (LibTorch) beside plan's prediction");
+      "bench", i18n::N_("Measure training throughput on this machine (LibTorch) beside plan's prediction"));
   auto state = std::make_shared<BenchCommand>();
   bench::add_bench_options(*command, state->options);
   add_format_option(*command, state->format, {Format::table, Format::json});

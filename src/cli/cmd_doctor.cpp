@@ -77,7 +77,7 @@ std::string environment_text(const EnvironmentFacts& f) {
     }
   }
   std::string out = "Environment\n";
-  for (const auto& [key, value] : rows) out += fmt::format("  {:<14} {}\n", key, value);
+  for (const auto& [key, value] : rows) out += "  " + text::pad_right(key, 14) + " " + value + "\n";
   return out;
 }
 

@@ -15,6 +15,7 @@
 #include "core/catalog/catalog.hpp"
 #include "core/catalog/fields.hpp"
 #include "core/common/error.hpp"
+#include "core/common/i18n.hpp"
 #include "core/common/io.hpp"
 #include "core/common/text.hpp"
 #include "report/svg_chart.hpp"
@@ -28,6 +29,8 @@ using catalog::Catalog;
 using catalog::Gpu;
 using catalog::Metric;
 using Json = nlohmann::ordered_json;  // keys in schema order, as a person reads the file
+using i18n::tr;
+using i18n::trf;
 
 
 struct ListOptions {
@@ -130,7 +133,7 @@ Json gpu_json(const Gpu& gpu) {
 void check_chart_path(const std::string& path) {
   std::string lower = text::to_lower(path);
   if (!lower.ends_with(".svg") && !is_html_path(path)) {
-    throw InputError(fmt::format("--chart: '{}' has an unsupported extension; accepted: .svg, .html", path));
+    throw InputError(trf("--chart: '{}' has an unsupported extension; accepted: .svg, .html", path));
   }
 }
 
@@ -151,15 +154,15 @@ void run_list(const ListOptions& options) {
   // The chart first: when its path is bad, nothing has been printed yet that looks like success.
   std::string chart_message;
   if (!options.chart.empty()) {
-    if (gpus.empty()) throw InputError("--chart: no GPUs selected, nothing to draw");
+    if (gpus.empty()) throw InputError(tr("--chart: no GPUs selected, nothing to draw"));
     // "rtx50 (8 GPUs)" for a family; the ids themselves for a short --gpu list.
     std::vector<std::string> ids;
     for (const Gpu* gpu : gpus) ids.push_back(gpu->id);
     const std::string selection = options.gpus.empty() || gpus.size() > 6
-                                      ? fmt::format("{} ({} GPUs)",
-                                                    options.gpus.empty() ? text::join(text::split(options.family, ','))
-                                                                         : "selected",
-                                                    gpus.size())
+                                      ? trf("{} ({} GPUs)",
+                                            options.gpus.empty() ? text::join(text::split(options.family, ','))
+                                                                 : tr("selected"),
+                                            gpus.size())
                                       : text::join(ids);
     if (is_html_path(options.chart)) {
       chart_message = write_gpus_page(catalog, gpus, selection, options.chart,
@@ -169,8 +172,8 @@ void run_list(const ListOptions& options) {
     } else {
       io::write_file_atomically(options.chart,
                                     report::render_svg(comparison_chart(catalog, gpus, chart_metrics, selection)));
-      chart_message = fmt::format("gpusage: wrote {} ({} GPUs, {} metrics)", options.chart, gpus.size(),
-                                  chart_metrics.size());
+      chart_message = trf("gpusage: wrote {} ({} GPUs, {} metrics)", options.chart, gpus.size(),
+                          chart_metrics.size());
     }
   }
 
@@ -196,12 +199,12 @@ void run_list(const ListOptions& options) {
 
 // Every stored value exactly ("0.5", "21,760"), with its unit; a derived one to 2 decimals.
 std::string show_value(const catalog::Field& field, const Gpu& gpu) {
-  if (field.text) return field.text(gpu).value_or("n/a");
+  if (field.text) return field.text(gpu).value_or(tr("n/a"));
   auto value = field.number(gpu);
   const catalog::FigureStatus status = catalog::figure_status(gpu, field);
-  if (!value && !catalog::is_tensor_rate(field.name)) return "n/a";
-  if (status == catalog::FigureStatus::unsupported) return std::string(kUnsupported) + " not supported";
-  if (!value) return std::string(kUnpublished) + " not published";
+  if (!value && !catalog::is_tensor_rate(field.name)) return tr("n/a");
+  if (status == catalog::FigureStatus::unsupported) return std::string(kUnsupported) + " " + tr("not supported");
+  if (!value) return std::string(kUnpublished) + " " + tr("not published");
   if (status == catalog::FigureStatus::derived) {
     std::string s = report::format_number(*value, 2, kGroupFrom) + kDerivedMarker;
     return *field.unit ? s + " " + field.unit : s;
@@ -229,12 +232,12 @@ std::string variant_note(const Catalog& catalog, const Gpu& gpu) {
     }
     const double a = *field.number(gpu), b = *field.number(base);
     if (a == b) continue;
-    differences.push_back(fmt::format("{} {} ({}: {})", field.label, show_value(field, gpu), base.id,
+    differences.push_back(trf("{} {} ({}: {})", tr(field.label), show_value(field, gpu), base.id,
                                       show_value(field, base)));
   }
-  return fmt::format("Variant of {} ({}){}. Differs in: {}.", base.id, base.name,
-                     gpu.market ? ", sold in " + *gpu.market : std::string(),
-                     differences.empty() ? std::string("no published figure") : text::join(differences, "; "));
+  return trf("Variant of {} ({}){}. Differs in: {}.", base.id, base.name,
+             gpu.market ? trf(", sold in {}", *gpu.market) : std::string(),
+             differences.empty() ? tr("no published figure") : text::join(differences, "; "));
 }
 
 void run_show(const ShowOptions& options) {
@@ -271,10 +274,10 @@ void run_show(const ShowOptions& options) {
   }
 
   report::Table table;
-  table.columns = {{"Field", "", report::Align::left, 0},
-                   {"Key", "", report::Align::left, 2},
-                   {"Value", "", report::Align::right, 0},
-                   {"Source", "", report::Align::left, 0}};
+  table.columns = {{tr("Field"), "", report::Align::left, 0},
+                   {tr("Key"), "", report::Align::left, 2},
+                   {tr("Value"), "", report::Align::right, 0},
+                   {tr("Source"), "", report::Align::left, 0}};
   // The rules the derived figures come from are numbered after the GPU's own sources.
   std::vector<const catalog::DerivationRule*> rules;
   auto rule_number = [&](const std::string& id) {
@@ -287,22 +290,22 @@ void run_show(const ShowOptions& options) {
     std::string value = show_value(field, gpu);
     std::string source;
     if (const catalog::Derivation* d = gpu.derivation(field.name)) {
-      source = fmt::format("derived: {} {} x {} ({}) [{}]", report::format_number(d->basis, 0, kGroupFrom),
+      source = trf("derived: {} {} x {} ({}) [{}]", report::format_number(d->basis, 0, kGroupFrom),
                            d->basis_field, catalog::ratio_text(d->ratio), d->rule, rule_number(d->rule));
     } else if (catalog::figure_status(gpu, field) == catalog::FigureStatus::sourced) {
       source = source_numbers(field.name);
     }
-    table.add_row({field.label, field.name, value, source});
+    table.add_row({tr(field.label), field.name, value, source});
   }
   const catalog::Derived derived = catalog::derive(gpu);
   for (const auto& metric : catalog::derived_metrics()) {
     const auto& value = derived.*(metric.member);
     const bool from_derived = catalog::find_metric(metric.name, "show").status(gpu) == catalog::FigureStatus::derived;
-    table.add_row({metric.label, metric.name,
+    table.add_row({tr(metric.label), metric.name,
                    value ? report::format_number(*value, metric.decimals, kGroupFrom) +
                                (from_derived ? kDerivedMarker : "") + " " + metric.unit
-                         : "n/a",
-                   value ? (from_derived ? "computed from a derived figure" : "computed") : ""});
+                         : tr("n/a"),
+                   value ? (from_derived ? tr("computed from a derived figure") : tr("computed")) : ""});
   }
   for (std::size_t i = 0; i < gpu.sources.size(); ++i) {
     const auto& source = gpu.sources[i];
@@ -313,11 +316,11 @@ void run_show(const ShowOptions& options) {
     const catalog::DerivationRule& rule = *rules[i];
     std::vector<std::string> titles;
     for (const auto& source : rule.sources) titles.push_back(fmt::format("{}: {}", source.title, source.url));
-    table.notes.push_back(fmt::format("[{}] rule '{}', from {}: {}", gpu.sources.size() + i + 1, rule.id, rule.basis,
+    table.notes.push_back(trf("[{}] rule '{}', from {}: {}", gpu.sources.size() + i + 1, rule.id, rule.basis,
                                       text::join(titles, "; ")));
   }
   if (gpu.variant_of) table.notes.push_back(variant_note(catalog, gpu));
-  table.notes.push_back(fmt::format(
+  table.notes.push_back(trf(
       "Catalog: {}. Tensor figures are dense; {}: derived from the AI TOPS figure by the rule; {}: the hardware lacks "
       "the precision; {}: not published.",
       catalog.origin(), kDerivedMarker, kUnsupported, kUnpublished));
@@ -334,7 +337,7 @@ void run_show(const ShowOptions& options) {
 void add_gpus_command(CLI::App& app) {
   auto list = std::make_shared<ListOptions>();
   auto show = std::make_shared<ShowOptions>();
-  auto* command = app.add_subcommand("gpus", "Compare GPUs from the catalog: specs, prices, derived metrics");
+  auto* command = app.add_subcommand("gpus", i18n::N_("Compare GPUs from the catalog: specs, prices, derived metrics"));
   command->footer(
       "Examples:\n"
       "  gpusage gpus                                # the RTX 50 series\n"
@@ -342,21 +345,23 @@ void add_gpus_command(CLI::App& app) {
       "  gpusage gpus --gpu \"RTX 5090,4090,h100-sxm5-80gb\" --chart gpus.svg\n"
       "  gpusage gpus show \"RTX 5070 Ti\"");
   auto* family = command->add_option("--family", list->family,
-                                     "rtx50|rtx40|rtx30|datacenter|workstation|china|all, or a comma list of them")
+                                     i18n::N_("rtx50|rtx40|rtx30|datacenter|workstation|china|all, or a comma list of them"))
                      ->default_str("rtx50");
-  auto* gpus = command->add_option("--gpu", list->gpus, "GPUs by id, name or family, comma separated");
+  auto* gpus = command->add_option("--gpu", list->gpus, i18n::N_("GPUs by id, name or family, comma separated"));
   family->excludes(gpus);
-  command->add_option("--sort", list->sort, "Sort by a numeric field or derived metric, highest first");
+  command->add_option("--sort", list->sort, i18n::N_("Sort by a numeric field or derived metric, highest first"));
   add_format_option(*command, list->format, {Format::table, Format::markdown, Format::csv, Format::json});
-  auto* chart = command->add_option("--chart", list->chart, "Also draw the comparison: FILE.svg (grouped bars) or FILE.html (the report page)");
-  command->add_option("--metrics", list->metrics, "Chart metrics, comma separated")
+  auto* chart = command->add_option(
+      "--chart", list->chart,
+      i18n::N_("Also draw the comparison: FILE.svg (grouped bars) or FILE.html (the report page)"));
+  command->add_option("--metrics", list->metrics, i18n::N_("Chart metrics, comma separated"))
       ->default_str(kDefaultChartMetrics)
       ->needs(chart);
-  command->add_flag("--wide", list->wide, "Never drop table columns to fit the terminal");
+  command->add_flag("--wide", list->wide, i18n::N_("Never drop table columns to fit the terminal"));
 
-  auto* show_command = command->add_subcommand("show", "Every field of one GPU, with the source behind each");
+  auto* show_command = command->add_subcommand("show", i18n::N_("Every field of one GPU, with the source behind each"));
   show_command->footer("Examples:\n  gpusage gpus show rtx5090\n  gpusage gpus show 5070 ti --format json");
-  show_command->add_option("gpu", show->words, "GPU id or name (\"RTX 5090\", \"5070 ti\")")->required();
+  show_command->add_option("gpu", show->words, i18n::N_("GPU id or name (\"RTX 5090\", \"5070 ti\")"))->required();
   add_format_option(*show_command, show->format, {Format::table, Format::markdown, Format::json});
   show_command->callback([show] { run_show(*show); });
 

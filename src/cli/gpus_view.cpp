@@ -10,6 +10,7 @@
 
 #include "core/catalog/fields.hpp"
 #include "core/common/error.hpp"
+#include "core/common/i18n.hpp"
 #include "core/common/text.hpp"
 #include "core/estimate/gpu_rates.hpp"
 
@@ -18,6 +19,8 @@ namespace gpusage::cli {
 using catalog::Catalog;
 using catalog::Gpu;
 using catalog::Metric;
+using i18n::tr;
+using i18n::trf;
 
 // --family takes one family, "all", or a comma list of them; anything else is a mistake worth naming
 // (a GPU name there would silently select one card).
@@ -25,7 +28,7 @@ std::vector<const Gpu*> select_gpus(const Catalog& catalog, const std::string& f
   if (!gpus.empty()) return catalog.select(gpus);
   for (const std::string& part : text::split(family, ',')) {
     if (text::to_lower(part) != "all" && !catalog::parse_family(part) && !catalog::is_market_group(part)) {
-      throw InputError(fmt::format(
+      throw InputError(trf(
           "--family: '{}' is not one of rtx50, rtx40, rtx30, datacenter, workstation, china, all", part));
     }
   }
@@ -85,17 +88,17 @@ ListColumn metric_column(const std::string& metric_name, std::string header, std
 std::vector<ListColumn> buyer_columns() {
   std::vector<ListColumn> columns;
   columns.push_back({{"GPU", "", report::Align::left, 0}, [](const Gpu& g) { return g.id; }});
-  columns.push_back({{"Name", "", report::Align::left, 9}, [](const Gpu& g) { return g.name; }});
-  columns.push_back({{"Arch", "", report::Align::left, 7}, [](const Gpu& g) { return g.architecture; }});
-  columns.push_back(metric_column("cuda_cores", "CUDA", "cores", 5));
+  columns.push_back({{tr("Name"), "", report::Align::left, 9}, [](const Gpu& g) { return g.name; }});
+  columns.push_back({{tr("Arch"), "", report::Align::left, 7}, [](const Gpu& g) { return g.architecture; }});
+  columns.push_back(metric_column("cuda_cores", "CUDA", tr("cores"), 5));
   columns.push_back(metric_column("fp32_tflops", "FP32", "TFLOPS", 0));
   columns.push_back(metric_column("fp16_tflops", "FP16", "TFLOPS", 0));
   columns.push_back(metric_column("fp8_tflops", "FP8", "TFLOPS", 3));
   columns.push_back(metric_column("fp4_tflops", "FP4", "TFLOPS", 4));
-  columns.push_back(metric_column("memory_gb", "VRAM", "GB", 0));
-  columns.push_back(metric_column("memory_bandwidth_gbs", "Mem BW", "GB/s", 0));
-  columns.push_back(metric_column("tdp_w", "TDP", "W", 1));
-  columns.push_back(metric_column("msrp_usd", "Price", "USD", 0));
+  columns.push_back(metric_column("memory_gb", tr("VRAM"), "GB", 0));
+  columns.push_back(metric_column("memory_bandwidth_gbs", tr("Mem BW"), "GB/s", 0));
+  columns.push_back(metric_column("tdp_w", tr("TDP"), "W", 1));
+  columns.push_back(metric_column("msrp_usd", tr("Price"), "USD", 0));
   // Per $1,000 rather than per dollar: 0.105 TFLOPS/$ is harder to compare by eye than 104.8.
   columns.push_back(metric_column("fp16_tflops_per_usd", "FP16/$1k", "TFLOPS", 2, 1000, 1));
   columns.push_back(metric_column("fp16_tflops_per_watt", "FP16/W", "TFLOPS", 6, 1, 2));
@@ -112,7 +115,7 @@ report::Table comparison_table(const Catalog& catalog, const std::vector<const G
                                                    "fp4_tflops", "memory_gb", "memory_bandwidth_gbs", "tdp_w",
                                                    "msrp_usd", "fp16_tflops_per_usd", "fp16_tflops_per_watt"};
   if (sort && !shown_metrics.count(sort->name)) {
-    std::string header = sort->label;
+    std::string header = tr(sort->label.c_str());
     columns.push_back(metric_column(sort->name, header, sort->unit, 0));
   }
   report::Table table;
@@ -123,16 +126,16 @@ report::Table comparison_table(const Catalog& catalog, const std::vector<const G
     for (const auto& c : columns) row.push_back(c.cell(*gpu));
     table.add_row(std::move(row));
   }
-  if (gpus.empty()) table.notes.push_back("(no GPUs selected)");
-  if (sort) table.notes.push_back(fmt::format("Sorted by {}, highest first; unknown values last.", sort->name));
+  if (gpus.empty()) table.notes.push_back(tr("(no GPUs selected)"));
+  if (sort) table.notes.push_back(trf("Sorted by {}, highest first; unknown values last.", sort->name));
   table.notes.push_back(
-      "FP16, FP8, FP4: dense tensor-core TFLOPS with FP32 accumulate. Price: launch MSRP. "
-      "FP16/$1k: FP16 TFLOPS per $1,000.");
-  table.notes.push_back(fmt::format(
+      tr("FP16, FP8, FP4: dense tensor-core TFLOPS with FP32 accumulate. Price: launch MSRP. "
+         "FP16/$1k: FP16 TFLOPS per $1,000."));
+  table.notes.push_back(trf(
       "{}: derived from NVIDIA's published AI TOPS by the architecture's whitepaper ratio (`gpusage gpus show ID` "
       "lists it); {}: the hardware lacks the precision; {}: not published.",
       kDerivedMarker, kUnsupported, kUnpublished));
-  table.notes.push_back(fmt::format("Figures: {} cited sources in {}; `gpusage gpus show ID` gives each field's source.",
+  table.notes.push_back(trf("Figures: {} cited sources in {}; `gpusage gpus show ID` gives each field's source.",
                                     count_sources(gpus), catalog.origin()));
   return table;
 }
@@ -144,28 +147,29 @@ report::Table comparison_table(const Catalog& catalog, const std::vector<const G
 report::BarChart comparison_chart(const Catalog& catalog, const std::vector<const Gpu*>& gpus,
                                   const std::vector<Metric>& metrics, const std::string& selection) {
   report::BarChart chart;
-  chart.title = fmt::format("GPU comparison: {}", selection);
-  chart.subtitle = fmt::format(
+  chart.title = trf("GPU comparison: {}", selection);
+  chart.subtitle = trf(
       "Each metric's bars are scaled to its largest value in this chart; labels give the actual values. "
       "Data: {}.",
       catalog.origin());
-  chart.y_axis_label = "% of the largest value of each metric";
+  // xgettext:no-c-format (a fmt string, not printf's: "% o" is no conversion here)
+  chart.y_axis_label = tr("% of the largest value of each metric");
   for (const Gpu* gpu : gpus) chart.groups.push_back(gpu->name);
   std::vector<std::string> derived;  // "FP16 tensor of GeForce RTX 5060"
   for (const Metric& metric : metrics) {
-    report::BarSeries series{metric.label, metric.unit, metric.decimals, {}};
+    report::BarSeries series{tr(metric.label.c_str()), metric.unit, metric.decimals, {}};
     for (const Gpu* gpu : gpus) {
       series.values.push_back(metric.value(*gpu));
       if (metric.status(*gpu) == catalog::FigureStatus::derived) {
-        derived.push_back(fmt::format("{} of {}", metric.label, gpu->name));
+        derived.push_back(trf("{} of {}", tr(metric.label.c_str()), gpu->name));
       }
     }
     chart.series.push_back(std::move(series));
   }
   if (!derived.empty()) {
-    chart.subtitle += fmt::format(" Derived from NVIDIA's AI TOPS by the whitepaper ratio: {}.",
-                                  derived.size() <= 4 ? text::join(derived)
-                                                      : fmt::format("{} bars (`gpusage gpus show ID`)", derived.size()));
+    chart.subtitle += trf(" Derived from NVIDIA's AI TOPS by the whitepaper ratio: {}.",
+                          derived.size() <= 4 ? text::join(derived)
+                                              : trf("{} bars (`gpusage gpus show ID`)", derived.size()));
   }
   return chart;
 }
@@ -173,7 +177,7 @@ report::BarChart comparison_chart(const Catalog& catalog, const std::vector<cons
 std::vector<Metric> parse_metrics(const std::string& list) {
   std::vector<Metric> metrics;
   for (const std::string& name : text::split(list, ',')) {
-    if (name.empty()) throw InputError(fmt::format("--metrics: empty name in '{}'", list));
+    if (name.empty()) throw InputError(trf("--metrics: empty name in '{}'", list));
     metrics.push_back(catalog::find_metric(name, "--metrics"));
   }
   return metrics;

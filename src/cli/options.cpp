@@ -8,6 +8,7 @@
 #include <iostream>
 #include <map>
 
+#include "core/common/i18n.hpp"
 #include "core/common/io.hpp"
 
 namespace gpusage::cli {
@@ -31,7 +32,7 @@ void add_format_option(CLI::App& command, Format& format, std::vector<Format> al
     list += (list.empty() ? "" : "|") + std::string(to_string(f));
   }
   format = allowed.front();
-  command.add_option("--format", format, "Output format: " + list)
+  command.add_option("--format", format, i18n::trf("Output format: {}", list))
       ->transform(CLI::CheckedTransformer(names, CLI::ignore_case))
       ->default_str(to_string(allowed.front()));
 }

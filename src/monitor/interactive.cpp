@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 
+#include "core/common/text.hpp"
 #include "core/common/time.hpp"
 #include "core/common/units.hpp"
 #include "monitor/views.hpp"
@@ -121,7 +122,7 @@ void draw(const Tick& tick, std::map<unsigned, History>& histories, double inter
                                   s.driver_version.value_or("n/a"),
                                   s.cuda_driver_version ? s.cuda_driver_version->to_string() : "n/a",
                                   wallclock::iso_utc(s.unix_time_s).substr(11, 8), interval_s);
-  put(y++, 0, title + std::string(static_cast<std::size_t>(std::max(0, COLS - static_cast<int>(title.size()))), ' '),
+  put(y++, 0, text::pad_right(title, static_cast<std::size_t>(std::max(0, COLS))),
       A_REVERSE);
   int bar_width = std::clamp((COLS - 40) / 3, 10, 40);
   const auto& host = s.host;
@@ -179,7 +180,8 @@ void draw(const Tick& tick, std::map<unsigned, History>& histories, double inter
     for (const auto& p : g.processes) {
       any = true;
       put(y++, 0,
-          fmt::format("{:<5}{:>8}  {:<24}{:>12}{:>8}", g.index, p.pid, p.name.substr(0, 23),
+          // By display width: a process name may be Chinese (two columns a character).
+          fmt::format("{:<5}{:>8}  {}{:>12}{:>8}", g.index, p.pid, text::pad_right(text::cut_to_width(p.name, 23), 24),
                       p.used_memory_bytes ? units::format_bytes(static_cast<double>(*p.used_memory_bytes)) : "n/a",
                       p.cpu_percent ? fmt::format("{:.0f}", *p.cpu_percent) : "n/a"));
     }

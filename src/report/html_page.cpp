@@ -6,8 +6,10 @@
 #include <chrono>
 #include <ctime>
 
+#include "core/common/i18n.hpp"
 #include "core/common/time.hpp"
 #include "gpusage/build_info.hpp"
+#include "report/fonts.hpp"
 #include "report/svg_chart.hpp"
 
 namespace gpusage::report {
@@ -22,8 +24,7 @@ namespace {
 constexpr const char* kStyle = R"css(
 :root { color-scheme: light; --ink: #1d2430; --muted: #5b6472; --line: #d9dee6; --band: #f5f7fa; }
 * { box-sizing: border-box; }
-body { margin: 0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
-       color: var(--ink); background: #fff; }
+body { margin: 0; font: 15px/1.5 var(--fonts); color: var(--ink); background: #fff; }
 header, main, footer { max-width: 1180px; margin: 0 auto; padding: 0 24px; }
 header { padding-top: 28px; border-bottom: 1px solid var(--line); padding-bottom: 12px; }
 h1 { font-size: 26px; margin: 0 0 4px; }
@@ -194,10 +195,11 @@ std::size_t chart_count(const Page& page) {
 }
 
 std::string render_html(const Page& page) {
-  std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  std::string out = "<!DOCTYPE html>\n<html lang=\"" + xml_escape(page.lang) + "\">\n<head>\n<meta charset=\"utf-8\">\n";
   out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
   out += "<meta name=\"generator\" content=\"" + xml_escape(page.generator) + "\">\n";
-  out += "<title>" + xml_escape(page.title) + "</title>\n<style>" + kStyle + "</style>\n";
+  out += "<title>" + xml_escape(page.title) + "</title>\n<style>:root { --fonts: " + std::string(kPageFonts) + "; }" + kStyle +
+         "</style>\n";
   for (const char* library : {kvega_js, kvegalite_js, kvegaembed_js}) {
     out += "<script>" + script_text(library) + "</script>\n";
   }
@@ -251,6 +253,7 @@ Page new_page(std::string title, std::string subtitle, std::string command_line)
   page.title = std::move(title);
   page.subtitle = std::move(subtitle);
   page.command_line = std::move(command_line);
+  page.lang = i18n::html_lang(i18n::language());
   page.generator = fmt::format("gpusage {} (commit {}, {} build)", build_info::version, build_info::commit,
                                build_info::build_type);
   page.generated_utc = wallclock::iso_utc(wallclock::unix_now_s(), false);

@@ -52,6 +52,7 @@ struct Page {
   std::vector<std::string> provenance;  // further lines for the header: catalog file, inputs
   std::vector<Section> sections;
   std::vector<PageSource> sources;
+  std::string lang = "en";  // <html lang>: i18n::html_lang of the language the page is written in ("zh-CN")
 };
 
 // The whole page: styles, the three Vega libraries, every spec and table, and the script that renders

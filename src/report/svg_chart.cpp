@@ -6,6 +6,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "core/common/text.hpp"
+#include "report/fonts.hpp"
 #include "report/table.hpp"
 
 namespace gpusage::report {
@@ -26,10 +28,9 @@ constexpr double kBarAreaHeight = 300;  // the height of a 100% bar
 constexpr double kValueFont = 11, kGroupFont = 12, kLegendFont = 12, kTitleFont = 18, kSubtitleFont = 12;
 constexpr std::size_t kMaxGroupLabelLines = 4, kMaxSubtitleLines = 3;
 
+// A Chinese character takes two terminal columns and about one em: twice a Latin glyph's estimate.
 double text_width(std::string_view s, double font_size) {
-  std::size_t glyphs = static_cast<std::size_t>(
-      std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
-  return static_cast<double>(glyphs) * font_size * kCharWidthEm;
+  return static_cast<double>(text::display_width(s)) * font_size * kCharWidthEm;
 }
 
 // Coordinates with one decimal: enough for the eye, and the same bytes on every run.
@@ -49,24 +50,48 @@ std::string series_label(const BarSeries& series) {
   return series.unit.empty() ? series.name : series.name + " (" + series.unit + ")";
 }
 
-// Breaks a label at spaces into lines of at most `max_chars` (a longer word keeps its own line), and at
-// most `max_lines` lines.
+// The pieces a label may break between: words at spaces, and each Chinese character on its own (Chinese
+// breaks between characters, with no space). `spaced`: a space stood before the piece.
+struct Piece {
+  std::string text;
+  bool spaced;
+};
+std::vector<Piece> pieces(const std::string& label) {
+  std::vector<Piece> out;
+  bool space = false, open = false;  // open: the last piece is a word that the next narrow character extends
+  for (std::size_t i = 0; i < label.size();) {
+    std::size_t length = 1;
+    while (i + length < label.size() && (static_cast<unsigned char>(label[i + length]) & 0xC0) == 0x80) ++length;
+    const std::string glyph = label.substr(i, length);
+    i += length;
+    if (glyph == " ") {
+      space = true, open = false;
+    } else if (text::display_width(glyph) == 2) {
+      out.push_back({glyph, space});
+      space = false, open = false;
+    } else if (open) {
+      out.back().text += glyph;
+    } else {
+      out.push_back({glyph, space});
+      space = false, open = true;
+    }
+  }
+  return out;
+}
+
+// Breaks a label into lines of at most `max_chars` columns (display width: a Chinese character counts two), at
+// spaces and between Chinese characters (a longer word keeps its own line), and at most `max_lines` lines.
 std::vector<std::string> wrap(const std::string& label, std::size_t max_chars, std::size_t max_lines) {
   std::vector<std::string> lines;
   std::string line;
-  std::size_t start = 0;
-  while (start <= label.size()) {
-    std::size_t end = label.find(' ', start);
-    std::string word = label.substr(start, end == std::string::npos ? std::string::npos : end - start);
-    if (!word.empty()) {
-      if (!line.empty() && line.size() + 1 + word.size() > max_chars) {
-        lines.push_back(line);
-        line.clear();
-      }
-      line += (line.empty() ? "" : " ") + word;
+  for (const Piece& piece : pieces(label)) {
+    const std::string joined = line + (piece.spaced ? " " : "") + piece.text;
+    if (!line.empty() && text::display_width(joined) > max_chars) {
+      lines.push_back(line);
+      line = piece.text;
+    } else {
+      line = line.empty() ? piece.text : joined;
     }
-    if (end == std::string::npos) break;
-    start = end + 1;
   }
   if (!line.empty()) lines.push_back(line);
   if (lines.size() > max_lines) {
@@ -164,8 +189,8 @@ std::string render_svg(const BarChart& chart) {
   auto out = [&svg](std::string_view s) { svg += s; svg += '\n'; };
   out(R"(<?xml version="1.0" encoding="UTF-8"?>)");
   out(fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" viewBox="0 0 {0} {1}" )"
-                  R"(font-family="DejaVu Sans, Helvetica, Arial, sans-serif">)",
-                  num(width), num(height)));
+                  R"(font-family="{2}">)",
+                  num(width), num(height), kSvgFonts));
   out(fmt::format(R"(<rect width="{}" height="{}" fill="#ffffff"/>)", num(width), num(height)));
   out(fmt::format(R"(<text class="title" x="{}" y="{}" font-size="{}" font-weight="bold">{}</text>)",
                   num(kMarginLeft), num(title_y), num(kTitleFont), xml_escape(chart.title)));

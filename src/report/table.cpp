@@ -6,6 +6,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "core/common/i18n.hpp"
 #include "core/common/text.hpp"
 
 namespace gpusage::report {
@@ -16,16 +17,10 @@ std::string header_text(const Column& column) {
   return column.unit.empty() ? column.header : column.header + " (" + column.unit + ")";
 }
 
-// Display width of UTF-8 text: counts code points (every glyph we print is single-width).
-std::size_t display_width(const std::string& s) {
-  return static_cast<std::size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
-}
+using text::display_width;  // terminal columns: a CJK character takes two
 
 std::string pad(const std::string& s, std::size_t width, Align align) {
-  std::size_t w = display_width(s);
-  if (w >= width) return s;
-  std::string fill(width - w, ' ');
-  return align == Align::left ? s + fill : fill + s;
+  return align == Align::left ? text::pad_right(s, width) : text::pad_left(s, width);
 }
 
 
@@ -90,7 +85,7 @@ std::string render_text(const Table& table, int width) {
   if (!dropped.empty()) {
     std::string list;
     for (const auto& d : dropped) list += (list.empty() ? "" : ", ") + d;
-    out += fmt::format("(not shown to fit {} columns: {}; {})\n", width, list, table.dropped_hint);
+    out += i18n::trf("(not shown to fit {} columns: {}; {})", width, list, i18n::tr(table.dropped_hint.c_str())) + "\n";
   }
   return out;
 }

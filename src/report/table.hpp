@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/common/i18n.hpp"
+
 namespace gpusage::report {
 
 enum class Align { left, right };
@@ -22,8 +24,9 @@ struct Table {
   std::vector<Column> columns;
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> notes;  // printed under the text and Markdown tables
-  // Told to the reader when columns were dropped to fit: how to see them all in this command.
-  std::string dropped_hint = "use --wide or --format csv";
+  // Told to the reader when columns were dropped to fit: how to see them all in this command. Translated
+  // where it is printed (a hint marked with i18n::N_ and found in the catalog reads in the user's language).
+  std::string dropped_hint = i18n::N_("use --wide or --format csv");
   // Text only: print units on a second header line under their headers ("FP16" over "TFLOPS"), so that
   // many numeric columns fit a terminal. Markdown and CSV keep "header (unit)".
   bool units_on_own_line = false;

@@ -10,6 +10,7 @@
 
 #include "core/catalog/gpu.hpp"
 #include "core/common/units.hpp"
+#include "report/fonts.hpp"
 
 namespace gpusage::report::vega {
 
@@ -21,7 +22,7 @@ using units::kGiB;
 inline constexpr std::size_t kMaxPointsPerGpu = 1500;
 
 inline Json chart_config() {
-  return {{"font", "system-ui, -apple-system, Segoe UI, Roboto, Helvetica, Arial, sans-serif"},
+  return {{"font", kPageFonts},
           {"view", {{"stroke", nullptr}}},
           {"axis", {{"labelFontSize", 11}, {"titleFontSize", 12}, {"titleFontWeight", "normal"}, {"titleColor", "#333"}}},
           {"legend", {{"labelFontSize", 11}, {"titleFontSize", 12}, {"labelLimit", 260}}},

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "core/common/error.hpp"
+#include "core/common/i18n.hpp"
 #include "core/common/text.hpp"
 
 namespace gpusage::catalog {
@@ -34,52 +35,54 @@ std::optional<std::string> family_text(const Gpu& gpu) { return std::string(to_s
 constexpr auto kText = FieldKind::text;
 constexpr auto kInt = FieldKind::integer;
 constexpr auto kNum = FieldKind::number;
+// Labels are English here and marked for the catalogs (po/); a view translates them where it shows them.
+using i18n::N_;
 
 }  // namespace
 
 const std::vector<Field>& fields() {
   static const std::vector<Field> list{
-      {"id", "ID", "", kText, 0, &text_of<&Gpu::id>, nullptr},
-      {"name", "Name", "", kText, 0, &text_of<&Gpu::name>, nullptr},
-      {"family", "Family", "", kText, 0, &family_text, nullptr},
-      {"architecture", "Architecture", "", kText, 0, &text_of<&Gpu::architecture>, nullptr},
-      {"chip", "Chip", "", kText, 0, &text_of<&Gpu::chip>, nullptr},
-      {"compute_capability", "Compute capability", "", kText, 0, &text_of<&Gpu::compute_capability>, nullptr},
-      {"form_factor", "Form factor", "", kText, 0, &text_of<&Gpu::form_factor>, nullptr},
-      {"sm_count", "SMs", "", kInt, 0, nullptr, &number_of<&Gpu::sm_count>},
-      {"cuda_cores", "CUDA cores", "", kInt, 0, nullptr, &number_of<&Gpu::cuda_cores>},
-      {"tensor_cores", "Tensor cores", "", kInt, 0, nullptr, &number_of<&Gpu::tensor_cores>},
-      {"tensor_core_generation", "Tensor core generation", "", kInt, 0, nullptr,
+      {"id", N_("ID"), "", kText, 0, &text_of<&Gpu::id>, nullptr},
+      {"name", N_("Name"), "", kText, 0, &text_of<&Gpu::name>, nullptr},
+      {"family", N_("Family"), "", kText, 0, &family_text, nullptr},
+      {"architecture", N_("Architecture"), "", kText, 0, &text_of<&Gpu::architecture>, nullptr},
+      {"chip", N_("Chip"), "", kText, 0, &text_of<&Gpu::chip>, nullptr},
+      {"compute_capability", N_("Compute capability"), "", kText, 0, &text_of<&Gpu::compute_capability>, nullptr},
+      {"form_factor", N_("Form factor"), "", kText, 0, &text_of<&Gpu::form_factor>, nullptr},
+      {"sm_count", N_("SMs"), "", kInt, 0, nullptr, &number_of<&Gpu::sm_count>},
+      {"cuda_cores", N_("CUDA cores"), "", kInt, 0, nullptr, &number_of<&Gpu::cuda_cores>},
+      {"tensor_cores", N_("Tensor cores"), "", kInt, 0, nullptr, &number_of<&Gpu::tensor_cores>},
+      {"tensor_core_generation", N_("Tensor core generation"), "", kInt, 0, nullptr,
        &number_of<&Gpu::tensor_core_generation>},
-      {"base_clock_mhz", "Base clock", "MHz", kNum, 0, nullptr, &number_of<&Gpu::base_clock_mhz>},
-      {"boost_clock_mhz", "Boost clock", "MHz", kNum, 0, nullptr, &number_of<&Gpu::boost_clock_mhz>},
-      {"memory_gb", "VRAM", "GB", kNum, 0, nullptr, &number_of<&Gpu::memory_gb>},
-      {"memory_type", "Memory type", "", kText, 0, &text_of<&Gpu::memory_type>, nullptr},
-      {"memory_bus_bits", "Memory bus", "bit", kInt, 0, nullptr, &number_of<&Gpu::memory_bus_bits>},
-      {"memory_bandwidth_gbs", "Bandwidth", "GB/s", kNum, 0, nullptr, &number_of<&Gpu::memory_bandwidth_gbs>},
-      {"l2_cache_mb", "L2 cache", "MB", kNum, 0, nullptr, &number_of<&Gpu::l2_cache_mb>},
-      {"tdp_w", "TDP", "W", kNum, 0, nullptr, &number_of<&Gpu::tdp_w>},
-      {"pcie_gen", "PCIe generation", "", kInt, 0, nullptr, &number_of<&Gpu::pcie_gen>},
-      {"pcie_lanes", "PCIe lanes", "", kInt, 0, nullptr, &number_of<&Gpu::pcie_lanes>},
-      {"nvlink_gbs", "NVLink", "GB/s", kNum, 0, nullptr, &number_of<&Gpu::nvlink_gbs>},
-      {"fp64_tflops", "FP64", "TFLOPS", kNum, 1, nullptr, &number_of<&Gpu::fp64_tflops>},
-      {"fp32_tflops", "FP32", "TFLOPS", kNum, 1, nullptr, &number_of<&Gpu::fp32_tflops>},
-      {"tf32_tflops", "TF32 tensor", "TFLOPS", kNum, 1, nullptr, &number_of<&Gpu::tf32_tflops>},
-      {"fp16_tflops", "FP16 tensor", "TFLOPS", kNum, 1, nullptr, &number_of<&Gpu::fp16_tflops>},
-      {"fp16_acc16_tflops", "FP16 tensor, FP16 accumulate", "TFLOPS", kNum, 1, nullptr,
+      {"base_clock_mhz", N_("Base clock"), "MHz", kNum, 0, nullptr, &number_of<&Gpu::base_clock_mhz>},
+      {"boost_clock_mhz", N_("Boost clock"), "MHz", kNum, 0, nullptr, &number_of<&Gpu::boost_clock_mhz>},
+      {"memory_gb", N_("VRAM"), "GB", kNum, 0, nullptr, &number_of<&Gpu::memory_gb>},
+      {"memory_type", N_("Memory type"), "", kText, 0, &text_of<&Gpu::memory_type>, nullptr},
+      {"memory_bus_bits", N_("Memory bus"), "bit", kInt, 0, nullptr, &number_of<&Gpu::memory_bus_bits>},
+      {"memory_bandwidth_gbs", N_("Bandwidth"), "GB/s", kNum, 0, nullptr, &number_of<&Gpu::memory_bandwidth_gbs>},
+      {"l2_cache_mb", N_("L2 cache"), "MB", kNum, 0, nullptr, &number_of<&Gpu::l2_cache_mb>},
+      {"tdp_w", N_("TDP"), "W", kNum, 0, nullptr, &number_of<&Gpu::tdp_w>},
+      {"pcie_gen", N_("PCIe generation"), "", kInt, 0, nullptr, &number_of<&Gpu::pcie_gen>},
+      {"pcie_lanes", N_("PCIe lanes"), "", kInt, 0, nullptr, &number_of<&Gpu::pcie_lanes>},
+      {"nvlink_gbs", N_("NVLink"), "GB/s", kNum, 0, nullptr, &number_of<&Gpu::nvlink_gbs>},
+      {"fp64_tflops", N_("FP64"), "TFLOPS", kNum, 1, nullptr, &number_of<&Gpu::fp64_tflops>},
+      {"fp32_tflops", N_("FP32"), "TFLOPS", kNum, 1, nullptr, &number_of<&Gpu::fp32_tflops>},
+      {"tf32_tflops", N_("TF32 tensor"), "TFLOPS", kNum, 1, nullptr, &number_of<&Gpu::tf32_tflops>},
+      {"fp16_tflops", N_("FP16 tensor"), "TFLOPS", kNum, 1, nullptr, &number_of<&Gpu::fp16_tflops>},
+      {"fp16_acc16_tflops", N_("FP16 tensor, FP16 accumulate"), "TFLOPS", kNum, 1, nullptr,
        &number_of<&Gpu::fp16_acc16_tflops>},
-      {"bf16_tflops", "BF16 tensor", "TFLOPS", kNum, 1, nullptr, &number_of<&Gpu::bf16_tflops>},
-      {"fp8_tflops", "FP8 tensor", "TFLOPS", kNum, 1, nullptr, &number_of<&Gpu::fp8_tflops>},
-      {"fp8_acc16_tflops", "FP8 tensor, FP16 accumulate", "TFLOPS", kNum, 1, nullptr,
+      {"bf16_tflops", N_("BF16 tensor"), "TFLOPS", kNum, 1, nullptr, &number_of<&Gpu::bf16_tflops>},
+      {"fp8_tflops", N_("FP8 tensor"), "TFLOPS", kNum, 1, nullptr, &number_of<&Gpu::fp8_tflops>},
+      {"fp8_acc16_tflops", N_("FP8 tensor, FP16 accumulate"), "TFLOPS", kNum, 1, nullptr,
        &number_of<&Gpu::fp8_acc16_tflops>},
-      {"fp4_tflops", "FP4 tensor", "TFLOPS", kNum, 1, nullptr, &number_of<&Gpu::fp4_tflops>},
-      {"int8_tops", "INT8 tensor", "TOPS", kNum, 0, nullptr, &number_of<&Gpu::int8_tops>},
-      {"ai_tops", "AI TOPS (NVIDIA, sparse)", "TOPS", kNum, 0, nullptr, &number_of<&Gpu::ai_tops>},
-      {"ai_tops_rule", "AI TOPS rule", "", kText, 0, &text_of<&Gpu::ai_tops_rule>, nullptr},
-      {"launch_date", "Launch date", "", kText, 0, &text_of<&Gpu::launch_date>, nullptr},
-      {"msrp_usd", "Launch price", "USD", kNum, 0, nullptr, &number_of<&Gpu::msrp_usd>},
-      {"market", "Market", "", kText, 0, &text_of<&Gpu::market>, nullptr},
-      {"variant_of", "Variant of", "", kText, 0, &text_of<&Gpu::variant_of>, nullptr},
+      {"fp4_tflops", N_("FP4 tensor"), "TFLOPS", kNum, 1, nullptr, &number_of<&Gpu::fp4_tflops>},
+      {"int8_tops", N_("INT8 tensor"), "TOPS", kNum, 0, nullptr, &number_of<&Gpu::int8_tops>},
+      {"ai_tops", N_("AI TOPS (NVIDIA, sparse)"), "TOPS", kNum, 0, nullptr, &number_of<&Gpu::ai_tops>},
+      {"ai_tops_rule", N_("AI TOPS rule"), "", kText, 0, &text_of<&Gpu::ai_tops_rule>, nullptr},
+      {"launch_date", N_("Launch date"), "", kText, 0, &text_of<&Gpu::launch_date>, nullptr},
+      {"msrp_usd", N_("Launch price"), "USD", kNum, 0, nullptr, &number_of<&Gpu::msrp_usd>},
+      {"market", N_("Market"), "", kText, 0, &text_of<&Gpu::market>, nullptr},
+      {"variant_of", N_("Variant of"), "", kText, 0, &text_of<&Gpu::variant_of>, nullptr},
   };
   return list;
 }
@@ -93,14 +96,14 @@ const Field* find_field(std::string_view name) {
 
 const std::vector<DerivedMetric>& derived_metrics() {
   static const std::vector<DerivedMetric> list{
-      {"fp16_tflops_per_usd", "FP16 tensor per dollar", "TFLOPS/USD", 4, &Derived::fp16_tflops_per_usd, "fp16_tflops"},
-      {"fp16_tflops_per_watt", "FP16 tensor per watt", "TFLOPS/W", 3, &Derived::fp16_tflops_per_watt, "fp16_tflops"},
-      {"fp32_tflops_per_usd", "FP32 per dollar", "TFLOPS/USD", 4, &Derived::fp32_tflops_per_usd, nullptr},
-      {"fp32_tflops_per_watt", "FP32 per watt", "TFLOPS/W", 3, &Derived::fp32_tflops_per_watt, nullptr},
-      {"vram_gb_per_usd", "VRAM per dollar", "GB/USD", 4, &Derived::vram_gb_per_usd, nullptr},
-      {"bandwidth_gbs_per_fp16_tflop", "Bandwidth per FP16 TFLOPS", "GB/s per TFLOPS", 2,
+      {"fp16_tflops_per_usd", N_("FP16 tensor per dollar"), "TFLOPS/USD", 4, &Derived::fp16_tflops_per_usd, "fp16_tflops"},
+      {"fp16_tflops_per_watt", N_("FP16 tensor per watt"), "TFLOPS/W", 3, &Derived::fp16_tflops_per_watt, "fp16_tflops"},
+      {"fp32_tflops_per_usd", N_("FP32 per dollar"), "TFLOPS/USD", 4, &Derived::fp32_tflops_per_usd, nullptr},
+      {"fp32_tflops_per_watt", N_("FP32 per watt"), "TFLOPS/W", 3, &Derived::fp32_tflops_per_watt, nullptr},
+      {"vram_gb_per_usd", N_("VRAM per dollar"), "GB/USD", 4, &Derived::vram_gb_per_usd, nullptr},
+      {"bandwidth_gbs_per_fp16_tflop", N_("Bandwidth per FP16 TFLOPS"), "GB/s per TFLOPS", 2,
        &Derived::bandwidth_gbs_per_fp16_tflop, "fp16_tflops"},
-      {"ridge_point_flop_per_byte", "Ridge point (FP16)", "FLOP/byte", 0, &Derived::ridge_point_flop_per_byte, "fp16_tflops"},
+      {"ridge_point_flop_per_byte", N_("Ridge point (FP16)"), "FLOP/byte", 0, &Derived::ridge_point_flop_per_byte, "fp16_tflops"},
   };
   return list;
 }

@@ -27,6 +27,16 @@ std::string csv_field(std::string_view s);
 // The fields of one record: commas inside double quotes are kept, "" is a quote, a trailing \r is dropped.
 std::vector<std::string> csv_fields(std::string_view line);
 
+// Terminal columns of UTF-8 text (Unicode UAX #11): East Asian Wide and Fullwidth characters (CJK
+// ideographs and punctuation, kana, Hangul, fullwidth forms, emoji) take two, combining marks and zero-width
+// characters none, every other character one. Tables and bars pad by this, never by bytes or code points.
+std::size_t display_width(std::string_view utf8);
+// `s` padded with spaces to `width` display columns: on the right (left-aligned) or the left (right-aligned).
+std::string pad_right(std::string_view s, std::size_t width);
+std::string pad_left(std::string_view s, std::size_t width);
+// The longest prefix of `s` that takes at most `width` columns, never cut inside a character.
+std::string cut_to_width(std::string_view s, std::size_t width);
+
 // "a, b, c"
 std::string join(const std::vector<std::string>& parts, std::string_view separator = ", ");
 

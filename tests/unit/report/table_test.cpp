@@ -68,6 +68,45 @@ TEST(TableText, CountsMultibyteCharactersAsOneColumn) {
             "       12  ±3 µs\n");
 }
 
+// A Chinese table: headers and cells mixing CJK (two terminal columns each) with ASCII. 37 columns wide.
+Table chinese_table() {
+  Table table;
+  table.columns = {{"GPU", "", Align::left, 0}, {"名称", "", Align::left, 3}, {"显存", "GB", Align::right, 0}};
+  table.add_row({"rtx5090", "GeForce RTX 5090", "32"});
+  table.add_row({"rtx5090d", "中国版 5090 D", "32"});
+  return table;
+}
+
+TEST(TableText, ChineseCharactersTakeTwoColumnsInHeadersAndCells) {
+  EXPECT_EQ(render_text(chinese_table(), 37),
+            "GPU       名称              显存 (GB)\n"
+            "--------  ----------------  ---------\n"
+            "rtx5090   GeForce RTX 5090         32\n"
+            "rtx5090d  中国版 5090 D            32\n");
+}
+
+TEST(TableText, FittingCountsDisplayColumnsNotBytesOrCodePoints) {
+  // By bytes the table is 43 wide and would lose 名称 at 37; by code points 32 and would keep it at 36.
+  EXPECT_EQ(render_text(chinese_table(), 37).find("(not shown"), std::string::npos);
+  EXPECT_EQ(render_text(chinese_table(), 36),
+            "GPU       显存 (GB)\n"
+            "--------  ---------\n"
+            "rtx5090          32\n"
+            "rtx5090d         32\n"
+            "(not shown to fit 36 columns: 名称; use --wide or --format csv)\n");
+}
+
+TEST(TableText, UnitsOnTheirOwnLineUnderChineseHeaders) {
+  Table table = chinese_table();
+  table.units_on_own_line = true;
+  EXPECT_EQ(render_text(table),
+            "GPU       名称              显存\n"
+            "                              GB\n"
+            "--------  ----------------  ----\n"
+            "rtx5090   GeForce RTX 5090    32\n"
+            "rtx5090d  中国版 5090 D       32\n");
+}
+
 TEST(TableMarkdown, HeadersWithUnitsAlignmentRowAndEscapedPipes) {
   Table table = gpu_table();
   table.rows[1][1] = "H100 | SXM5";
