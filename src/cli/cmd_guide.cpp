@@ -54,7 +54,7 @@ void add_guide_command(CLI::App& app) {
   command->callback([state, command] {
     // The default model gives way to one named another way.
     const bool other_model = !state->run.hf_config.empty() || !state->run.workload_file.empty();
-    if (other_model && command->get_option("--model")->count() == 0) state->run.model.clear();
+    if (other_model && !model_given(*command)) state->run.model.clear();
     if (!state->chart.empty() && !text::to_lower(state->chart).ends_with(".svg")) {
       throw InputError(fmt::format("--chart: '{}' has an unsupported extension; accepted: .svg", state->chart));
     }

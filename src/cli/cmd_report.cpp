@@ -223,7 +223,6 @@ void add_report_command(CLI::App& app) {
   bind_setup(*command, options->run, door);
   options->cost.default_epochs = kReferenceVisionEpochs;
   options->cost.add_to(*command);
-  auto* model = command->get_option("--model");
   auto* family = command->add_option("--family", options->family,
                                      "rtx50|rtx40|rtx30|datacenter|workstation|all, or a comma list of them")
                      ->capture_default_str();
@@ -236,9 +235,9 @@ void add_report_command(CLI::App& app) {
       ->check(CLI::ExistingFile);
   command->add_option("--out", options->out, "The HTML file to write")->capture_default_str();
   add_format_option(*command, options->format, {Format::table, Format::json});
-  command->callback([options, model] {
+  command->callback([options, command] {
     const bool other_model = !options->run.hf_config.empty() || !options->run.workload_file.empty();
-    if (other_model && model->count() == 0) options->run.model.clear();  // the default yields
+    if (other_model && !model_given(*command)) options->run.model.clear();  // the default yields
     run_report(*options);
   });
 }

@@ -18,9 +18,15 @@ constexpr const char* kZooHelp =
 
 void bind_model(CLI::App& command, setup::TrainingSetup& s, const SetupDoor& door) {
   const std::string help = door.model_help.empty() ? std::string(kZooHelp) : door.model_help;
-  // plan and guide take the model as their first word too; every command takes --model (what to_flags prints).
-  auto* model = command.add_option(door.model_positional ? "model,--model" : "--model", s.model, help);
-  if (!s.model.empty()) model->capture_default_str();
+  // Every command takes --model (what to_flags prints); plan and guide take the model as their first word too.
+  if (door.model_positional) {
+    auto* word = command.add_option("model", s.model, help);
+    if (!s.model.empty()) word->capture_default_str();
+    command.add_option("--model", s.model, "The model, as MODEL (the form printed command lines use)")->excludes(word);
+  } else {
+    auto* model = command.add_option("--model", s.model, help);
+    if (!s.model.empty()) model->capture_default_str();
+  }
   command.add_option("--hf-config", s.hf_config,
                      "Build the model from a Hugging Face config.json instead: the file, a model directory holding "
                      "one, or a Hugging Face cache entry (~/.cache/huggingface/hub/models--ORG--NAME); read "
@@ -157,6 +163,13 @@ void bind_parallelism(CLI::App& command, setup::TrainingSetup& s, const SetupDoo
 }
 
 }  // namespace
+
+bool model_given(const CLI::App& command) {
+  for (const char* name : {"model", "--model"}) {
+    if (const CLI::Option* option = command.get_option_no_throw(name); option && option->count() > 0) return true;
+  }
+  return false;
+}
 
 void bind_setup(CLI::App& command, setup::TrainingSetup& s, const SetupDoor& door) {
   bind_model(command, s, door);

@@ -22,5 +22,8 @@ struct SetupDoor {
 };
 
 void bind_setup(CLI::App& command, setup::TrainingSetup& setup, const SetupDoor& door = {});
+// True when the command line named the model (MODEL or --model): a command's default model gives way to
+// --hf-config or --workload only when it did not.
+bool model_given(const CLI::App& command);
 
 }  // namespace gpusage::cli
