@@ -8,12 +8,13 @@
 
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
-#include "cli/plan_options.hpp"
+#include "cli/setup_binder.hpp"
 #include "core/catalog/catalog.hpp"
 #include "core/common/error.hpp"
 #include "core/common/time.hpp"
 #include "core/device/backend.hpp"
-#include "core/estimate/compare.hpp"
+#include "core/setup/plan.hpp"
+#include "run/expectation.hpp"
 #include "run/child.hpp"
 #include "run/fit_batch.hpp"
 #include "run/supervisor.hpp"
@@ -24,22 +25,24 @@ namespace {
 
 // plan's largest fitting batch for the workload on --gpu, else on the card NVML names; none when neither is
 // known.
-std::optional<int> predicted_largest(const RunOptions& options, const std::string& gpu_name) {
-  const workload::Workload w = options.build_workload();
+std::optional<int> predicted_largest(const setup::TrainingSetup& options) {
   const catalog::Catalog& catalog = catalog::Catalog::active();
-  const catalog::Gpu* gpu = gpu_name.empty() ? nullptr : &catalog.resolve(gpu_name);
+  const catalog::Gpu* gpu = options.gpu.empty() ? nullptr : &catalog.resolve(options.gpu);
   if (!gpu) {
     auto backend = device::open_nvml_backend();
     const device::SystemInfo& system = backend->system();
     if (!system.available || system.gpus.empty()) return std::nullopt;
     try {
-      gpu = &estimate::resolve_device_name(system.gpus.front().name, catalog);
+      gpu = &run::catalog_card(system.gpus.front());
     } catch (const InputError&) {
       return std::nullopt;  // a card the catalog does not know: the search starts from 1
     }
   }
-  const estimate::Calibration calibration = options.calibration();
-  const int largest = estimate::max_batch(w, options.training_config(w), *gpu, &calibration);
+  // plan --batch auto on the card: the same prediction as every other command's (setup::run_plan).
+  estimate::SweepRequest request;
+  request.gpus = {gpu};
+  const estimate::Sweep sweep = setup::run_plan(options, request);
+  const int largest = sweep.predictions.front().max_batch;
   return largest > 0 ? std::optional<int>(largest) : std::nullopt;
 }
 
@@ -47,15 +50,13 @@ std::optional<int> predicted_largest(const RunOptions& options, const std::strin
 
 void add_fit_batch_command(CLI::App& app) {
   struct State {
-    RunOptions workload;
-    std::string gpu;
+    setup::TrainingSetup workload;  // the command's model and setup, --gpu and --target-batch
     std::vector<std::string> command;
     int steps = 5;
     std::optional<int> start;
     int max_batch = 65536;
     double try_timeout_s = 600;
     double timeout_s = 3600;
-    std::optional<int> target_batch;
     std::string log_dir;
     double interval_s = 1;
     Format format = Format::table;
@@ -76,9 +77,6 @@ void add_fit_batch_command(CLI::App& app) {
       "{batch}\n"
       "  gpusage fit-batch --steps 3 --try-timeout 300 -- torchrun --nproc-per-node 2 train.py --batch "
       "{batch}");
-  command->add_option("--model", state->workload.model,
-                      "Zoo model of the command, to start from plan's prediction");
-  command->add_option("--gpu", state->gpu, "GPU for the prediction (default: the card NVML names)");
   command->add_option("--steps", state->steps, "Throughput lines a try must print to count as trained")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
@@ -95,18 +93,17 @@ void add_fit_batch_command(CLI::App& app) {
   command->add_option("--timeout", state->timeout_s, "Seconds the whole search may take")
       ->check(CLI::Range(1.0, 604800.0))
       ->capture_default_str();
-  command
-      ->add_option(
-          "--target-batch", state->target_batch,
-          "Global batch per GPU to keep: prints the accumulation plan with the largest batch that ran")
-      ->check(CLI::Range(1, 1 << 24));
   command->add_option("--log-dir", state->log_dir, "Directory for the tries' logs")
       ->default_str("gpusage-runs/<UTC time>-fit-batch");
   command->add_option("--interval", state->interval_s, "Seconds between GPU samples, 0.1 to 3600")
       ->default_str("1");
   add_format_option(*command, state->format, {Format::table, Format::json});
   state->workload.precision = "fp32";  // as `gpusage run`: PyTorch's default without autocast
-  state->workload.add_to(*command, /*with_model=*/false);
+  SetupDoor door;
+  door.model_help = "Zoo model of the command, to start from plan's prediction";
+  door.gpu_help = "GPU for the prediction (default: the card NVML names)";
+  door.target_batch_help = "Global batch per GPU to keep: prints the accumulation plan with the largest batch that ran";
+  bind_setup(*command, state->workload, door);
   command->add_option("command", state->command, "The program and its arguments, after --, with {batch}")
       ->required();
   command->callback([state] {
@@ -118,9 +115,8 @@ void add_fit_batch_command(CLI::App& app) {
           "fit-batch: the command has no {batch}: write it where the batch size goes, e.g. "
           "-- python train.py --batch-size {batch}");
     run::FitBatchReport report;
-    report.target_batch = state->target_batch;
-    if (!state->workload.model.empty() || !state->workload.hf_config.empty())
-      report.predicted = predicted_largest(state->workload, state->gpu);
+    report.target_batch = state->workload.target_batch;
+    if (state->workload.has_model()) report.predicted = predicted_largest(state->workload);
     const int start = state->start.value_or(report.predicted.value_or(1));
     const std::string dir = state->log_dir.empty()
                                 ? run::default_log_dir({"fit-batch"}, wallclock::unix_now_s())

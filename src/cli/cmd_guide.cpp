@@ -11,18 +11,23 @@
 #include "cli/gpus_view.hpp"
 #include "cli/options.hpp"
 #include "cli/plan_view.hpp"
+#include "cli/setup_binder.hpp"
 #include "core/common/batch_list.hpp"
 #include "core/common/error.hpp"
 #include "core/common/io.hpp"
 #include "core/common/text.hpp"
+#include "core/setup/plan.hpp"
 
 namespace gpusage::cli {
 
+namespace {
+// guide's batches for a vision model when none are given (setup: batch_ladder in core/estimate/sweep.hpp).
+constexpr const char* kVisionLadder = "32,64,128,256";
+}  // namespace
+
 void add_guide_command(CLI::App& app) {
   struct State {
-    RunOptions run;
-    std::string gpus = "rtx50";
-    std::string batch = "32,64,128,256";
+    setup::TrainingSetup run;
     std::string chart;
     CostOptions cost;
   };
@@ -36,27 +41,33 @@ void add_guide_command(CLI::App& app) {
       "  gpusage guide --chart guide.svg\n"
       "  gpusage guide --cost                       # + what 90 epochs of ImageNet cost, owned or rented\n"
       "  gpusage guide --cost --price rtx5080=1199 --electricity 0.30/kWh --gpu rtx5090,rtx5080,h100-sxm5-80gb");
-  state->run.add_to(*command);
+  state->run.gpu = "rtx50";
+  SetupDoor door;
+  door.model_positional = true;
+  door.gpu_help = "GPU ids, names or families, comma separated";
+  door.batch_help = fmt::format("Per-GPU batch sizes (default: {} for vision models; 1, 2, 4, ... for language "
+                                "models, up to the first that runs out on every card)",
+                                kVisionLadder);
+  bind_setup(*command, state->run, door);
   state->cost.add_to(*command);
-  command->add_option("--gpu", state->gpus, "GPU ids, names or families, comma separated")->capture_default_str();
-  command->add_option("--batch", state->batch, "Per-GPU batch sizes")->capture_default_str();
   command->add_option("--chart", state->chart, "Also write the comparison chart (SVG): specs and predicted speed");
   command->callback([state, command] {
     // The default model gives way to one named another way.
     const bool other_model = !state->run.hf_config.empty() || !state->run.workload_file.empty();
-    if (other_model && command->get_option("model")->count() == 0) state->run.model.clear();
+    if (other_model && !model_given(*command)) state->run.model.clear();
     if (!state->chart.empty() && !text::to_lower(state->chart).ends_with(".svg")) {
       throw InputError(fmt::format("--chart: '{}' has an unsupported extension; accepted: .svg", state->chart));
     }
     state->cost.check_given_with_cost();
     const catalog::Catalog& catalog = catalog::Catalog::active();
     estimate::SweepRequest request;
-    request.gpus = catalog.select(state->gpus);
-    request.batches = parse_batch_list(state->batch).sizes;
-    const estimate::Sweep results = run_plan(state->run, request);
+    request.gpus = catalog.select(state->run.gpu);
+    request.ladder = state->run.batch.empty();
+    request.batches = parse_batch_list(request.ladder ? kVisionLadder : state->run.batch).sizes;
+    const estimate::Sweep results = setup::run_plan(state->run, request);
     const int width = terminal_width();
 
-    std::string out = fmt::format("== Which GPU? {} side by side ==\n\n", state->gpus);
+    std::string out = fmt::format("== Which GPU? {} side by side ==\n\n", state->run.gpu);
     out += gpus_comparison_text(catalog, request.gpus, width);
     out += fmt::format("\n== Will it fit, and how fast? {} training, predicted ==\n\n", results.workload.display_name);
     out += plan_table(results, width);
@@ -67,13 +78,11 @@ void add_guide_command(CLI::App& app) {
            "`gpusage run -- python train.py` to watch a training run and explain it when it ends.\n";
 
     if (!state->chart.empty()) {
-      report::BarChart chart = gpus_comparison_chart(catalog, request.gpus, state->gpus);
+      report::BarChart chart = gpus_comparison_chart(catalog, request.gpus, state->run.gpu);
       // One more series: the best predicted throughput among the batches that fit on each card.
-      std::map<const catalog::Gpu*, double> best;
-      for (std::size_t i = 0; i < results.predictions.size(); ++i) {
-        const auto& p = results.predictions[i];
-        const catalog::Gpu* listed = request.gpus[i / std::max<std::size_t>(1, request.batches.size())];
-        if (p.fits) best[listed] = std::max(best[listed], p.throughput);
+      std::map<std::string, double> best;  // by catalog id: the predictions point at completed copies
+      for (const auto& p : results.predictions) {
+        if (p.fits) best[p.gpu->id] = std::max(best[p.gpu->id], p.throughput);
       }
       report::BarSeries speed{fmt::format("{} {} (predicted, best batch)", results.workload.display_name,
                                           catalog::to_string(results.predictions.front().config.precision)),
@@ -81,7 +90,7 @@ void add_guide_command(CLI::App& app) {
                               0,
                               {}};
       for (const catalog::Gpu* gpu : request.gpus) {
-        speed.values.push_back(best.count(gpu) ? std::optional<double>(best[gpu]) : std::nullopt);
+        speed.values.push_back(best.count(gpu->id) ? std::optional<double>(best[gpu->id]) : std::nullopt);
       }
       chart.series.push_back(std::move(speed));
       io::write_file_atomically(state->chart, report::render_svg(chart));

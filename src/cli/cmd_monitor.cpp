@@ -22,7 +22,7 @@ void add_monitor_command(CLI::App& app) {
       "  gpusage monitor --prometheus 127.0.0.1:9400\n"
       "Environment: GPUSAGE_NVML_LIBRARY=PATH loads NVML from PATH.");
   struct Settings {
-    monitor::RunOptions run;
+    monitor::MonitorOptions run;
     Format format = Format::table;
     long count = 0;
   };
@@ -43,7 +43,7 @@ void add_monitor_command(CLI::App& app) {
                       "Seconds of low GPU utilization (with a training process) before the input-bottleneck alert")
       ->default_str("30");
   command->callback([settings] {
-    monitor::RunOptions run = settings->run;
+    monitor::MonitorOptions run = settings->run;
     if (settings->count != 0) run.count = settings->count;
     switch (settings->format) {
       case Format::csv: run.view = monitor::View::csv; break;

@@ -9,18 +9,17 @@
 #include "cli/options.hpp"
 #include "cli/plan_view.hpp"
 #include "cli/report_pages.hpp"
+#include "cli/setup_binder.hpp"
 #include "core/catalog/catalog.hpp"
 #include "core/common/batch_list.hpp"
 #include "core/common/error.hpp"
+#include "core/setup/plan.hpp"
 
 namespace gpusage::cli {
 
 void add_plan_command(CLI::App& app) {
   struct State {
-    RunOptions run;
-    std::string gpus = "rtx50";
-    std::string batch = "auto";
-    std::optional<int> target_batch;
+    setup::TrainingSetup run;
     Format format = Format::table;
     bool wide = false;
     std::string out;
@@ -42,17 +41,16 @@ void add_plan_command(CLI::App& app) {
       "  gpusage plan llama3-8b --qlora --gpu rtx5090,rtx4090,h100-sxm5-80gb --tokens 1e9 --cost\n"
       "  gpusage plan llama3-8b --qlora --gpu rtx5090,8xh100-sxm5-80gb --tokens 1e9 --cost --price rtx5090=2199 \\\n"
       "      --rent h100-sxm5-80gb=2.49/h --electricity 0.30/kWh --amortize-hours 4000");
-  state->run.add_to(*command);
+  state->run.gpu = "rtx50";
+  state->run.batch = "auto";
+  SetupDoor door;
+  door.model_positional = true;
+  door.gpu_help = "GPU ids or names, families (rtx50, rtx40, rtx30, datacenter, workstation) or all, comma "
+                  "separated; NxID plans N of that card (8xh100-sxm5-80gb: data parallel, as --gpus 8)";
+  door.batch_help = "Per-GPU batch sizes (32,64,…) or auto: the largest that fits";
+  door.target_batch_help = "Global batch to reach: picks the per-GPU batch and gradient-accumulation steps";
+  bind_setup(*command, state->run, door);
   state->cost.add_to(*command);
-  command->add_option("--gpu", state->gpus, "GPU ids or names, families (rtx50, rtx40, rtx30, datacenter, "
-                                            "workstation) or all, comma separated; NxID plans N of that card "
-                                            "(8xh100-sxm5-80gb: data parallel, as --gpus 8)")
-      ->capture_default_str();
-  command->add_option("--batch", state->batch, "Per-GPU batch sizes (32,64,…) or auto: the largest that fits")
-      ->capture_default_str();
-  command->add_option("--target-batch", state->target_batch,
-                      "Global batch to reach: picks the per-GPU batch and gradient-accumulation steps")
-      ->check(CLI::Range(1, 1 << 24));
   add_format_option(*command, state->format, {Format::table, Format::json});
   command->add_flag("--wide", state->wide, "Show every table column, however wide");
   command->add_option("--out", state->out, "Write the output to FILE instead of stdout");
@@ -64,20 +62,13 @@ void add_plan_command(CLI::App& app) {
     }
     state->cost.check_given_with_cost();
     estimate::SweepRequest request;
-    request.batches = parse_batch_list(state->batch).sizes;
-    request.target_batch = state->target_batch;
-    const estimate::Sweep results = run_plan(state->run, state->gpus, request);
+    request.batches = parse_batch_list(state->run.batch).sizes;
+    request.target_batch = state->run.target_batch;
+    const estimate::Sweep results = setup::run_plan(state->run, state->run.gpu, request);
     const std::optional<CostReport> costs = cost_report_if_asked(results, state->cost, state->run.dataset_size);
     std::string chart_message;
     if (!state->chart.empty()) {
-      chart_message = write_plan_page(results, state->chart,
-                                      fmt::format("gpusage plan {}--gpu {} --batch {}{}{} --chart {}",
-                                                  state->run.model.empty() ? "" : state->run.model + " ",
-                                                  state->gpus, state->batch, run_option_flags(state->run),
-                                                  state->target_batch ? fmt::format(" --target-batch {}",
-                                                                                    *state->target_batch)
-                                                                      : "",
-                                                  state->chart));
+      chart_message = write_plan_page(results, state->chart, plan_command_line(state->run, state->chart));
     }
     const int width = state->wide ? 100000 : terminal_width();
     if (state->format == Format::json) {

@@ -14,11 +14,13 @@
 #include "cli/options.hpp"
 #include "cli/plan_view.hpp"
 #include "cli/report_pages.hpp"
+#include "cli/setup_binder.hpp"
 #include "core/common/batch_list.hpp"
 #include "core/common/error.hpp"
 #include "core/common/io.hpp"
 #include "core/common/text.hpp"
 #include "core/estimate/compare.hpp"
+#include "core/setup/plan.hpp"
 #include "monitor/alerts.hpp"
 #include "report/html_page.hpp"
 #include "report/monitor_log.hpp"
@@ -28,15 +30,13 @@ namespace gpusage::cli {
 
 namespace {
 
-// A sweep wide enough that every card runs out somewhere: ResNet-50 at fp16 fills 8 GB near batch 128
-// and 32 GB near batch 512 (gpusage plan resnet50 --batch auto).
-constexpr const char* kDefaultBatches = "8,16,32,64,128,256,512,1024";
+// A vision sweep wide enough that every card runs out somewhere: ResNet-50 at fp16 fills 8 GB near batch 128
+// and 32 GB near batch 512 (gpusage plan resnet50 --batch auto). Language models take batch_ladder's 1, 2, 4, ...
+constexpr const char* kVisionBatches = "8,16,32,64,128,256,512,1024";
 
 struct ReportOptions {
-  RunOptions run;
+  setup::TrainingSetup run;  // the model, batch, recipe and --gpu
   std::string family = "rtx50";
-  std::string gpus;
-  std::string batch = kDefaultBatches;
   std::vector<std::string> bench_files;
   std::string monitor_log;
   std::string out = "gpusage-report.html";
@@ -51,16 +51,16 @@ void check_html_path(const std::string& option, const std::string& path) {
 }
 
 std::string selection_label(const ReportOptions& options, std::size_t count) {
-  return fmt::format("{} ({} GPUs)", options.gpus.empty() ? text::join(text::split(options.family, ',')) : options.gpus,
+  return fmt::format("{} ({} GPUs)", options.run.gpu.empty() ? text::join(text::split(options.family, ',')) : options.run.gpu,
                      count);
 }
 
-// What to type to make the same page again.
+// What to type to make the same page again: the setup's flags (the model, --gpu, --batch when given, the
+// recipe) and the report's own.
 std::string command_line(const ReportOptions& o) {
   std::string line = "gpusage report";
-  line += o.gpus.empty() ? " --family " + o.family : " --gpu \"" + o.gpus + "\"";
-  line += o.run.hf_config.empty() && o.run.workload_file.empty() ? " --model " + o.run.model : "";
-  line += fmt::format(" --batch {}", o.batch) + run_option_flags(o.run);
+  if (o.run.gpu.empty()) line += " --family " + o.family;
+  line += o.run.to_flags();
   for (const auto& file : o.bench_files) line += " --bench " + file;
   if (!o.monitor_log.empty()) line += " --monitor-log " + o.monitor_log;
   if (o.cost.enabled) line += " --cost";
@@ -156,9 +156,10 @@ void run_report(const ReportOptions& options) {
   check_html_path("--out", options.out);
   const catalog::Catalog& catalog = catalog::Catalog::active();
   estimate::SweepRequest request;
-  request.gpus = select_gpus(catalog, options.family, options.gpus);
+  request.gpus = select_gpus(catalog, options.family, options.run.gpu);
   if (request.gpus.empty()) throw InputError("report: no GPUs selected");
-  request.batches = parse_batch_list(options.batch).sizes;
+  request.ladder = options.run.batch.empty();
+  request.batches = parse_batch_list(request.ladder ? kVisionBatches : options.run.batch).sizes;
   // Inputs are read before anything is written: a bad file leaves no page behind.
   std::vector<estimate::BenchFile> bench;
   for (const auto& path : options.bench_files) bench.push_back(estimate::read_bench_file(path));
@@ -166,7 +167,7 @@ void run_report(const ReportOptions& options) {
   if (!options.monitor_log.empty()) log = report::read_monitor_log(options.monitor_log);
 
   options.cost.check_given_with_cost();
-  const estimate::Sweep plan = run_plan(options.run, request);
+  const estimate::Sweep plan = setup::run_plan(options.run, request);
   const std::optional<CostReport> costs = cost_report_if_asked(plan, options.cost, options.run.dataset_size);
   const std::string selection = selection_label(options, request.gpus.size());
   report::Page page = report::new_page(
@@ -213,18 +214,19 @@ void add_report_command(CLI::App& app) {
       "  gpusage report --gpu rtx5090,rtx4090,h100-sxm5-80gb --model vit_b_16 --precision bf16\n"
       "  gpusage report --bench run.json --monitor-log run.jsonl --out run-report.html\n"
       "  gpusage report --cost                            # + what 90 epochs of ImageNet cost, owned or rented");
-  options->run.add_to(*command, false);
+  SetupDoor door;
+  door.model_help = "Zoo model to estimate (see `gpusage plan --help`)";
+  door.gpu_help = "GPUs by id, name or family, comma separated";
+  door.batch_help = fmt::format("Per-GPU batch sizes to sweep, comma separated (default: {} for vision models; 1, 2, "
+                                "4, ... for language models, up to the first that runs out on every card)",
+                                kVisionBatches);
+  bind_setup(*command, options->run, door);
   options->cost.default_epochs = kReferenceVisionEpochs;
   options->cost.add_to(*command);
-  auto* model = command->add_option("--model", options->run.model, "Zoo model to estimate (see `gpusage plan --help`)")
-                    ->capture_default_str();
   auto* family = command->add_option("--family", options->family,
                                      "rtx50|rtx40|rtx30|datacenter|workstation|all, or a comma list of them")
                      ->capture_default_str();
-  auto* gpus = command->add_option("--gpu", options->gpus, "GPUs by id, name or family, comma separated");
-  family->excludes(gpus);
-  command->add_option("--batch", options->batch, "Per-GPU batch sizes to sweep, comma separated")
-      ->capture_default_str();
+  family->excludes(command->get_option("--gpu"));
   command->add_option("--bench", options->bench_files,
                       "gpusage bench --format json results to compare with the prediction (repeatable)")
       ->check(CLI::ExistingFile);
@@ -233,9 +235,9 @@ void add_report_command(CLI::App& app) {
       ->check(CLI::ExistingFile);
   command->add_option("--out", options->out, "The HTML file to write")->capture_default_str();
   add_format_option(*command, options->format, {Format::table, Format::json});
-  command->callback([options, model] {
+  command->callback([options, command] {
     const bool other_model = !options->run.hf_config.empty() || !options->run.workload_file.empty();
-    if (other_model && model->count() == 0) options->run.model.clear();  // the default yields
+    if (other_model && !model_given(*command)) options->run.model.clear();  // the default yields
     run_report(*options);
   });
 }

@@ -5,7 +5,7 @@
 #include <optional>
 
 #include "cli/commands.hpp"
-#include "cli/plan_options.hpp"
+#include "cli/setup_binder.hpp"
 #include "core/catalog/catalog.hpp"
 #include "core/workload/workload.hpp"
 #include "run/supervisor.hpp"
@@ -15,9 +15,7 @@ namespace gpusage::cli {
 void add_run_command(CLI::App& app) {
   struct State {
     run::RunRequest request;
-    RunOptions workload;  // plan's options: the run's model and training setup
-    std::optional<int> batch;
-    std::string gpu;
+    setup::TrainingSetup workload;  // the run's model and training setup, its --batch and --gpu
     std::string notify_level = "warning";
   };
   auto state = std::make_shared<State>();
@@ -43,6 +41,7 @@ void add_run_command(CLI::App& app) {
       "  gpusage: predicted (plan) for ResNet-50 bf16 batch 256 on GeForce RTX 5090, against measured:\n"
       "  gpusage:   throughput   predicted 1753 samples/s (80%: 1731-2056), measured 2 it/s median = 512\n"
       "             samples/s per GPU: below the interval\n"
+      "  gpusage:   as planned   gpusage plan --model resnet50 --precision bf16 --batch 256 --gpu rtx5090\n"
       "  gpusage:   memory       predicted 12.9 GiB, measured peak 18.6 GiB\n"
       "  gpusage:   utilization  predicted 100% (no host stalls), measured median 12%\n"
       "  gpusage: MFU 6.0%: 12.5 TFLOPS achieved of 209.5 dense bf16 TFLOPS on GeForce RTX 5090 (24.4 GFLOP\n"
@@ -79,14 +78,6 @@ void add_run_command(CLI::App& app) {
           "--idle-alert-after", state->request.alerts.low_utilization_window_s,
           "Seconds of low GPU utilization (with the run's process on it) before the input-bound alert")
       ->default_str("30");
-  command->add_option("--model", state->workload.model,
-                      "Zoo model of the run (e.g. resnet50, gpt2; `gpusage plan --help` lists them): the OOM fix, "
-                      "and with --batch the prediction");
-  command->add_option("--batch", state->batch, "Per-GPU batch of the run (default: what the log prints)")
-      ->check(CLI::Range(1, 1 << 24));
-  command->add_option("--gpu", state->gpu,
-                      "GPU of the run, for the OOM fix and the prediction (default: the card NVML names; for the "
-                      "OOM fix, the capacity the OOM message reports)");
   command
       ->add_option("--expect-window", state->request.expectation_window_s,
                    "Seconds the program's throughput must stay outside plan's 80% interval before the finding")
@@ -109,30 +100,37 @@ void add_run_command(CLI::App& app) {
       ->capture_default_str();
   // Without autocast PyTorch trains in fp32: the run's default, where plan's is fp16.
   state->workload.precision = "fp32";
-  state->workload.add_to(*command, /*with_model=*/false);
+  SetupDoor door;
+  door.model_help = "Zoo model of the run (e.g. resnet50, gpt2; `gpusage plan --help` lists them): the OOM fix, and "
+                    "with --batch the prediction";
+  door.batch_help = "Per-GPU batch of the run (default: what the log prints)";
+  door.single_batch = true;
+  door.gpu_help = "GPU of the run, for the OOM fix and the prediction (default: the card NVML names; for the OOM "
+                  "fix, the capacity the OOM message reports)";
+  bind_setup(*command, state->workload, door);
   command->add_option("command", state->request.command, "The program and its arguments, after --")
       ->required();
   command->callback([state, command] {
     run::RunRequest request = state->request;
     request.notify.level = run::parse_notify_level(state->notify_level);
-    const RunOptions& options = state->workload;
+    const setup::TrainingSetup& options = state->workload;
     // Bad names and options fail here, before the child starts.
     std::optional<workload::Workload> workload;
-    if (!options.model.empty() || !options.hf_config.empty() || !options.workload_file.empty())
+    if (options.has_model()) {
       workload = options.build_workload();
+      options.build_timed_workload(*workload);
+      options.training_config(*workload);
+      options.calibration();
+    }
     const catalog::Catalog& catalog = catalog::Catalog::active();
-    if (!state->gpu.empty()) request.context.gpu = &catalog.resolve(state->gpu);
+    if (!options.gpu.empty()) request.context.gpu = &catalog.resolve(options.gpu);
     request.context.workload = workload ? &*workload : nullptr;
-    request.context.batch = state->batch;
+    if (!options.batch.empty()) request.context.batch = std::stoi(options.batch);  // checked: 1 to 2^24
     if (command->get_option("--precision")->count() > 0)
       request.context.precision = catalog::parse_precision(options.precision);
-    if (workload && state->batch) {
+    if (workload && request.context.batch) {
       run::ExpectationRequest& expect = request.expectation.emplace();
-      expect.workload = *workload;
-      expect.timed = options.build_timed_workload(*workload);
-      expect.config = options.training_config(*workload);
-      expect.config.batch_per_gpu = *state->batch;
-      expect.calibration = options.calibration();
+      expect.setup = options;
       expect.gpu = request.context.gpu;
     } else if (workload) {
       fmt::print(stderr, "gpusage: no prediction: give --batch (the per-GPU batch) with --model, --hf-config or --workload\n");

@@ -14,75 +14,6 @@
 
 namespace gpusage::cli {
 
-estimate::Sweep run_plan(const RunOptions& options, const estimate::SweepRequest& request) {
-  workload::Workload w = options.build_workload();
-  const estimate::Calibration calibration = options.calibration();
-  const estimate::TrainingConfig base = options.training_config(w);
-  std::optional<workload::Workload> timed = options.build_timed_workload(w);
-  const std::vector<std::string> workload_notes = w.notes;
-  estimate::Sweep sweep =
-      estimate::run_sweep(std::move(w), base, calibration, request, catalog::Catalog::active(), std::move(timed));
-  sweep.notes.insert(sweep.notes.begin(), workload_notes.begin(), workload_notes.end());
-  return sweep;
-}
-
-namespace {
-
-// "8xh100" -> (8, "h100"); an entry without a count keeps `default_count`. Counts as --gpus takes them.
-std::pair<int, std::string> gpu_count_and_name(const std::string& entry, int default_count) {
-  std::size_t digits = 0;
-  while (digits < entry.size() && std::isdigit(static_cast<unsigned char>(entry[digits]))) ++digits;
-  if (digits == 0 || digits > 4 || digits + 1 >= entry.size() || (entry[digits] != 'x' && entry[digits] != '*')) {
-    return {default_count, entry};
-  }
-  const int count = std::stoi(entry.substr(0, digits));
-  if (count < 1 || count > 1024) {
-    throw InputError(fmt::format("--gpu '{}': {} GPUs is outside 1 to 1024 (as --gpus)", entry, count));
-  }
-  return {count, entry.substr(digits + 1)};
-}
-
-}  // namespace
-
-estimate::Sweep run_plan(const RunOptions& options, const std::string& gpu_list, estimate::SweepRequest request) {
-  std::vector<std::pair<int, std::vector<std::string>>> groups;  // GPU count -> names, in first-seen order
-  for (const std::string& raw : text::split(gpu_list, ',')) {
-    const std::string entry = text::trim(raw);
-    if (entry.empty()) continue;
-    auto [count, name] = gpu_count_and_name(entry, options.gpus);
-    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == count; });
-    if (it == groups.end()) it = groups.insert(groups.end(), {count, {}});
-    it->second.push_back(name);
-  }
-  const catalog::Catalog& catalog = catalog::Catalog::active();
-  if (groups.size() <= 1) {
-    RunOptions counted = options;
-    if (!groups.empty()) counted.gpus = groups.front().first;
-    request.gpus = catalog.select(groups.empty() ? gpu_list : text::join(groups.front().second, ","));
-    return run_plan(counted, request);
-  }
-  std::optional<estimate::Sweep> merged;
-  for (const auto& [count, names] : groups) {
-    RunOptions counted = options;
-    counted.gpus = count;
-    request.gpus = catalog.select(text::join(names, ","));
-    estimate::Sweep sweep = run_plan(counted, request);
-    if (!merged) {
-      merged = std::move(sweep);
-      continue;
-    }
-    // The predictions point into their sweep's GPU records, which move with their unique_ptrs.
-    for (auto& p : sweep.predictions) merged->predictions.push_back(std::move(p));
-    for (auto& gpu : sweep.gpus) merged->gpus.push_back(std::move(gpu));
-    for (auto& note : sweep.notes) {
-      if (std::find(merged->notes.begin(), merged->notes.end(), note) == merged->notes.end()) {
-        merged->notes.push_back(std::move(note));
-      }
-    }
-  }
-  return std::move(*merged);
-}
-
 nlohmann::json plan_json(const estimate::Sweep& results) {
   const workload::Workload& w = results.workload;
   nlohmann::json model = {
@@ -187,97 +118,105 @@ std::string card_name(const estimate::Prediction& p, const estimate::Sweep& resu
   return mixed && p.config.world_size() > 1 ? fmt::format("{}x {}", p.config.world_size(), p.gpu->name) : p.gpu->name;
 }
 
-}  // namespace
+// A throughput as the tables print it: whole numbers from 100 up, one decimal below (a language model's few
+// samples per second).
+std::string throughput_text(double v) { return report::format_number(v, v < 100 ? 1 : 0); }
 
-std::string plan_table(const estimate::Sweep& results, int width) {
-  const workload::Workload& w = results.workload;
-  const auto& predictions = results.predictions;
-  if (predictions.empty()) return "";
-  std::string out = fmt::format("{}: {:.1f} M parameters, {:.2f} GFLOPs forward per sample{}, {} training, {}{}\n\n",
-                                w.display_name, w.params() / 1e6, w.forward_flops() / 1e9,
-                                w.domain == workload::Domain::vision ? fmt::format(" at {} px", w.resolution)
-                                                                     : fmt::format(" at {} tokens", w.seq_len),
-                                catalog::to_string(predictions.front().config.precision),
-                                estimate::to_string(predictions.front().config.optimizer),
-                                recipe_text(predictions.front().config, results));
-  // One row per GPU; per batch a throughput and a memory column. Cards that run out are marked OOM.
+// The batches of the first card when every card is predicted at the same batches without accumulation (the
+// grid of `--batch 32,64,...`); empty otherwise.
+std::vector<int> uniform_batches(const std::vector<estimate::Prediction>& predictions) {
   std::vector<int> batches;
-  bool uniform = true;
   for (const auto& p : predictions) {
     if (p.gpu != predictions.front().gpu) break;
     batches.push_back(p.config.batch_per_gpu);
   }
-  if (predictions.size() % batches.size() != 0) uniform = false;
-  for (std::size_t i = 0; uniform && i < predictions.size(); ++i) {
-    uniform = predictions[i].config.batch_per_gpu == batches[i % batches.size()] &&
-              predictions[i].config.accumulation_steps == 1;
+  if (predictions.size() % batches.size() != 0) return {};
+  for (std::size_t i = 0; i < predictions.size(); ++i) {
+    if (predictions[i].config.batch_per_gpu != batches[i % batches.size()] ||
+        predictions[i].config.accumulation_steps != 1) {
+      return {};
+    }
   }
+  return batches;
+}
+
+// One row per GPU; per batch a throughput and a memory column. Cards that run out are marked OOM.
+report::Table batch_grid_table(const estimate::Sweep& results, const std::vector<int>& batches) {
+  const auto& predictions = results.predictions;
+  report::Table table;
+  table.columns = {{"GPU", "", report::Align::left}, {"VRAM", "GiB"}, {"max batch", ""}};
+  for (int b : batches) table.columns.push_back({fmt::format("batch {}", b), ""});
+  for (std::size_t i = 0; i < predictions.size(); i += batches.size()) {
+    const auto& first = predictions[i];
+    std::vector<std::string> row{card_name(first, results), report::format_number(units::to_gib(first.capacity_bytes), 0),
+                                 report::format_number(first.max_batch)};
+    for (std::size_t j = 0; j < batches.size(); ++j) {
+      const auto& p = predictions[i + j];
+      const std::string memory = report::format_number(units::to_gib(p.memory.total_bytes()), 1);
+      row.push_back(p.fits ? fmt::format("{} / {}", throughput_text(p.throughput), memory)
+                           : fmt::format("OOM / {}", memory));
+    }
+    table.add_row(row);
+  }
+  table.notes.push_back(fmt::format("Each cell: predicted {} per GPU / predicted peak memory in GiB. OOM: does not "
+                                    "fit in the card's VRAM.",
+                                    results.workload.throughput_unit()));
+  return table;
+}
+
+// One row per prediction, every figure in its own column.
+report::Table detail_table(const estimate::Sweep& results) {
+  const workload::Workload& w = results.workload;
+  const auto& predictions = results.predictions;
   const char* unit = w.throughput_unit();
   report::Table table;
-  if (uniform && batches.size() > 1) {
-    table.columns = {{"GPU", "", report::Align::left}, {"VRAM", "GiB"}, {"max batch", ""}};
-    for (int b : batches) table.columns.push_back({fmt::format("batch {}", b), ""});
-    for (std::size_t i = 0; i < predictions.size(); i += batches.size()) {
-      const auto& first = predictions[i];
-      std::vector<std::string> row{card_name(first, results), report::format_number(units::to_gib(first.capacity_bytes), 0),
-                                   report::format_number(first.max_batch)};
-      for (std::size_t j = 0; j < batches.size(); ++j) {
-        const auto& p = predictions[i + j];
-        const std::string memory = report::format_number(units::to_gib(p.memory.total_bytes()), 1);
-        row.push_back(p.fits ? fmt::format("{} / {}", report::format_number(p.throughput), memory)
-                             : fmt::format("OOM / {}", memory));
-      }
-      table.add_row(row);
-    }
-    table.notes.push_back(fmt::format("Each cell: predicted {} per GPU / predicted peak memory in GiB. OOM: does not "
-                                      "fit in the card's VRAM.",
-                                      unit));
-  } else {
-    table.columns = {{"GPU", "", report::Align::left},
-                     {"batch", ""},
-                     {"accum", "", report::Align::right, 1},
-                     {"fits", "", report::Align::left},
-                     {"memory", "GiB of VRAM"},
-                     {"max batch", ""},
-                     {"throughput", unit},
-                     {"80% range", unit},
-                     {"step", "ms"},
-                     {"epoch", "", report::Align::right, 2},
-                     {"energy", "kWh/epoch", report::Align::right, 2},
-                     {"bound", "", report::Align::left, 3}};
-    if (w.domain == workload::Domain::language) {
-      table.columns.insert(table.columns.begin() + 8, {"tokens/s", "", report::Align::right, 1});
-    }
-    for (const auto& p : predictions) {
-      std::vector<std::string> row{card_name(p, results),
-                                   report::format_number(p.config.batch_per_gpu),
-                                   report::format_number(p.config.accumulation_steps),
-                                   p.fits ? "yes" : "NO",
-                                   fmt::format("{} of {}", report::format_number(units::to_gib(p.memory.total_bytes()), 1),
-                                               report::format_number(units::to_gib(p.capacity_bytes), 0)),
-                                   report::format_number(p.max_batch),
-                                   p.fits ? report::format_number(p.throughput, p.throughput < 100 ? 1 : 0) : "OOM",
-                                   p.fits ? fmt::format("{}-{}",
-                                                        report::format_number(p.throughput_low, p.throughput_low < 100 ? 1 : 0),
-                                                        report::format_number(p.throughput_high, p.throughput_high < 100 ? 1 : 0))
-                                          : "n/a"};
-      if (w.domain == workload::Domain::language) {
-        row.push_back(p.tokens_per_s && p.fits ? report::format_number(*p.tokens_per_s) : "n/a");
-      }
-      row.push_back(p.fits ? report::format_number(p.time.step_s * 1e3, 1) : "n/a");
-      row.push_back(p.epoch_time_s && p.fits ? report::format_duration(*p.epoch_time_s) : "n/a");
-      row.push_back(p.energy_wh_per_epoch && p.fits ? report::format_number(*p.energy_wh_per_epoch / 1000, 2) : "n/a");
-      row.push_back(estimate::to_string(p.time.bound));
-      table.add_row(row);
-    }
-    table.notes.push_back(fmt::format("Throughput per GPU; energy at TDP (an upper bound); accum = gradient "
-                                      "accumulation steps per optimizer step."));
-    table.notes.push_back("80% range: where 80% of published runs fell that the model was not fitted on "
-                          "(leave-one-GPU-out; gpusage validate --cv gpu).");
+  table.columns = {{"GPU", "", report::Align::left},
+                   {"batch", ""},
+                   {"accum", "", report::Align::right, 1},
+                   {"fits", "", report::Align::left},
+                   {"memory", "GiB of VRAM"},
+                   {"max batch", ""},
+                   {"throughput", unit},
+                   {"80% range", unit},
+                   {"step", "ms"},
+                   {"epoch", "", report::Align::right, 2},
+                   {"energy", "kWh/epoch", report::Align::right, 2},
+                   {"bound", "", report::Align::left, 3}};
+  if (w.domain == workload::Domain::language) {
+    table.columns.insert(table.columns.begin() + 8, {"tokens/s", "", report::Align::right, 1});
   }
-  out += report::render_text(table, width);
+  for (const auto& p : predictions) {
+    std::vector<std::string> row{card_name(p, results),
+                                 report::format_number(p.config.batch_per_gpu),
+                                 report::format_number(p.config.accumulation_steps),
+                                 p.fits ? "yes" : "NO",
+                                 fmt::format("{} of {}", report::format_number(units::to_gib(p.memory.total_bytes()), 1),
+                                             report::format_number(units::to_gib(p.capacity_bytes), 0)),
+                                 report::format_number(p.max_batch),
+                                 p.fits ? throughput_text(p.throughput) : "OOM",
+                                 p.fits ? throughput_text(p.throughput_low) + "-" + throughput_text(p.throughput_high)
+                                        : "n/a"};
+    if (w.domain == workload::Domain::language) {
+      row.push_back(p.tokens_per_s && p.fits ? report::format_number(*p.tokens_per_s) : "n/a");
+    }
+    row.push_back(p.fits ? report::format_number(p.time.step_s * 1e3, 1) : "n/a");
+    row.push_back(p.epoch_time_s && p.fits ? report::format_duration(*p.epoch_time_s) : "n/a");
+    row.push_back(p.energy_wh_per_epoch && p.fits ? report::format_number(*p.energy_wh_per_epoch / 1000, 2) : "n/a");
+    row.push_back(estimate::to_string(p.time.bound));
+    table.add_row(row);
+  }
+  table.notes.push_back(fmt::format("Throughput per GPU; energy at TDP (an upper bound); accum = gradient "
+                                    "accumulation steps per optimizer step."));
+  table.notes.push_back("80% range: where 80% of published runs fell that the model was not fitted on "
+                        "(leave-one-GPU-out; gpusage validate --cv gpu).");
+  return table;
+}
 
-  // Ranking of the cards at their best fitting configuration in this plan.
+// The cards ranked at their best fitting configuration in this plan; empty for fewer than two cards.
+std::string ranking_text(const estimate::Sweep& results, int width) {
+  const auto& predictions = results.predictions;
+  const char* unit = results.workload.throughput_unit();
+  std::string out;
   // In the sweep's GPU order, so that cards with equal throughput keep it (a map keyed by address did not).
   std::vector<const estimate::Prediction*> ranked;
   for (const auto& p : predictions) {
@@ -297,37 +236,43 @@ std::string plan_table(const estimate::Sweep& results, int width) {
     int i = 0;
     for (auto* p : ranked) {
       rank.add_row({std::to_string(++i), card_name(*p, results), report::format_number(p->config.batch_per_gpu),
-                    report::format_number(p->throughput),
-                    p->gpu->msrp_usd ? report::format_number(p->throughput / *p->gpu->msrp_usd * 1000) : "n/a",
-                    report::format_number(p->throughput / p->gpu->tdp_w * 100)});
+                    throughput_text(p->throughput),
+                    p->gpu->msrp_usd ? throughput_text(p->throughput / *p->gpu->msrp_usd * 1000) : "n/a",
+                    throughput_text(p->throughput / p->gpu->tdp_w * 100)});
     }
     rank.notes.push_back("Prices are launch MSRPs, power is TDP, both from the catalog (gpusage gpus show ID).");
     out += "\nRanking (best fitting batch per card):\n" + report::render_text(rank, width);
   }
-  // The three memory figures users print, for one prediction: what each tool will show at the peak.
-  if (predictions.size() == 1) {
-    const auto& m = predictions.front().memory;
-    out += fmt::format("\nPeak memory as measured: {} allocated (torch.cuda.max_memory_allocated), {} reserved "
-                       "(max_memory_reserved), {} in nvidia-smi (with the CUDA context{}).\n",
-                       units::format_gib(m.allocated_bytes()), units::format_gib(m.reserved_bytes()),
-                       units::format_gib(m.total_bytes()),
-                       predictions.front().config.world_size() > 1 ? " and NCCL's buffers" : "");
-    const auto& p = predictions.front();
-    if (p.config.offload.any()) {
-      out += fmt::format("CPU offload: {} of pinned host memory per GPU{}; {:.0f} ms of each step waits on PCIe "
-                         "copies{}.\n",
-                         units::format_gib(m.host_bytes),
-                         m.host_activation_bytes > 0
-                             ? fmt::format(" ({} of it activations)", units::format_gib(m.host_activation_bytes))
-                             : "",
-                         p.time.offload_s * 1e3,
-                         p.config.offload.steps_on_host()
-                             ? fmt::format(" and the CPU's optimizer step takes {:.0f} ms", p.time.optimizer_s * 1e3)
-                             : "");
-    }
+  return out;
+}
+
+// For one prediction: the three memory figures users print, and the host side of CPU offload.
+std::string memory_text(const estimate::Prediction& p) {
+  const auto& m = p.memory;
+  std::string out = fmt::format("\nPeak memory as measured: {} allocated (torch.cuda.max_memory_allocated), {} reserved "
+                                "(max_memory_reserved), {} in nvidia-smi (with the CUDA context{}).\n",
+                                units::format_gib(m.allocated_bytes()), units::format_gib(m.reserved_bytes()),
+                                units::format_gib(m.total_bytes()), p.config.world_size() > 1 ? " and NCCL's buffers" : "");
+  if (p.config.offload.any()) {
+    out += fmt::format("CPU offload: {} of pinned host memory per GPU{}; {:.0f} ms of each step waits on PCIe "
+                       "copies{}.\n",
+                       units::format_gib(m.host_bytes),
+                       m.host_activation_bytes > 0
+                           ? fmt::format(" ({} of it activations)", units::format_gib(m.host_activation_bytes))
+                           : "",
+                       p.time.offload_s * 1e3,
+                       p.config.offload.steps_on_host()
+                           ? fmt::format(" and the CPU's optimizer step takes {:.0f} ms", p.time.optimizer_s * 1e3)
+                           : "");
   }
-  // Advice: for a single prediction all of it; otherwise, for each card on which not even batch 1 fits, the
-  // first remedy (the advice's first line only restates the table's "NO").
+  return out;
+}
+
+// Advice: for a single prediction all of it; otherwise, for each card on which not even batch 1 fits, the
+// first remedy (the advice's first line only restates the table's "NO").
+std::string advice_text(const estimate::Sweep& results) {
+  const auto& predictions = results.predictions;
+  std::string out;
   if (predictions.size() == 1) {
     if (!predictions.front().advice.empty()) out += "\nAdvice:\n";
     for (const auto& line : predictions.front().advice) out += "  - " + line + "\n";
@@ -344,7 +289,13 @@ std::string plan_table(const estimate::Sweep& results, int width) {
     if (!remedies.empty()) out += "\nAdvice (cards on which nothing fits; plan one card for all of it):\n";
     for (const auto& line : remedies) out += "  - " + line + "\n";
   }
-  // Where the 80% ranges come from, and requests outside what published runs cover (once each).
+  return out;
+}
+
+// Where the 80% ranges come from, requests outside what published runs cover (once each), and the notes.
+std::string ranges_and_notes_text(const estimate::Sweep& results) {
+  const auto& predictions = results.predictions;
+  std::string out;
   std::vector<std::pair<std::string, std::vector<std::string>>> bases;  // range text -> the cards it applies to
   std::vector<std::string> warnings;
   for (const auto& p : predictions) {
@@ -375,6 +326,27 @@ std::string plan_table(const estimate::Sweep& results, int width) {
     for (const auto& note : results.notes) out += "  - " + note + "\n";
   }
   return out;
+}
+
+}  // namespace
+
+std::string plan_table(const estimate::Sweep& results, int width) {
+  const workload::Workload& w = results.workload;
+  const auto& predictions = results.predictions;
+  if (predictions.empty()) return "";
+  std::string out = fmt::format("{}: {:.1f} M parameters, {:.2f} GFLOPs forward per sample{}, {} training, {}{}\n\n",
+                                w.display_name, w.params() / 1e6, w.forward_flops() / 1e9,
+                                w.domain == workload::Domain::vision ? fmt::format(" at {} px", w.resolution)
+                                                                     : fmt::format(" at {} tokens", w.seq_len),
+                                catalog::to_string(predictions.front().config.precision),
+                                estimate::to_string(predictions.front().config.optimizer),
+                                recipe_text(predictions.front().config, results));
+  const std::vector<int> batches = uniform_batches(predictions);
+  out += report::render_text(batches.size() > 1 ? batch_grid_table(results, batches) : detail_table(results), width);
+  out += ranking_text(results, width);
+  if (predictions.size() == 1) out += memory_text(predictions.front());
+  out += advice_text(results);
+  return out + ranges_and_notes_text(results);
 }
 
 }  // namespace gpusage::cli

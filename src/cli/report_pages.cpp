@@ -24,37 +24,8 @@ std::string wrote_message(const report::Page& page, const std::string& path, std
                      (bytes + 512) / 1024);
 }
 
-std::string run_option_flags(const RunOptions& o) {
-  const RunOptions defaults;
-  std::string flags;
-  if (!o.hf_config.empty()) flags += " --hf-config " + o.hf_config;
-  if (!o.workload_file.empty()) flags += " --workload " + o.workload_file;
-  if (o.resolution) flags += fmt::format(" --resolution {}", *o.resolution);
-  if (o.seq_len) flags += fmt::format(" --seq-len {}", *o.seq_len);
-  flags += " --precision " + o.precision;  // always: it decides every number on the page
-  if (!o.optimizer.empty()) flags += " --optimizer " + o.optimizer;
-  if (!o.checkpointing.empty()) flags += " --checkpointing " + o.checkpointing;
-  if (o.master_weights != defaults.master_weights) flags += " --master-weights " + o.master_weights;
-  if (o.loss != defaults.loss) flags += " --loss " + o.loss;
-  if (o.lora_targets != defaults.lora_targets) flags += " --lora-targets " + o.lora_targets;
-  if (o.tokens_per_sample) flags += fmt::format(" --tokens-per-sample {}", *o.tokens_per_sample);
-  if (o.accumulate) flags += fmt::format(" --accumulate {}", *o.accumulate);
-  if (o.optimizer_in_backward) flags += " --optimizer-in-backward";
-  if (o.clip_grad_norm) flags += " --clip-grad-norm";
-  if (o.optimizer_impl != defaults.optimizer_impl) flags += " --optimizer-impl " + o.optimizer_impl;
-  if (o.lora) flags += fmt::format(" --lora {}", *o.lora);
-  if (o.qlora) flags += " --qlora";
-  if (o.no_kbit_upcast) flags += " --no-kbit-upcast";
-  if (o.gpus != defaults.gpus) flags += fmt::format(" --gpus {}", o.gpus);
-  if (o.nodes != defaults.nodes) flags += fmt::format(" --nodes {}", o.nodes);
-  if (o.parallel != defaults.parallel) flags += " --parallel " + o.parallel;
-  if (!o.offload.empty()) flags += " --offload " + text::join(o.offload, ",");
-  if (o.interconnect != defaults.interconnect) flags += " --interconnect " + o.interconnect;
-  if (o.dataset_size > 0) flags += fmt::format(" --dataset-size {}", o.dataset_size);
-  if (o.network_gbps > 0) flags += fmt::format(" --network-gbps {}", o.network_gbps);
-  if (!o.calibration_file.empty()) flags += " --calibration " + o.calibration_file;
-  if (o.no_flash_attention) flags += " --no-flash-attention";
-  return flags;
+std::string plan_command_line(const setup::TrainingSetup& setup, const std::string& chart) {
+  return "gpusage plan" + setup.to_flags() + " --chart " + chart;
 }
 
 bool is_html_path(const std::string& path) {

@@ -7,6 +7,7 @@
 
 #include "cli/plan_view.hpp"
 #include "core/catalog/catalog.hpp"
+#include "core/setup/training_setup.hpp"
 #include "report/html_page.hpp"
 
 namespace gpusage::cli {
@@ -19,9 +20,10 @@ std::string wrote_message(const report::Page& page, const std::string& path, std
 // True for FILE.html / FILE.htm (any case): the path asks for a report page rather than an SVG.
 bool is_html_path(const std::string& path);
 
-// The run options that differ from their defaults, as command-line flags (" --precision bf16 --qlora"), so
-// that a page can say how to make it again.
-std::string run_option_flags(const RunOptions& options);
+// The plan command that makes the same page again: "gpusage plan" with the setup's flags
+// (TrainingSetup::to_flags: the model, the card list, the batch and every option not at its default) and
+// --chart FILE.
+std::string plan_command_line(const setup::TrainingSetup& setup, const std::string& chart);
 
 // Writes the GPU comparison page (charts, sortable table, sources) to `path`; returns what to tell the
 // user ("wrote FILE (3 charts, 912 KB)").

@@ -77,7 +77,7 @@ void sleep_until(const timespec& deadline) {
   }
 }
 
-void check(const RunOptions& o) {
+void check(const MonitorOptions& o) {
   if (!(o.interval_s >= 0.1 && o.interval_s <= 3600))
     throw InputError(fmt::format("--interval {:g}: accepted values are 0.1 to 3600 seconds", o.interval_s));
   if (o.count && *o.count < 1) throw InputError(fmt::format("--count {}: must be at least 1", *o.count));
@@ -87,7 +87,7 @@ void check(const RunOptions& o) {
 
 }  // namespace
 
-int run_monitor(const RunOptions& options, std::ostream& out, std::ostream& err) {
+int run_monitor(const MonitorOptions& options, std::ostream& out, std::ostream& err) {
   check(options);
   // Everything that can fail on the user's input fails before the first sample.
   std::unique_ptr<LogWriter> log;

@@ -12,7 +12,7 @@ namespace gpusage::monitor {
 
 enum class View { table, csv, json, prometheus, interactive };
 
-struct RunOptions {
+struct MonitorOptions {
   double interval_s = 1.0;
   bool once = false;
   View view = View::table;
@@ -26,6 +26,6 @@ struct RunOptions {
 
 // Throws InputError for bad options (interval out of range, unknown log extension, unusable address).
 // Returns the exit code. SIGINT/SIGTERM stop the loop cleanly (the terminal is restored, the log closed).
-int run_monitor(const RunOptions& options, std::ostream& out, std::ostream& err);
+int run_monitor(const MonitorOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace gpusage::monitor

@@ -114,17 +114,32 @@ Chart memory_chart(const workload::Workload& w, const std::vector<estimate::Pred
     labels.push_back({{"vram_gib", capacity}, {"label", fmt::format("{:g} GiB: {}", capacity, list)}});
   }
   const Json x = batch_axis(batches);
-  const Json y = field("memory_gib", "quantitative", "Predicted peak memory per GPU (GiB)");
+  Json y = field("memory_gib", "quantitative", "Predicted peak memory per GPU (GiB)");
+  // The axis scales to the cards' memory: a batch far past the largest card (an LLM at batch 1024 needs
+  // terabytes) would flatten every line that matters against the axis. Above twice the largest VRAM the
+  // lines are cut (clip), which still shows where each card runs out.
+  double most_vram = 0, most_memory = 0;
+  for (const auto& [name, gib] : vram_gib) most_vram = std::max(most_vram, gib);
+  for (const auto& v : values) most_memory = std::max(most_memory, v["memory_gib"].get<double>());
+  const bool cut = most_vram > 0 && most_memory > 2 * most_vram;
+  if (cut) y["scale"] = {{"domain", {0, 2 * most_vram}}};
   Json s = spec(fmt::format("Predicted {} training memory against batch size, with each card's VRAM", w.display_name),
-                "Dashed lines: VRAM from the catalog. Where a memory line crosses a card's dashed line, that card "
-                "runs out. Lines coincide where a card does not change the memory the model needs.");
+                std::string("Dashed lines: VRAM from the catalog. Where a memory line crosses a card's dashed line, "
+                            "that card runs out. Lines coincide where a card does not change the memory the model "
+                            "needs.") +
+                    (cut ? fmt::format(" The axis ends at twice the largest card's VRAM ({:g} GiB); the batches "
+                                       "above it need up to {:.0f} GiB.",
+                                       2 * most_vram, most_memory)
+                         : std::string()));
   s["width"] = 720;
   s["height"] = 380;
   s["data"] = {{"values", values}};  // the memory lines and points; rules and labels bring their own
+  Json line_mark = {{"type", "line"}}, point_mark = {{"type", "point"}, {"filled", true}, {"size", 50}};
+  if (cut) line_mark["clip"] = point_mark["clip"] = true;
   s["layer"] = Json::array(
-      {{{"mark", {{"type", "line"}}},
+      {{{"mark", line_mark},
         {"encoding", {{"x", x}, {"y", y}, {"color", gpu_color(names)}}}},
-       {{"mark", {{"type", "point"}, {"filled", true}, {"size", 50}}},
+       {{"mark", point_mark},
         {"encoding",
          {{"x", x},
           {"y", y},

@@ -9,7 +9,9 @@
 #include "core/common/error.hpp"
 #include "core/common/json.hpp"
 #include "core/common/units.hpp"
+#include "core/common/batch_list.hpp"
 #include "core/estimate/compare.hpp"
+#include "core/setup/plan.hpp"
 
 namespace gpusage::run {
 
@@ -23,41 +25,27 @@ double model_flops_per_sample(const workload::Workload& workload, bool lora) {
   return lora ? 2 * workload.forward_flops() : workload.forward_flops() + workload.backward_flops();
 }
 
-ExpectationResult make_expectation(const ExpectationRequest& request, const device::SystemInfo& system) {
-  ExpectationResult out;
-  const catalog::Gpu* gpu = request.gpu;
-  if (!gpu) {
-    if (!system.available || system.gpus.empty()) {
-      out.note = "no prediction: no GPU to predict for (give --gpu)";
-      return out;
-    }
-    try {
-      gpu = &estimate::resolve_device_name(system.gpus.front().name, catalog::Catalog::active());
-    } catch (const InputError& e) {
-      out.note = fmt::format("no prediction: {} (give --gpu)", e.what());
-      return out;
-    }
-  }
-  const workload::Workload& timed = request.timed ? *request.timed : request.workload;
-  estimate::Prediction p;
-  try {
-    const int largest = estimate::max_batch(request.workload, request.config, *gpu, &request.calibration);
-    p = estimate::predict(request.workload, request.config, *gpu, &request.calibration, largest,
-                          request.timed ? &*request.timed : nullptr);
-  } catch (const InputError& e) {
-    out.note = fmt::format("no prediction on {}: {}", gpu->name, e.what());
-    return out;
-  }
-  Expectation& e = out.expectation.emplace();
-  e.model = request.workload.display_name;
-  e.gpu_id = gpu->id;
-  e.gpu_name = gpu->name;
-  e.precision = request.config.precision;
-  e.batch = request.config.batch_per_gpu;
-  e.accumulation = std::max(1, request.config.accumulation_steps);
-  e.world_size = request.config.world_size();
+const catalog::Gpu& catalog_card(const device::GpuInfo& gpu) {
+  return estimate::resolve_device_name(gpu.name, catalog::Catalog::active());
+}
+
+namespace {
+
+// The expectation's figures from plan's prediction on the card (with its completed tensor rates).
+Expectation expectation_of(const estimate::Sweep& sweep) {
+  const estimate::Prediction& p = sweep.predictions.front();
+  const catalog::Gpu& gpu = *sweep.gpus.front();
+  const workload::Workload& timed = sweep.timed_workload ? *sweep.timed_workload : sweep.workload;
+  Expectation e;
+  e.model = sweep.workload.display_name;
+  e.gpu_id = gpu.id;
+  e.gpu_name = gpu.name;
+  e.precision = p.config.precision;
+  e.batch = p.config.batch_per_gpu;
+  e.accumulation = std::max(1, p.config.accumulation_steps);
+  e.world_size = p.config.world_size();
   e.tokens_per_sample = timed.tokens_per_sample();
-  e.lora = request.config.lora_rank.has_value() || request.config.qlora;
+  e.lora = p.config.lora_rank.has_value() || p.config.qlora;
   e.samples_per_s = p.throughput;
   e.samples_per_s_low = p.throughput_low;
   e.samples_per_s_high = p.throughput_high;
@@ -68,7 +56,40 @@ ExpectationResult make_expectation(const ExpectationRequest& request, const devi
   // and dispatch overhead that GPU work did not hide.
   e.utilization_percent = p.time.step_s > 0 ? 100 * (1 - p.time.overhead_s / p.time.step_s) : 0;
   e.model_flops_per_sample = model_flops_per_sample(timed, e.lora);
-  e.peak_tflops = gpu->matmul_tflops(e.precision);
+  e.peak_tflops = gpu.matmul_tflops(e.precision);  // completed (gpu_rates.hpp) where the catalog lists none
+  return e;
+}
+
+}  // namespace
+
+ExpectationResult make_expectation(const ExpectationRequest& request, const device::SystemInfo& system) {
+  ExpectationResult out;
+  const catalog::Gpu* gpu = request.gpu;
+  if (!gpu) {
+    if (!system.available || system.gpus.empty()) {
+      out.note = "no prediction: no GPU to predict for (give --gpu)";
+      return out;
+    }
+    try {
+      gpu = &catalog_card(system.gpus.front());
+    } catch (const InputError& e) {
+      out.note = fmt::format("no prediction: {} (give --gpu)", e.what());
+      return out;
+    }
+  }
+  try {
+    estimate::SweepRequest sweep;
+    sweep.gpus = {gpu};
+    sweep.batches = parse_batch_list(request.setup.batch).sizes;
+    if (sweep.batches.size() != 1) throw InputError("give one --batch (the per-GPU batch) for a prediction");
+    out.expectation = expectation_of(setup::run_plan(request.setup, sweep));
+    setup::TrainingSetup as_planned = request.setup;  // the card predicted, whether given or read from NVML
+    as_planned.gpu = gpu->id;
+    out.expectation->plan_command = "gpusage plan" + as_planned.to_flags();
+  } catch (const InputError& e) {
+    out.note = fmt::format("no prediction on {}: {}", gpu->name, e.what());
+    return out;
+  }
   if (!request.gpu)
     out.note = fmt::format("predicting for {} (NVML: {})", gpu->name, system.gpus.front().name);
   return out;
@@ -229,6 +250,7 @@ nlohmann::json expectation_json(const ExpectationSummary& s) {
                {"median_per_s", o.reading->median_per_s},
                {"samples_per_unit", optional(o.samples_per_unit)}};
   return {{"model", e.model},
+          {"plan_command", e.plan_command},
           {"gpu", e.gpu_id},
           {"gpu_name", e.gpu_name},
           {"precision", catalog::to_string(e.precision)},
@@ -278,6 +300,7 @@ std::string render_expectation(const ExpectationSummary& s) {
   out += fmt::format(
       "gpusage:   throughput   predicted {:.4g} samples/s (80%: {:.4g}\u2013{:.4g}), measured {}\n",
       e.samples_per_s, e.samples_per_s_low, e.samples_per_s_high, measured);
+  if (!e.plan_command.empty()) out += fmt::format("gpusage:   as planned   {}\n", e.plan_command);
   out += fmt::format("gpusage:   memory       predicted {}{}, measured peak {}\n",
                      units::format_bytes(e.memory_bytes), e.fits ? "" : " (does not fit)",
                      o.memory_peak_bytes ? units::format_bytes(*o.memory_peak_bytes) : "not read");

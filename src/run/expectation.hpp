@@ -22,18 +22,16 @@
 #include "core/diagnose/finding.hpp"
 #include "core/estimate/calibration.hpp"
 #include "core/estimate/planner.hpp"
+#include "core/setup/training_setup.hpp"
 #include "core/workload/workload.hpp"
 #include "run/throughput.hpp"
 
 namespace gpusage::run {
 
-// What the prediction needs, from plan's options (cli/plan_options) and run's --gpu.
+// What the prediction needs: the run's training setup (core/setup; its batch one size) and run's --gpu.
 struct ExpectationRequest {
-  workload::Workload workload;              // memory at its sequence length
-  std::optional<workload::Workload> timed;  // step time at --tokens-per-sample, when given
-  estimate::TrainingConfig config;          // batch_per_gpu set
-  estimate::Calibration calibration;
-  const catalog::Gpu* gpu = nullptr;  // --gpu; null: the catalog card NVML's first GPU name resolves to
+  setup::TrainingSetup setup;
+  const catalog::Gpu* gpu = nullptr;  // --gpu; null: the catalog card of NVML's first GPU (catalog_card)
 };
 
 struct Expectation {
@@ -54,7 +52,8 @@ struct Expectation {
   bool fits = true;
   double utilization_percent = 0;
   double model_flops_per_sample = 0;  // forward + backward, as MFU counts them
-  std::optional<double> peak_tflops;  // the card's dense tensor rate at `precision` (catalog)
+  std::optional<double> peak_tflops;  // the card's dense tensor rate at `precision` (catalog, else completed)
+  std::string plan_command;           // the plan that predicts the same: "gpusage plan --model ... --gpu ID"
 
   // "ResNet-50 bf16 batch 256 on GeForce RTX 5090"
   std::string label() const;
@@ -65,8 +64,14 @@ struct ExpectationResult {
   std::string note;  // why there is none, or which GPU was assumed
 };
 
-// Predicts once. The GPU is request.gpu, else NVML's first GPU by name; when neither names a catalog card the
-// result has no expectation and a note saying why.
+// The catalog card a GPU NVML reports is. The one call run's expectation and fit-batch's start make for it.
+// Throws InputError (with the catalog's suggestions) when none matches.
+const catalog::Gpu& catalog_card(const device::GpuInfo& gpu);
+
+// Predicts once, through plan's own path (setup::run_plan: tensor rates completed, calibration, the 80%
+// interval), for the setup's batch on one card: the same figures `plan --gpu CARD --batch B` prints. The GPU is
+// request.gpu, else NVML's first GPU (catalog_card); when neither names a catalog card the result has no
+// expectation and a note saying why.
 ExpectationResult make_expectation(const ExpectationRequest& request, const device::SystemInfo& system);
 
 // Model FLOPs per sample as MFU counts them (PaLM, Chowdhery et al. 2022, appendix B): forward and backward

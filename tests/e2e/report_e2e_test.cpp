@@ -225,7 +225,7 @@ TEST_F(ReportDir, ThroughputAndVramInThePageAreWhatPlanAndTheCatalogSay) {
     }
   }
   EXPECT_EQ(rule_vram, catalog_vram);
-  EXPECT_THAT(html, HasSubstr("--gpu &quot;rtx5090,rtx5070ti&quot; --model resnet50 --batch 32,64,4096 --precision bf16"));
+  EXPECT_THAT(html, HasSubstr("gpusage report --model resnet50 --precision bf16 --batch 32,64,4096 --gpu rtx5090,rtx5070ti"));
 }
 
 TEST_F(ReportDir, ACsvLogGetsTheMonitorsAlertRulesAgain) {

@@ -22,7 +22,78 @@ int held_accumulation_batch(int target, const TrainingConfig& base) {
   return target / per_step;
 }
 
+// The configurations the request asks of one GPU whose largest fitting batch is `largest`.
+std::vector<TrainingConfig> requested_configs(const workload::Workload& w, const TrainingConfig& base,
+                                              const catalog::Gpu& gpu, const SweepRequest& request,
+                                              const std::vector<int>& batches, int largest) {
+  std::vector<TrainingConfig> configs;
+  if (request.target_batch && !batches.empty()) {
+    // A batch the user gave is held: accumulation makes up the rest of the target.
+    if (batches.size() > 1) {
+      throw InputError("--target-batch takes one --batch to hold (or none: plan picks it), not a list");
+    }
+    TrainingConfig c = base;
+    c.batch_per_gpu = batches.front();
+    const int per_step = c.batch_per_gpu * c.world_size();
+    if (*request.target_batch % per_step != 0) {
+      throw InputError(fmt::format("--target-batch {} is not a multiple of --batch {} x {} GPU(s) = {}",
+                                   *request.target_batch, c.batch_per_gpu, c.world_size(), per_step));
+    }
+    c.accumulation_steps = *request.target_batch / per_step;
+    if (base.accumulation_steps > 1 && c.accumulation_steps != base.accumulation_steps) {
+      throw InputError(fmt::format("--batch {} x --accumulate {} x {} GPU(s) is {} samples, not --target-batch {}",
+                                   c.batch_per_gpu, base.accumulation_steps, c.world_size(),
+                                   per_step * base.accumulation_steps, *request.target_batch));
+    }
+    configs.push_back(c);
+  } else if (request.target_batch) {
+    TrainingConfig c = base;
+    if (largest < 1) {
+      c.batch_per_gpu = 1;
+    } else if (base.accumulation_steps > 1) {
+      c.batch_per_gpu = held_accumulation_batch(*request.target_batch, base);
+    } else {
+      c = plan_target_batch_within(w, c, gpu, *request.target_batch, largest);
+    }
+    configs.push_back(c);
+  } else if (batches.empty()) {
+    TrainingConfig c = base;
+    c.batch_per_gpu = std::max(1, largest);
+    configs.push_back(c);
+  } else {
+    for (int batch : batches) {
+      TrainingConfig c = base;
+      c.batch_per_gpu = batch;
+      configs.push_back(c);
+    }
+  }
+  return configs;
+}
+
+int largest_power_of_two_at_most(int n) {
+  int p = 1;
+  while (p <= n / 2) p *= 2;
+  return p;
+}
+
 }  // namespace
+
+std::vector<int> batch_ladder(workload::Domain domain, const std::vector<int>& vision, const std::vector<int>& largest) {
+  std::vector<int> ladder = vision;
+  if (domain == workload::Domain::language) {
+    const int most = largest.empty() ? 0 : *std::max_element(largest.begin(), largest.end());
+    const int top = 2 * largest_power_of_two_at_most(std::max(1, std::min(most, 1 << 23)));  // first above `most`
+    ladder.clear();
+    for (int b = top; b >= 1 && ladder.size() < 8; b /= 2) ladder.insert(ladder.begin(), b);
+  }
+  for (int fits : largest) {
+    const bool covered = std::any_of(ladder.begin(), ladder.end(), [&](int b) { return b <= fits; });
+    if (fits >= 1 && !covered) ladder.push_back(largest_power_of_two_at_most(fits));
+  }
+  std::sort(ladder.begin(), ladder.end());
+  ladder.erase(std::unique(ladder.begin(), ladder.end()), ladder.end());
+  return ladder;
+}
 
 Sweep run_sweep(workload::Workload workload, const TrainingConfig& base, const Calibration& calibration,
                 const SweepRequest& request, const catalog::Catalog& catalog,
@@ -30,55 +101,20 @@ Sweep run_sweep(workload::Workload workload, const TrainingConfig& base, const C
   Sweep sweep{std::move(workload), std::move(timed_workload), {}, calibration.notes, {}};
   const workload::Workload* timed = sweep.timed_workload ? &*sweep.timed_workload : nullptr;
   const workload::Workload& w = sweep.workload;
+  std::vector<int> largest;  // per GPU
   for (const catalog::Gpu* listed : request.gpus) {
     CompletedGpu completed = complete_tensor_rates(*listed, catalog);
     for (auto& note : completed.notes) sweep.notes.push_back(std::move(note));
     sweep.gpus.push_back(std::make_unique<catalog::Gpu>(std::move(completed.gpu)));
-    const catalog::Gpu& gpu = *sweep.gpus.back();
     // Memory does not depend on the batch it is asked at, nor on accumulation: one search per GPU.
-    const int largest = max_batch(w, base, gpu, &calibration);
-    std::vector<TrainingConfig> configs;
-    if (request.target_batch && !request.batches.empty()) {
-      // A batch the user gave is held: accumulation makes up the rest of the target.
-      if (request.batches.size() > 1) {
-        throw InputError("--target-batch takes one --batch to hold (or none: plan picks it), not a list");
-      }
-      TrainingConfig c = base;
-      c.batch_per_gpu = request.batches.front();
-      const int per_step = c.batch_per_gpu * c.world_size();
-      if (*request.target_batch % per_step != 0) {
-        throw InputError(fmt::format("--target-batch {} is not a multiple of --batch {} x {} GPU(s) = {}",
-                                     *request.target_batch, c.batch_per_gpu, c.world_size(), per_step));
-      }
-      c.accumulation_steps = *request.target_batch / per_step;
-      if (base.accumulation_steps > 1 && c.accumulation_steps != base.accumulation_steps) {
-        throw InputError(fmt::format("--batch {} x --accumulate {} x {} GPU(s) is {} samples, not --target-batch {}",
-                                     c.batch_per_gpu, base.accumulation_steps, c.world_size(),
-                                     per_step * base.accumulation_steps, *request.target_batch));
-      }
-      configs.push_back(c);
-    } else if (request.target_batch) {
-      TrainingConfig c = base;
-      if (largest < 1) {
-        c.batch_per_gpu = 1;
-      } else if (base.accumulation_steps > 1) {
-        c.batch_per_gpu = held_accumulation_batch(*request.target_batch, base);
-      } else {
-        c = plan_target_batch_within(w, c, gpu, *request.target_batch, largest);
-      }
-      configs.push_back(c);
-    } else if (request.batches.empty()) {
-      TrainingConfig c = base;
-      c.batch_per_gpu = std::max(1, largest);
-      configs.push_back(c);
-    } else {
-      for (int batch : request.batches) {
-        TrainingConfig c = base;
-        c.batch_per_gpu = batch;
-        configs.push_back(c);
-      }
+    largest.push_back(max_batch(w, base, *sweep.gpus.back(), &calibration));
+  }
+  const std::vector<int> batches = request.ladder ? batch_ladder(w.domain, request.batches, largest) : request.batches;
+  for (std::size_t i = 0; i < sweep.gpus.size(); ++i) {
+    const catalog::Gpu& gpu = *sweep.gpus[i];
+    for (const auto& c : requested_configs(w, base, gpu, request, batches, largest[i])) {
+      sweep.predictions.push_back(predict(w, c, gpu, &calibration, largest[i], timed));
     }
-    for (const auto& c : configs) sweep.predictions.push_back(predict(w, c, gpu, &calibration, largest, timed));
   }
   return sweep;
 }

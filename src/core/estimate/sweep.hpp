@@ -19,7 +19,18 @@ struct SweepRequest {
   std::vector<const catalog::Gpu*> gpus;
   std::vector<int> batches;         // empty: auto (each GPU's largest batch)
   std::optional<int> target_batch;  // gradient accumulation to this many samples per optimizer step
+  // A comparison's default (guide, report: no --batch given): `batches` is the vision ladder, and the sweep
+  // takes batch_ladder's batches for the workload's kind and the cards' largest batches instead.
+  bool ladder = false;
 };
+
+// The batches a comparison sweeps on every card when the user gives none. Vision models keep `vision`
+// (guide's 32..256, report's 8..1024); language models, whose largest batches are a few samples, take 1, 2,
+// 4, ... up to the first power of two above the largest batch of any card (at most 8 columns: the top 8),
+// so that one column shows where they run out. Then, on either ladder, a card whose largest batch `largest`
+// (one per card, 0 when nothing fits) lies below every batch of the ladder gets the largest power of two
+// that fits it added: no card on which a batch fits shows none.
+std::vector<int> batch_ladder(workload::Domain domain, const std::vector<int>& vision, const std::vector<int>& largest);
 
 struct Sweep {
   workload::Workload workload;

@@ -14,27 +14,33 @@
 #include "cli/app.hpp"
 #include "cli/gpus_view.hpp"
 #include "cli/options.hpp"
-#include "cli/plan_options.hpp"
+#include "cli/setup_binder.hpp"
 #include "cli/plan_view.hpp"
 #include "core/catalog/catalog.hpp"
 #include "core/common/error.hpp"
+#include "core/setup/plan.hpp"
 
 namespace gpusage::cli {
 namespace {
 
 using ::testing::HasSubstr;
 
-RunOptions parse_run(std::vector<std::string> args) {
+using setup::hf_config_file;
+using setup::TrainingSetup;
+
+TrainingSetup parse_run(std::vector<std::string> args) {
   CLI::App app;
-  RunOptions options;
-  options.add_to(app);
+  TrainingSetup options;
+  SetupDoor door;
+  door.model_positional = true;
+  bind_setup(app, options, door);
   std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last to first
   app.parse(args);
   return options;
 }
 
-TEST(RunOptions, ParsesTheModelAndTheTrainingSetup) {
-  const RunOptions o = parse_run({"resnet50", "--precision", "bf16", "--gpus", "4", "--checkpointing"});
+TEST(TrainingSetup, ParsesTheModelAndTheTrainingSetup) {
+  const TrainingSetup o = parse_run({"resnet50", "--precision", "bf16", "--gpus", "4", "--checkpointing"});
   EXPECT_EQ(o.model, "resnet50");
   const estimate::TrainingConfig c = o.training_config(o.build_workload());
   EXPECT_EQ(c.precision, catalog::Precision::bf16);
@@ -43,8 +49,8 @@ TEST(RunOptions, ParsesTheModelAndTheTrainingSetup) {
   EXPECT_EQ(c.batch_per_gpu, 1);
 }
 
-TEST(RunOptions, TheFineTuningRecipeOptionsReachTheTrainingConfig) {
-  const RunOptions o =
+TEST(TrainingSetup, TheFineTuningRecipeOptionsReachTheTrainingConfig) {
+  const TrainingSetup o =
       parse_run({"llama3.2-1b", "--seq-len", "512", "--master-weights", "bf16", "--optimizer", "paged_adamw8bit",
                  "--loss", "fused", "--qlora", "--lora-targets", "mlp", "--accumulate", "4", "--checkpointing",
                  "every:2", "--tokens-per-sample", "300"});
@@ -60,13 +66,13 @@ TEST(RunOptions, TheFineTuningRecipeOptionsReachTheTrainingConfig) {
   EXPECT_EQ(c.checkpoint_every, 2);
   ASSERT_TRUE(o.build_timed_workload(w));
   EXPECT_EQ(o.build_timed_workload(w)->seq_len, 300);
-  const RunOptions selective = parse_run({"llama3.2-1b", "--checkpointing", "selective"});
+  const TrainingSetup selective = parse_run({"llama3.2-1b", "--checkpointing", "selective"});
   EXPECT_TRUE(selective.training_config(selective.build_workload()).selective_checkpointing);
 }
 
-TEST(RunOptions, RecipeMistakesNameTheValueAndWhatIsAccepted) {
+TEST(TrainingSetup, RecipeMistakesNameTheValueAndWhatIsAccepted) {
   auto error = [](std::vector<std::string> args) {
-    const RunOptions o = parse_run(std::move(args));
+    const TrainingSetup o = parse_run(std::move(args));
     try {
       const workload::Workload w = o.build_workload();
       o.training_config(w);
@@ -90,15 +96,15 @@ TEST(RunOptions, RecipeMistakesNameTheValueAndWhatIsAccepted) {
             "--accumulate 2 or the flag");
 }
 
-TEST(RunOptions, TheOptimizerDefaultsByDomain) {
-  const RunOptions vision = parse_run({"resnet50"});
+TEST(TrainingSetup, TheOptimizerDefaultsByDomain) {
+  const TrainingSetup vision = parse_run({"resnet50"});
   EXPECT_EQ(vision.training_config(vision.build_workload()).optimizer, estimate::Optimizer::momentum);
-  const RunOptions language = parse_run({"gpt2"});
+  const TrainingSetup language = parse_run({"gpt2"});
   EXPECT_EQ(language.training_config(language.build_workload()).optimizer, estimate::Optimizer::adamw);
 }
 
-TEST(RunOptions, NoModelIsAnInputErrorThatSaysWhatToGive) {
-  const RunOptions o = parse_run({});
+TEST(TrainingSetup, NoModelIsAnInputErrorThatSaysWhatToGive) {
+  const TrainingSetup o = parse_run({});
   try {
     o.build_workload();
     FAIL() << "no InputError";
@@ -107,8 +113,8 @@ TEST(RunOptions, NoModelIsAnInputErrorThatSaysWhatToGive) {
   }
 }
 
-TEST(RunOptions, AModelAndAnHfConfigTogetherAreRefused) {
-  const RunOptions o = parse_run({"resnet50", "--hf-config", std::string(GPUSAGE_SOURCE_DIR) + "/README.md"});
+TEST(TrainingSetup, AModelAndAnHfConfigTogetherAreRefused) {
+  const TrainingSetup o = parse_run({"resnet50", "--hf-config", std::string(GPUSAGE_SOURCE_DIR) + "/README.md"});
   EXPECT_THROW(o.build_workload(), InputError);
 }
 
@@ -141,18 +147,18 @@ TEST(HfConfigFile, ACacheEntryResolvesToItsSnapshotsConfig) {
   fs::remove_all(entry.parent_path());
 }
 
-TEST(RunOptions, APrecisionPlanDoesNotModelIsRefusedByTheParser) {
+TEST(TrainingSetup, APrecisionPlanDoesNotModelIsRefusedByTheParser) {
   EXPECT_THROW(parse_run({"resnet50", "--precision", "int8"}), CLI::ValidationError);
   EXPECT_THROW(parse_run({"resnet50", "--resolution", "0"}), CLI::ValidationError);
 }
 
 TEST(RunPlan, ListedBatchesArePredictedInOrderOnEachGpu) {
-  const RunOptions o = parse_run({"resnet50"});
+  const TrainingSetup o = parse_run({"resnet50"});
   const catalog::Catalog& catalog = catalog::Catalog::active();
   estimate::SweepRequest request;
   request.gpus = {&catalog.resolve("RTX 5090"), &catalog.resolve("RTX 4090")};
   request.batches = {16, 64};
-  const estimate::Sweep sweep = run_plan(o, request);
+  const estimate::Sweep sweep = setup::run_plan(o, request);
   ASSERT_EQ(sweep.predictions.size(), 4u);
   EXPECT_EQ(sweep.predictions[0].config.batch_per_gpu, 16);
   EXPECT_EQ(sweep.predictions[1].config.batch_per_gpu, 64);
