@@ -1,3 +1,4 @@
+#include "cli/options.hpp"
 #include "cli/plan_options.hpp"
 
 #include <fmt/format.h>
@@ -41,7 +42,7 @@ void RunOptions::add_to(CLI::App& command, bool with_model) {
       ->check(CLI::Range(1, 8192));
   command.add_option("--seq-len", seq_len, "Tokens per sample for language models")->check(CLI::Range(1, 1 << 24));
   command.add_option("--precision", precision, "fp32 | tf32 | fp16 | bf16 | fp8 (fp16/bf16: autocast mixed precision)")
-      ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16", "fp8"}))
+      ->transform(one_of({"fp32", "tf32", "fp16", "bf16", "fp8"}))
       ->capture_default_str();
   command.add_option("--optimizer", optimizer,
                      "sgd | momentum | adam | adamw | adamw8bit | paged_adamw | paged_adamw8bit | adafactor | lion "
@@ -119,7 +120,7 @@ void RunOptions::add_to(CLI::App& command, bool with_model) {
                      "How data-parallel GPUs hold the state: ddp (each all of it) | zero1 (optimizer state and fp32 "
                      "master weights sharded: DeepSpeed stage 1) | zero2 (gradients too: stage 2) | fsdp (weights "
                      "too: FSDP FULL_SHARD, DeepSpeed stage 3) | hsdp (FSDP within a node, replicated across nodes)")
-      ->check(CLI::IsMember({"ddp", "zero1", "zero2", "fsdp", "hsdp"}))
+      ->transform(parallel_choice())
       ->capture_default_str();
   command.add_option("--offload", offload,
                      "Keep state in host memory, comma separated: optimizer (ZeRO-Offload: fp32 masters, optimizer "

@@ -187,7 +187,58 @@ std::string card_name(const estimate::Prediction& p, const estimate::Sweep& resu
   return mixed && p.config.world_size() > 1 ? fmt::format("{}x {}", p.config.world_size(), p.gpu->name) : p.gpu->name;
 }
 
+// One row per prediction (card, batch): the plan's table when the batches differ by card, and its CSV.
+report::Table prediction_rows(const estimate::Sweep& results) {
+  const workload::Workload& w = results.workload;
+  const char* unit = w.throughput_unit();
+  report::Table table;
+  table.columns = {{"GPU", "", report::Align::left},
+                   {"batch", ""},
+                   {"accum", "", report::Align::right, 1},
+                   {"fits", "", report::Align::left},
+                   {"memory", "GiB of VRAM"},
+                   {"max batch", ""},
+                   {"throughput", unit},
+                   {"80% range", unit},
+                   {"step", "ms"},
+                   {"epoch", "", report::Align::right, 2},
+                   {"energy", "kWh/epoch", report::Align::right, 2},
+                   {"bound", "", report::Align::left, 3}};
+  if (w.domain == workload::Domain::language) {
+    table.columns.insert(table.columns.begin() + 8, {"tokens/s", "", report::Align::right, 1});
+  }
+  for (const auto& p : results.predictions) {
+    std::vector<std::string> row{card_name(p, results),
+                                 report::format_number(p.config.batch_per_gpu),
+                                 report::format_number(p.config.accumulation_steps),
+                                 p.fits ? "yes" : "NO",
+                                 fmt::format("{} of {}", report::format_number(units::to_gib(p.memory.total_bytes()), 1),
+                                             report::format_number(units::to_gib(p.capacity_bytes), 0)),
+                                 report::format_number(p.max_batch),
+                                 p.fits ? report::format_number(p.throughput, p.throughput < 100 ? 1 : 0) : "OOM",
+                                 p.fits ? fmt::format("{}-{}",
+                                                      report::format_number(p.throughput_low, p.throughput_low < 100 ? 1 : 0),
+                                                      report::format_number(p.throughput_high, p.throughput_high < 100 ? 1 : 0))
+                                        : "n/a"};
+    if (w.domain == workload::Domain::language) {
+      row.push_back(p.tokens_per_s && p.fits ? report::format_number(*p.tokens_per_s) : "n/a");
+    }
+    row.push_back(p.fits ? report::format_number(p.time.step_s * 1e3, 1) : "n/a");
+    row.push_back(p.epoch_time_s && p.fits ? report::format_duration(*p.epoch_time_s) : "n/a");
+    row.push_back(p.energy_wh_per_epoch && p.fits ? report::format_number(*p.energy_wh_per_epoch / 1000, 2) : "n/a");
+    row.push_back(estimate::to_string(p.time.bound));
+    table.add_row(row);
+  }
+  table.notes.push_back(fmt::format("Throughput per GPU; energy at TDP (an upper bound); accum = gradient "
+                                    "accumulation steps per optimizer step."));
+  table.notes.push_back("80% range: where 80% of published runs fell that the model was not fitted on "
+                        "(leave-one-GPU-out; gpusage validate --cv gpu).");
+  return table;
+}
+
 }  // namespace
+
+std::string plan_csv(const estimate::Sweep& results) { return report::render_csv(prediction_rows(results)); }
 
 std::string plan_table(const estimate::Sweep& results, int width) {
   const workload::Workload& w = results.workload;
@@ -233,47 +284,7 @@ std::string plan_table(const estimate::Sweep& results, int width) {
                                       "fit in the card's VRAM.",
                                       unit));
   } else {
-    table.columns = {{"GPU", "", report::Align::left},
-                     {"batch", ""},
-                     {"accum", "", report::Align::right, 1},
-                     {"fits", "", report::Align::left},
-                     {"memory", "GiB of VRAM"},
-                     {"max batch", ""},
-                     {"throughput", unit},
-                     {"80% range", unit},
-                     {"step", "ms"},
-                     {"epoch", "", report::Align::right, 2},
-                     {"energy", "kWh/epoch", report::Align::right, 2},
-                     {"bound", "", report::Align::left, 3}};
-    if (w.domain == workload::Domain::language) {
-      table.columns.insert(table.columns.begin() + 8, {"tokens/s", "", report::Align::right, 1});
-    }
-    for (const auto& p : predictions) {
-      std::vector<std::string> row{card_name(p, results),
-                                   report::format_number(p.config.batch_per_gpu),
-                                   report::format_number(p.config.accumulation_steps),
-                                   p.fits ? "yes" : "NO",
-                                   fmt::format("{} of {}", report::format_number(units::to_gib(p.memory.total_bytes()), 1),
-                                               report::format_number(units::to_gib(p.capacity_bytes), 0)),
-                                   report::format_number(p.max_batch),
-                                   p.fits ? report::format_number(p.throughput, p.throughput < 100 ? 1 : 0) : "OOM",
-                                   p.fits ? fmt::format("{}-{}",
-                                                        report::format_number(p.throughput_low, p.throughput_low < 100 ? 1 : 0),
-                                                        report::format_number(p.throughput_high, p.throughput_high < 100 ? 1 : 0))
-                                          : "n/a"};
-      if (w.domain == workload::Domain::language) {
-        row.push_back(p.tokens_per_s && p.fits ? report::format_number(*p.tokens_per_s) : "n/a");
-      }
-      row.push_back(p.fits ? report::format_number(p.time.step_s * 1e3, 1) : "n/a");
-      row.push_back(p.epoch_time_s && p.fits ? report::format_duration(*p.epoch_time_s) : "n/a");
-      row.push_back(p.energy_wh_per_epoch && p.fits ? report::format_number(*p.energy_wh_per_epoch / 1000, 2) : "n/a");
-      row.push_back(estimate::to_string(p.time.bound));
-      table.add_row(row);
-    }
-    table.notes.push_back(fmt::format("Throughput per GPU; energy at TDP (an upper bound); accum = gradient "
-                                      "accumulation steps per optimizer step."));
-    table.notes.push_back("80% range: where 80% of published runs fell that the model was not fitted on "
-                          "(leave-one-GPU-out; gpusage validate --cv gpu).");
+    table = prediction_rows(results);
   }
   out += report::render_text(table, width);
 
