@@ -61,7 +61,8 @@ CLI::Validator parallel_choice() {
           value = *canonical;
           return {};
         }
-        return not_one_of(value, names) + " (aliases: zero3, ds_z3, full_shard, fsdp2 = fsdp; ds_z2, shard_grad_op = zero2)";
+        return not_one_of(value, names) +
+               " (aliases: zero3, ds_z3, full_shard, fsdp2 = fsdp; ds_z2, shard_grad_op = zero2)";
       },
       braces(names), "parallel");
 }

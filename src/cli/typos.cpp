@@ -54,7 +54,8 @@ std::string describe_parse_error(CLI::App& app, const CLI::ParseError& error, in
     chain.push_back(sub);
   }
   const std::string where = chain.size() > 1 ? chain.back()->get_name() + ": " : "";  // "plan: "
-  const std::string help = chain.size() > 1 ? "gpusage " + chain.back()->get_name() + " --help" : "gpusage --help";
+  const std::string help =
+      chain.size() > 1 ? "gpusage " + chain.back()->get_name() + " --help" : "gpusage --help";
   // Without a command CLI11 says only "A subcommand is required": a misspelt option or command is the reason.
   const bool no_command = chain.size() == 1 && dynamic_cast<const CLI::RequiredError*>(&error);
   if (no_command || dynamic_cast<const CLI::ExtrasError*>(&error)) {
@@ -73,7 +74,8 @@ std::string describe_parse_error(CLI::App& app, const CLI::ParseError& error, in
     for (int j = 1; j < argc; ++j) {
       const std::string word = argv[j];
       if (word.starts_with('-')) continue;
-      return fmt::format("unknown command '{}'{} (see {})", word, did_you_mean(word, command_names(app)), help);
+      return fmt::format("unknown command '{}'{} (see {})", word, did_you_mean(word, command_names(app)),
+                         help);
     }
   }
   return fmt::format("{} (see --help)", error.what());

@@ -4,12 +4,12 @@
 // example that needs what CTest cannot give (PyTorch, a terminal, the network, a server that runs until
 // stopped) is listed in kNotRun with the reason; every other example must run.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
-#include <unistd.h>
 
 #include "e2e/run_cli.hpp"
 
@@ -25,7 +25,8 @@ const std::map<std::string, std::string> kNotRun = {
     {"monitor --prometheus 127.0.0.1:9400", "serves until stopped (test_e2e_prometheus scrapes it)"},
     {"validate data/validation/published.csv --cv gpu --summary",
      "a minute of one core; test_e2e_plan runs the same cross-validation"},
-    {"run --hang-after 600 --kill-on-hang -- torchrun --nproc-per-node 8 train.py", "needs torchrun (PyTorch)"},
+    {"run --hang-after 600 --kill-on-hang -- torchrun --nproc-per-node 8 train.py",
+     "needs torchrun (PyTorch)"},
     {"run --log-dir runs/r1 --model gpt2 --batch 8 --gpus 2 -- torchrun --nproc-per-node 2 train.py",
      "needs torchrun (PyTorch)"},
     {"fit-batch --steps 3 --try-timeout 300 -- torchrun --nproc-per-node 2 train.py --batch {batch}",
@@ -79,20 +80,25 @@ class Examples : public ::testing::Test {
     fs::remove_all(dir_);
     fs::create_directories(dir_ / "home" / "venv" / "bin");
     fs::create_directories(dir_ / "bin");
-    fs::create_directory_symlink(fs::path(GPUSAGE_SOURCE_DIR) / "tests", dir_ / "tests");  // README's fixtures
+    fs::create_directory_symlink(fs::path(GPUSAGE_SOURCE_DIR) / "tests",
+                                 dir_ / "tests");  // README's fixtures
     fs::create_symlink("/usr/bin/python3", dir_ / "bin" / "python");
     fs::create_symlink("/usr/bin/python3", dir_ / "home" / "venv" / "bin" / "python");
     // A trainer that runs out of memory above batch 64 (fit-batch's examples search for that edge).
-    std::ofstream(dir_ / "train.py") << "import sys\n"
-                                        "batch = next((int(a) for a in sys.argv[1:] if a.isdigit()), 8)\n"
-                                        "print('epoch 1 step 10 loss 2.3', flush=True)\n"
-                                        "if batch > 64:\n"
-                                        "    print('torch.OutOfMemoryError: CUDA out of memory. Tried to allocate "
-                                        "2.00 GiB', file=sys.stderr)\n"
-                                        "    sys.exit(1)\n";
-    fs::copy_file(std::string(GPUSAGE_SOURCE_DIR) + "/tests/fixtures/workloads/resnet18.json", dir_ / "convnext.json");
-    fs::copy_file(std::string(GPUSAGE_SOURCE_DIR) + "/tests/fixtures/doctor/logs/clean.log", dir_ / "train.log");
-    fs::copy_file(std::string(GPUSAGE_SOURCE_DIR) + "/tests/fixtures/report/bench-rtx5090.json", dir_ / "run.json");
+    std::ofstream(dir_ / "train.py")
+        << "import sys\n"
+           "batch = next((int(a) for a in sys.argv[1:] if a.isdigit()), 8)\n"
+           "print('epoch 1 step 10 loss 2.3', flush=True)\n"
+           "if batch > 64:\n"
+           "    print('torch.OutOfMemoryError: CUDA out of memory. Tried to allocate "
+           "2.00 GiB', file=sys.stderr)\n"
+           "    sys.exit(1)\n";
+    fs::copy_file(std::string(GPUSAGE_SOURCE_DIR) + "/tests/fixtures/workloads/resnet18.json",
+                  dir_ / "convnext.json");
+    fs::copy_file(std::string(GPUSAGE_SOURCE_DIR) + "/tests/fixtures/doctor/logs/clean.log",
+                  dir_ / "train.log");
+    fs::copy_file(std::string(GPUSAGE_SOURCE_DIR) + "/tests/fixtures/report/bench-rtx5090.json",
+                  dir_ / "run.json");
     const std::string llama = R"({"model_type": "llama", "hidden_size": 2048, "intermediate_size": 5632,
       "num_hidden_layers": 22, "num_attention_heads": 32, "num_key_value_heads": 4, "vocab_size": 32000})";
     std::ofstream(dir_ / "config.json") << llama;
@@ -115,9 +121,10 @@ class Examples : public ::testing::Test {
 
   static CliResult run_in(const std::string& example) {
     // export: the shell expands the examples' ~ with this HOME.
-    const std::string env = "cd " + dir_.string() + " && export HOME=" + (dir_ / "home").string() + " PATH=" +
-                            (dir_ / "bin").string() + ":/usr/bin:/bin && GPUSAGE_NVML_LIBRARY=" +
-                            GPUSAGE_NVML_STUB_MODERN + " GPUSAGE_NVML_STUB_SCRIPT=" + fixture("doctor/nvml/rtx5090.json") +
+    const std::string env = "cd " + dir_.string() + " && export HOME=" + (dir_ / "home").string() +
+                            " PATH=" + (dir_ / "bin").string() +
+                            ":/usr/bin:/bin && GPUSAGE_NVML_LIBRARY=" + GPUSAGE_NVML_STUB_MODERN +
+                            " GPUSAGE_NVML_STUB_SCRIPT=" + fixture("doctor/nvml/rtx5090.json") +
                             " HF_HUB_CACHE= HF_HOME= XDG_CACHE_HOME= COLUMNS=120 timeout 300";
     return run_cli(example, env);
   }
@@ -125,7 +132,8 @@ class Examples : public ::testing::Test {
   static void run_all(const std::vector<std::string>& examples, const std::string& where) {
     for (const std::string& example : examples) {
       if (kNotRun.count(example)) continue;
-      if (is_bench(example)) continue;  // gpusage-bench (LibTorch): test_e2e_bench runs bench where it is built
+      if (is_bench(example))
+        continue;  // gpusage-bench (LibTorch): test_e2e_bench runs bench where it is built
       const CliResult r = run_in(example);
       EXPECT_EQ(r.exit_code, 0) << where << ": gpusage " << example << "\n" << r.err << r.out.substr(0, 2000);
     }
@@ -135,8 +143,8 @@ class Examples : public ::testing::Test {
 };
 fs::path Examples::dir_;
 
-const std::vector<std::string> kCommands = {"",       "guide",  "gpus",   "gpus show", "plan", "validate", "monitor",
-                                            "doctor", "bench",  "report", "run",       "fit-batch"};
+const std::vector<std::string> kCommands = {"",        "guide",  "gpus",  "gpus show", "plan", "validate",
+                                            "monitor", "doctor", "bench", "report",    "run",  "fit-batch"};
 
 TEST_F(Examples, EveryHelpExampleRuns) {
   std::size_t count = 0;
@@ -151,7 +159,8 @@ TEST_F(Examples, EveryHelpExampleRuns) {
 }
 
 TEST_F(Examples, EveryReadmeExampleRuns) {
-  const std::vector<std::string> examples = examples_in(read_text(std::string(GPUSAGE_SOURCE_DIR) + "/README.md"), true);
+  const std::vector<std::string> examples =
+      examples_in(read_text(std::string(GPUSAGE_SOURCE_DIR) + "/README.md"), true);
   EXPECT_GE(examples.size(), 30u);
   run_all(examples, "README.md");
 }
@@ -162,7 +171,8 @@ TEST_F(Examples, EverySkippedExampleStillExists) {
   for (const std::string& command : kCommands) {
     for (const std::string& e : examples_in(run_cli(command + " --help").out, false)) all.insert(e);
   }
-  for (const std::string& e : examples_in(read_text(std::string(GPUSAGE_SOURCE_DIR) + "/README.md"), true)) all.insert(e);
+  for (const std::string& e : examples_in(read_text(std::string(GPUSAGE_SOURCE_DIR) + "/README.md"), true))
+    all.insert(e);
   for (const auto& [example, why] : kNotRun) EXPECT_TRUE(all.count(example)) << example << " (" << why << ")";
 }
 

@@ -16,8 +16,9 @@ bool one_line(const std::string& s) { return std::count(s.begin(), s.end(), '\n'
 
 // The "Done when": four Hub ids plan without a config file.
 TEST(NamesE2E, HubIdsPlanWithoutAConfigFile) {
-  for (const std::string model : {"meta-llama/Llama-3.1-8B --qlora", "Qwen/Qwen2.5-7B-Instruct --lora 16",
-                                  "meta-llama/Llama-3.3-70B-Instruct --qlora", "google/gemma-2-9b-it --qlora"}) {
+  for (const std::string model :
+       {"meta-llama/Llama-3.1-8B --qlora", "Qwen/Qwen2.5-7B-Instruct --lora 16",
+        "meta-llama/Llama-3.3-70B-Instruct --qlora", "google/gemma-2-9b-it --qlora"}) {
     const CliResult r = run_cli("plan " + model + kCard + " --format json");
     ASSERT_EQ(r.exit_code, 0) << model << ": " << r.err;
     const auto doc = nlohmann::json::parse(r.out);
@@ -48,7 +49,8 @@ TEST(NamesE2E, AnUnknownModelGetsThreeNamesOnOneLine) {
 TEST(NamesE2E, AMisspeltOptionIsAnsweredWithTheNearestOne) {
   const CliResult r = run_cli("plan gpt2 --gpu rtx4090 --seqlen 2048");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "gpusage: plan: unknown option '--seqlen'; did you mean --seq-len? (see gpusage plan --help)\n");
+  EXPECT_EQ(r.err,
+            "gpusage: plan: unknown option '--seqlen'; did you mean --seq-len? (see gpusage plan --help)\n");
 }
 
 TEST(NamesE2E, AMisspeltCommandIsAnsweredWithTheNearestOne) {
@@ -60,11 +62,13 @@ TEST(NamesE2E, AMisspeltCommandIsAnsweredWithTheNearestOne) {
 // An alias plans what its mode plans: the same memory, different from plain data parallel.
 TEST(NamesE2E, ParallelAliasesAreTaken) {
   const auto memory = [](const std::string& name) {
-    const CliResult r =
-        run_cli("plan llama3-8b --gpu rtx4090 --gpus 4 --seq-len 1024 --batch 1 --precision bf16 --format json "
-                "--parallel " + name);
+    const CliResult r = run_cli(
+        "plan llama3-8b --gpu rtx4090 --gpus 4 --seq-len 1024 --batch 1 --precision bf16 --format json "
+        "--parallel " +
+        name);
     EXPECT_EQ(r.exit_code, 0) << name << ": " << r.err;
-    return r.exit_code == 0 ? nlohmann::json::parse(r.out)["results"][0]["memory"]["total"].get<double>() : -1.0;
+    return r.exit_code == 0 ? nlohmann::json::parse(r.out)["results"][0]["memory"]["total"].get<double>()
+                            : -1.0;
   };
   const double fsdp = memory("fsdp"), zero2 = memory("zero2");
   EXPECT_NE(fsdp, memory("ddp"));
@@ -80,9 +84,10 @@ TEST(NamesE2E, ParallelAliasesAreTaken) {
 TEST(NamesE2E, PlanAndGuideWriteCsv) {
   const CliResult plan = run_cli("plan resnet50 --gpu rtx4090,rtx5090 --batch 32,64 --format csv");
   ASSERT_EQ(plan.exit_code, 0) << plan.err;
-  EXPECT_EQ(plan.out.substr(0, plan.out.find('\n')),
-            "GPU,batch,accum,fits,memory (GiB of VRAM),max batch,throughput (img/s),80% range (img/s),step (ms),"
-            "epoch,energy (kWh/epoch),bound");
+  EXPECT_EQ(
+      plan.out.substr(0, plan.out.find('\n')),
+      "GPU,batch,accum,fits,memory (GiB of VRAM),max batch,throughput (img/s),80% range (img/s),step (ms),"
+      "epoch,energy (kWh/epoch),bound");
   EXPECT_EQ(std::count(plan.out.begin(), plan.out.end(), '\n'), 5);  // header + 2 cards x 2 batches
   const CliResult guide = run_cli("guide --format csv");
   ASSERT_EQ(guide.exit_code, 0) << guide.err;

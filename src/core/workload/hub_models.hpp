@@ -29,10 +29,10 @@ std::vector<std::string> hub_ids();
 
 // What a model name stands for.
 struct ResolvedName {
-  std::string zoo_id;         // a zoo model; or else
-  std::string config_json;    // a config.json's text, from the local cache or the table
-  std::string hub_id;         // the Hub id as the table or the cache spells it
-  std::string origin;         // where config_json came from, for the workload's architecture_source
+  std::string zoo_id;       // a zoo model; or else
+  std::string config_json;  // a config.json's text, from the local cache or the table
+  std::string hub_id;       // the Hub id as the table or the cache spells it
+  std::string origin;       // where config_json came from, for the workload's architecture_source
   const HubModel* hub = nullptr;
 };
 

@@ -68,7 +68,8 @@ ZooModel resnet(const ResNetRow& r) {
       id, "ResNet-" + depth,
       r.depth < 50 ? "ResNet with basic blocks, ImageNet-1k classifier"
                    : "ResNet v1.5 with bottleneck blocks, ImageNet-1k classifier",
-      r.params, r.gflops, torchvision_source(id, "ResNet" + depth + "_Weights.IMAGENET1K_V1"), ZooKind::resnet,
+      r.params, r.gflops, torchvision_source(id, "ResNet" + depth + "_Weights.IMAGENET1K_V1"),
+      ZooKind::resnet,
       "torchvision.models." + id + " (torchvision/models/resnet.py; v1.5: stride on the 3x3 conv)");
   m.resnet = ResNetSpec{r.depth >= 50, r.blocks};
   return m;
@@ -88,28 +89,64 @@ struct ResNetVariantRow {
 };
 const std::array<ResNetVariantRow, 8> kResNetVariants{{
     {"resnet26", "ResNet-26", nullptr, 15'995'176, 2.36, {nullptr, "16.0", "2.36"}, {true, {2, 2, 2, 2}}},
-    {"resnet200", "ResNet-200", nullptr, 64'673'832, 15.07, {nullptr, "64.67", "15.07"}, {true, {3, 24, 36, 3}}},
-    {"wide_resnet50_2", "Wide ResNet-50-2", "Wide ResNet-50-2 (bottleneck width doubled), ImageNet-1k classifier",
-     68'883'240, 11.398, {"Wide_ResNet50_2_Weights.IMAGENET1K_V1", nullptr, nullptr}, {true, {3, 4, 6, 3}, 1, 128}},
-    {"wide_resnet101_2", "Wide ResNet-101-2",
-     "Wide ResNet-101-2 (bottleneck width doubled), ImageNet-1k classifier", 126'886'696, 22.753,
-     {"Wide_ResNet101_2_Weights.IMAGENET1K_V1", nullptr, nullptr}, {true, {3, 4, 23, 3}, 1, 128}},
-    {"resnext50_32x4d", "ResNeXt-50 32x4d", "ResNeXt-50, 32 groups of 4 channels, ImageNet-1k classifier",
-     25'028'904, 4.23, {"ResNeXt50_32X4D_Weights.IMAGENET1K_V1", nullptr, nullptr}, {true, {3, 4, 6, 3}, 32, 4}},
-    {"resnext101_32x4d", "ResNeXt-101 32x4d", "ResNeXt-101, 32 groups of 4 channels, ImageNet-1k classifier",
-     44'177'704, 8.01, {nullptr, "44.18", "8.01"}, {true, {3, 4, 23, 3}, 32, 4}},
-    {"resnext101_32x8d", "ResNeXt-101 32x8d", "ResNeXt-101, 32 groups of 8 channels, ImageNet-1k classifier",
-     88'791'336, 16.414, {"ResNeXt101_32X8D_Weights.IMAGENET1K_V1", nullptr, nullptr}, {true, {3, 4, 23, 3}, 32, 8}},
-    {"resnext101_64x4d", "ResNeXt-101 64x4d", "ResNeXt-101, 64 groups of 4 channels, ImageNet-1k classifier",
-     83'455'272, 15.46, {"ResNeXt101_64X4D_Weights.IMAGENET1K_V1", nullptr, nullptr}, {true, {3, 4, 23, 3}, 64, 4}},
+    {"resnet200",
+     "ResNet-200",
+     nullptr,
+     64'673'832,
+     15.07,
+     {nullptr, "64.67", "15.07"},
+     {true, {3, 24, 36, 3}}},
+    {"wide_resnet50_2",
+     "Wide ResNet-50-2",
+     "Wide ResNet-50-2 (bottleneck width doubled), ImageNet-1k classifier",
+     68'883'240,
+     11.398,
+     {"Wide_ResNet50_2_Weights.IMAGENET1K_V1", nullptr, nullptr},
+     {true, {3, 4, 6, 3}, 1, 128}},
+    {"wide_resnet101_2",
+     "Wide ResNet-101-2",
+     "Wide ResNet-101-2 (bottleneck width doubled), ImageNet-1k classifier",
+     126'886'696,
+     22.753,
+     {"Wide_ResNet101_2_Weights.IMAGENET1K_V1", nullptr, nullptr},
+     {true, {3, 4, 23, 3}, 1, 128}},
+    {"resnext50_32x4d",
+     "ResNeXt-50 32x4d",
+     "ResNeXt-50, 32 groups of 4 channels, ImageNet-1k classifier",
+     25'028'904,
+     4.23,
+     {"ResNeXt50_32X4D_Weights.IMAGENET1K_V1", nullptr, nullptr},
+     {true, {3, 4, 6, 3}, 32, 4}},
+    {"resnext101_32x4d",
+     "ResNeXt-101 32x4d",
+     "ResNeXt-101, 32 groups of 4 channels, ImageNet-1k classifier",
+     44'177'704,
+     8.01,
+     {nullptr, "44.18", "8.01"},
+     {true, {3, 4, 23, 3}, 32, 4}},
+    {"resnext101_32x8d",
+     "ResNeXt-101 32x8d",
+     "ResNeXt-101, 32 groups of 8 channels, ImageNet-1k classifier",
+     88'791'336,
+     16.414,
+     {"ResNeXt101_32X8D_Weights.IMAGENET1K_V1", nullptr, nullptr},
+     {true, {3, 4, 23, 3}, 32, 8}},
+    {"resnext101_64x4d",
+     "ResNeXt-101 64x4d",
+     "ResNeXt-101, 64 groups of 4 channels, ImageNet-1k classifier",
+     83'455'272,
+     15.46,
+     {"ResNeXt101_64X4D_Weights.IMAGENET1K_V1", nullptr, nullptr},
+     {true, {3, 4, 23, 3}, 64, 4}},
 }};
 
 ZooModel resnet_variant(const ResNetVariantRow& r) {
   const bool timm = r.source.torchvision_weights == nullptr;
   const std::string id = r.id;
   ZooModel m = vision_model(
-      id, r.display, r.description ? r.description : "ResNet v1.5 with bottleneck blocks, ImageNet-1k classifier",
-      r.params, r.gflops, source_text(id, r.source), ZooKind::resnet,
+      id, r.display,
+      r.description ? r.description : "ResNet v1.5 with bottleneck blocks, ImageNet-1k classifier", r.params,
+      r.gflops, source_text(id, r.source), ZooKind::resnet,
       timm ? "timm " + id + " (timm/models/resnet.py: torchvision's ResNet v1.5 layout)"
            : "torchvision.models." + id + " (torchvision/models/resnet.py)");
   m.resnet = r.spec;
@@ -165,19 +202,63 @@ struct VitRow {
   VisionSource source;
 };
 const std::array<VitRow, 2> kTorchvisionVits{{
-    {"vit_b_16", "ViT-B/16", 86'567'656, 17.56, {16, 768, 3072, 12, 12}, {"ViT_B_16_Weights.IMAGENET1K_V1", nullptr, nullptr}},
-    {"vit_l_16", "ViT-L/16", 304'326'632, 61.55, {16, 1024, 4096, 24, 16}, {"ViT_L_16_Weights.IMAGENET1K_V1", nullptr, nullptr}},
+    {"vit_b_16",
+     "ViT-B/16",
+     86'567'656,
+     17.56,
+     {16, 768, 3072, 12, 12},
+     {"ViT_B_16_Weights.IMAGENET1K_V1", nullptr, nullptr}},
+    {"vit_l_16",
+     "ViT-L/16",
+     304'326'632,
+     61.55,
+     {16, 1024, 4096, 24, 16},
+     {"ViT_L_16_Weights.IMAGENET1K_V1", nullptr, nullptr}},
 }};
 // More torchvision and timm vision models, for the timm train benchmarks (data/validation/parts/timm.md).
 const std::array<VitRow, 8> kMoreVits{{
     {"vit_tiny_patch16_224", "ViT-Ti/16", 5'717'416, 1.26, {16, 192, 768, 12, 3}, {nullptr, "5.72", "1.26"}},
-    {"vit_small_patch16_224", "ViT-S/16", 22'050'664, 4.61, {16, 384, 1536, 12, 6}, {nullptr, "22.05", "4.61"}},
-    {"vit_small_patch32_224", "ViT-S/32", 22'878'952, 1.15, {32, 384, 1536, 12, 6}, {nullptr, "22.88", "1.15"}},
-    {"vit_b_32", "ViT-B/32", 88'224'232, 4.409, {32, 768, 3072, 12, 12}, {"ViT_B_32_Weights.IMAGENET1K_V1", nullptr, nullptr}},
-    {"vit_base_patch8_224", "ViT-B/8", 86'576'872, 78.22, {8, 768, 3072, 12, 12}, {nullptr, "86.58", "78.22"}},
-    {"vit_large_patch14_224", "ViT-L/14", 304'203'752, 81.08, {14, 1024, 4096, 24, 16}, {nullptr, "304.2", "81.08"}},
-    {"vit_l_32", "ViT-L/32", 306'535'400, 15.378, {32, 1024, 4096, 24, 16}, {"ViT_L_32_Weights.IMAGENET1K_V1", nullptr, nullptr}},
-    {"vit_h_14", "ViT-H/14", 632'045'800, 167.295, {14, 1280, 5120, 32, 16},
+    {"vit_small_patch16_224",
+     "ViT-S/16",
+     22'050'664,
+     4.61,
+     {16, 384, 1536, 12, 6},
+     {nullptr, "22.05", "4.61"}},
+    {"vit_small_patch32_224",
+     "ViT-S/32",
+     22'878'952,
+     1.15,
+     {32, 384, 1536, 12, 6},
+     {nullptr, "22.88", "1.15"}},
+    {"vit_b_32",
+     "ViT-B/32",
+     88'224'232,
+     4.409,
+     {32, 768, 3072, 12, 12},
+     {"ViT_B_32_Weights.IMAGENET1K_V1", nullptr, nullptr}},
+    {"vit_base_patch8_224",
+     "ViT-B/8",
+     86'576'872,
+     78.22,
+     {8, 768, 3072, 12, 12},
+     {nullptr, "86.58", "78.22"}},
+    {"vit_large_patch14_224",
+     "ViT-L/14",
+     304'203'752,
+     81.08,
+     {14, 1024, 4096, 24, 16},
+     {nullptr, "304.2", "81.08"}},
+    {"vit_l_32",
+     "ViT-L/32",
+     306'535'400,
+     15.378,
+     {32, 1024, 4096, 24, 16},
+     {"ViT_L_32_Weights.IMAGENET1K_V1", nullptr, nullptr}},
+    {"vit_h_14",
+     "ViT-H/14",
+     632'045'800,
+     167.295,
+     {14, 1280, 5120, 32, 16},
      {"ViT_H_14_Weights.IMAGENET1K_SWAG_LINEAR_V1 (224 px)", nullptr, nullptr}},
 }};
 
@@ -186,8 +267,8 @@ ZooModel vit_model(const VitRow& v) {
   const std::string id = v.id;
   const std::string patch = std::to_string(v.spec.patch);
   ZooModel m = vision_model(
-      id, v.display, "Vision Transformer, " + patch + "x" + patch + " patches, ImageNet-1k classifier", v.params,
-      v.gflops, source_text(id, v.source), ZooKind::vit,
+      id, v.display, "Vision Transformer, " + patch + "x" + patch + " patches, ImageNet-1k classifier",
+      v.params, v.gflops, source_text(id, v.source), ZooKind::vit,
       timm ? "timm " + id +
                  " (timm/models/vision_transformer.py; the same blocks as torchvision's VisionTransformer)"
            : "torchvision.models." + id + " (torchvision/models/vision_transformer.py)");
@@ -202,7 +283,8 @@ enum class ParamsNote { bert, gpt2, untied, tied };
 const char* note_text(ParamsNote n) {
   switch (n) {
     case ParamsNote::bert:
-      return "BertModel with pooler plus the MLM head (dense, LayerNorm, decoder bias; decoder weight tied to "
+      return "BertModel with pooler plus the MLM head (dense, LayerNorm, decoder bias; decoder weight tied "
+             "to "
              "the word embeddings) and the NSP head; equals the Hub checkpoint's safetensors parameter total";
     case ParamsNote::gpt2:
       return "num_parameters() with lm_head tied to wte (attn.bias buffers are not parameters)";
@@ -231,8 +313,8 @@ const std::array<LanguageRow, 24> kLanguageModels{{
      "BertForPreTraining", "bert", "google-bert/bert-base-uncased", ParamsNote::bert},
     {"bert-large", "BERT-large (uncased)", "BERT-large pre-training (MLM + NSP heads)", 336'226'108,
      "BertForPreTraining", "bert", "google-bert/bert-large-uncased", ParamsNote::bert},
-    {"gpt2", "GPT-2", "GPT-2 small, causal LM", 124'439'808, "GPT2LMHeadModel", "gpt2", "openai-community/gpt2",
-     ParamsNote::gpt2},
+    {"gpt2", "GPT-2", "GPT-2 small, causal LM", 124'439'808, "GPT2LMHeadModel", "gpt2",
+     "openai-community/gpt2", ParamsNote::gpt2},
     {"gpt2-medium", "GPT-2 Medium", "GPT-2 medium, causal LM", 354'823'168, "GPT2LMHeadModel", "gpt2",
      "openai-community/gpt2-medium", ParamsNote::gpt2},
     {"gpt2-large", "GPT-2 Large", "GPT-2 large, causal LM", 774'030'080, "GPT2LMHeadModel", "gpt2",
@@ -243,8 +325,8 @@ const std::array<LanguageRow, 24> kLanguageModels{{
      "meta-llama/Llama-2-7b-hf", ParamsNote::untied},
     {"llama2-13b", "Llama 2 13B", "Llama 2 13B, causal LM", 13'015'864'320, "LlamaForCausalLM", "llama",
      "meta-llama/Llama-2-13b-hf", ParamsNote::untied},
-    {"llama3-8b", "Llama 3 8B", "Llama 3 8B, causal LM, GQA with 8 KV heads", 8'030'261'248, "LlamaForCausalLM",
-     "llama", "meta-llama/Meta-Llama-3-8B", ParamsNote::untied},
+    {"llama3-8b", "Llama 3 8B", "Llama 3 8B, causal LM, GQA with 8 KV heads", 8'030'261'248,
+     "LlamaForCausalLM", "llama", "meta-llama/Meta-Llama-3-8B", ParamsNote::untied},
     {"mistral-7b", "Mistral 7B v0.1",
      "Mistral 7B v0.1, causal LM, GQA with 8 KV heads, 4096-token sliding window", 7'241'732'096,
      "MistralForCausalLM", "mistral", "mistralai/Mistral-7B-v0.1", ParamsNote::untied},
@@ -268,10 +350,10 @@ const std::array<LanguageRow, 24> kLanguageModels{{
      9'241'705'984, "Gemma2ForCausalLM", "gemma2", "google/gemma-2-9b", ParamsNote::tied},
     {"phi3-mini", "Phi-3 mini 4k", "Phi-3-mini-4k-instruct, causal LM, fused qkv and gate/up projections",
      3'821'079'552, "Phi3ForCausalLM", "phi3", "microsoft/Phi-3-mini-4k-instruct", ParamsNote::untied},
-    {"tinyllama-1.1b", "TinyLlama 1.1B", "TinyLlama 1.1B Chat v1.0, causal LM, GQA with 4 KV heads", 1'100'048'384,
-     "LlamaForCausalLM", "llama", "TinyLlama/TinyLlama-1.1B-Chat-v1.0", ParamsNote::untied},
-    {"qwen2.5-0.5b", "Qwen2.5 0.5B", "Qwen2.5 0.5B, causal LM, GQA with 2 KV heads, tied embeddings", 494'032'768,
-     "Qwen2ForCausalLM", "qwen2", "Qwen/Qwen2.5-0.5B", ParamsNote::tied},
+    {"tinyllama-1.1b", "TinyLlama 1.1B", "TinyLlama 1.1B Chat v1.0, causal LM, GQA with 4 KV heads",
+     1'100'048'384, "LlamaForCausalLM", "llama", "TinyLlama/TinyLlama-1.1B-Chat-v1.0", ParamsNote::untied},
+    {"qwen2.5-0.5b", "Qwen2.5 0.5B", "Qwen2.5 0.5B, causal LM, GQA with 2 KV heads, tied embeddings",
+     494'032'768, "Qwen2ForCausalLM", "qwen2", "Qwen/Qwen2.5-0.5B", ParamsNote::tied},
     {"qwen2.5-1.5b", "Qwen2.5 1.5B", "Qwen2.5 1.5B, causal LM, GQA with 2 KV heads, tied embeddings",
      1'543'714'304, "Qwen2ForCausalLM", "qwen2", "Qwen/Qwen2.5-1.5B", ParamsNote::tied},
     {"qwen2.5-3b", "Qwen2.5 3B", "Qwen2.5 3B, causal LM, GQA with 2 KV heads, tied embeddings", 3'085'938'688,
@@ -294,13 +376,14 @@ const std::vector<ZooModel>& zoo_models() {
     std::vector<ZooModel> m;
     for (const ResNetRow& r : kResNets) m.push_back(resnet(r));
     m.push_back(vgg_model(kVgg16));
-    m.push_back(vision_model("mobilenet_v2", "MobileNetV2", "MobileNetV2 width 1.0, ImageNet-1k classifier",
-                             3'504'872, 0.30, torchvision_source("mobilenet_v2", "MobileNet_V2_Weights.IMAGENET1K_V1"),
-                             ZooKind::mobilenet_v2, "torchvision.models.mobilenet_v2 (torchvision/models/mobilenetv2.py)"));
+    m.push_back(vision_model(
+        "mobilenet_v2", "MobileNetV2", "MobileNetV2 width 1.0, ImageNet-1k classifier", 3'504'872, 0.30,
+        torchvision_source("mobilenet_v2", "MobileNet_V2_Weights.IMAGENET1K_V1"), ZooKind::mobilenet_v2,
+        "torchvision.models.mobilenet_v2 (torchvision/models/mobilenetv2.py)"));
     m.push_back(vision_model(
         "efficientnet_b0", "EfficientNet-B0", "EfficientNet-B0, ImageNet-1k classifier", 5'288'548, 0.39,
-        torchvision_source("efficientnet_b0", "EfficientNet_B0_Weights.IMAGENET1K_V1"), ZooKind::efficientnet_b0,
-        "torchvision.models.efficientnet_b0 (torchvision/models/efficientnet.py)"));
+        torchvision_source("efficientnet_b0", "EfficientNet_B0_Weights.IMAGENET1K_V1"),
+        ZooKind::efficientnet_b0, "torchvision.models.efficientnet_b0 (torchvision/models/efficientnet.py)"));
     for (const VitRow& v : kTorchvisionVits) m.push_back(vit_model(v));
     for (const ResNetVariantRow& r : kResNetVariants) m.push_back(resnet_variant(r));
     for (const VggRow& v : kVggs) m.push_back(vgg_model(v));

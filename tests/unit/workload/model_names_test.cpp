@@ -18,8 +18,8 @@ namespace gpusage::workload {
 namespace {
 
 using ::testing::HasSubstr;
-using ::testing::Not;
 using testing::input_error_of;
+using ::testing::Not;
 
 TEST(HubTable, HoldsAtLeastEightyDistinctIdsEachWithItsSources) {
   std::set<std::string> ids;
@@ -45,15 +45,17 @@ TEST(HubTable, EntriesLinkedToTheZooHaveTheZoosParameterCount) {
   for (const detail::HubModel& m : detail::hub_models()) {
     if (m.zoo.empty()) continue;
     ++linked;
-    EXPECT_EQ(from_hf_config(m.config_json).params(), build(m.zoo).params()) << m.ids.front() << " vs " << m.zoo;
+    EXPECT_EQ(from_hf_config(m.config_json).params(), build(m.zoo).params())
+        << m.ids.front() << " vs " << m.zoo;
   }
   EXPECT_EQ(linked, 18);
 }
 
 TEST(ModelNames, HubIdsCaseAndPunctuationVariantsReachTheSameModel) {
   const std::int64_t zoo = build("llama3.1-8b").params();
-  for (const char* name : {"meta-llama/Llama-3.1-8B", "META-LLAMA/llama-3.1-8b", "Llama-3.1-8B",
-                           "meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Meta-Llama-3.1-8B", "llama3.1-8B"}) {
+  for (const char* name :
+       {"meta-llama/Llama-3.1-8B", "META-LLAMA/llama-3.1-8b", "Llama-3.1-8B",
+        "meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Meta-Llama-3.1-8B", "llama3.1-8B"}) {
     const Workload w = build(name);
     EXPECT_EQ(w.params(), zoo) << name;
     EXPECT_EQ(w.id, "llama3.1-8b") << name;
