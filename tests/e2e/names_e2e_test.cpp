@@ -98,10 +98,14 @@ TEST(NamesE2E, PlanAndGuideWriteCsv) {
 }
 
 TEST(NamesE2E, EnumHelpIsInWords) {
-  const CliResult r = run_cli("plan --help");
-  ASSERT_EQ(r.exit_code, 0);
-  EXPECT_EQ(r.out.find("ENUM:value in"), std::string::npos);
-  EXPECT_NE(r.out.find("FORMAT:{table,csv,json}"), std::string::npos) << r.out;
+  for (const std::string command : {"guide", "gpus", "plan", "validate", "monitor", "doctor", "bench", "report",
+                                    "run", "fit-batch"}) {
+    const CliResult r = run_cli(command + " --help");
+    ASSERT_EQ(r.exit_code, 0) << command;
+    EXPECT_EQ(r.out.find("ENUM:value in"), std::string::npos) << command << ":\n" << r.out;
+  }
+  EXPECT_NE(run_cli("plan --help").out.find("FORMAT:{table,csv,json}"), std::string::npos);
+  EXPECT_NE(run_cli("bench --help").out.find("--device DEVICE:{cpu,cuda}"), std::string::npos);
 }
 
 }  // namespace
