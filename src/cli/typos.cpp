@@ -46,11 +46,16 @@ std::string did_you_mean(const std::string& wanted, const std::vector<std::strin
 std::string describe_parse_error(CLI::App& app, const CLI::ParseError& error, int argc, char** argv) {
   // The commands named on the line, outermost first (gpusage, gpusage gpus, gpusage gpus show).
   std::vector<CLI::App*> chain{&app};
+  std::string next_word;  // the first word after the commands that is not an option
   for (int i = 1; i < argc; ++i) {
     const std::string word = argv[i];
+    if (word == "--") break;
     if (word.starts_with('-')) continue;
     CLI::App* sub = subcommand_named(*chain.back(), word);
-    if (!sub) break;
+    if (!sub) {
+      next_word = word;
+      break;
+    }
     chain.push_back(sub);
   }
   const std::string where = chain.size() > 1 ? chain.back()->get_name() + ": " : "";  // "plan: "
@@ -69,14 +74,16 @@ std::string describe_parse_error(CLI::App& app, const CLI::ParseError& error, in
       return fmt::format("{}unknown option '{}'{} (see {})", where, word, did_you_mean(word, known), help);
     }
   }
-  if (chain.size() == 1) {
-    // No command: the first word that is not an option is a misspelt one.
-    for (int j = 1; j < argc; ++j) {
-      const std::string word = argv[j];
-      if (word.starts_with('-')) continue;
-      return fmt::format("unknown command '{}'{} (see {})", word, did_you_mean(word, command_names(app)),
-                         help);
-    }
+  // A word where a command is expected is a misspelt one: any word at the top (gpusage plna), a word close to
+  // a command below it (gpusage gpus shwo), since a command's own words may be values.
+  const std::vector<std::string> commands = command_names(*chain.back());
+  const std::vector<std::string> close = text::closest(next_word, commands, 1);
+  const bool misspelt =
+      chain.size() == 1 || (dynamic_cast<const CLI::ExtrasError*>(&error) && !close.empty() &&
+                            text::edit_distance(next_word, close.front()) <= 2);
+  if (!next_word.empty() && !commands.empty() && misspelt) {
+    return fmt::format("{}unknown command '{}'{} (see {})", where, next_word,
+                       did_you_mean(next_word, commands), help);
   }
   return fmt::format("{} (see --help)", error.what());
 }

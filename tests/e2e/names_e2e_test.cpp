@@ -57,6 +57,10 @@ TEST(NamesE2E, AMisspeltCommandIsAnsweredWithTheNearestOne) {
   const CliResult r = run_cli("plna gpt2");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "gpusage: unknown command 'plna'; did you mean plan? (see gpusage --help)\n");
+  EXPECT_EQ(run_cli("gpus shwo rtx5090").err,
+            "gpusage: gpus: unknown command 'shwo'; did you mean show? (see gpusage gpus --help)\n");
+  EXPECT_EQ(run_cli("--verison").err,
+            "gpusage: unknown option '--verison'; did you mean --version? (see gpusage --help)\n");
 }
 
 // An alias plans what its mode plans: the same memory, different from plain data parallel.
@@ -98,8 +102,8 @@ TEST(NamesE2E, PlanAndGuideWriteCsv) {
 }
 
 TEST(NamesE2E, EnumHelpIsInWords) {
-  for (const std::string command : {"guide", "gpus", "plan", "validate", "monitor", "doctor", "bench", "report",
-                                    "run", "fit-batch"}) {
+  for (const std::string command :
+       {"guide", "gpus", "plan", "validate", "monitor", "doctor", "bench", "report", "run", "fit-batch"}) {
     const CliResult r = run_cli(command + " --help");
     ASSERT_EQ(r.exit_code, 0) << command;
     EXPECT_EQ(r.out.find("ENUM:value in"), std::string::npos) << command << ":\n" << r.out;
