@@ -252,7 +252,8 @@ def trace(model, example_inputs=None, *, input_specs=None, loss="sum", name=None
     """Traces `model` (an nn.Module) and returns the workload as a dict (the JSON gpusage-trace writes).
 
     example_inputs: a tensor or tuple of tensors with a batch dimension (only their shapes and dtypes are
-    used), or a function (batch, device) -> inputs. loss: "sum" of the outputs (default), "cross_entropy"
+    used), a function (batch, device) -> inputs, or an input spec string as gpusage-trace --input takes it
+    ("3x224", "128:int64:32000"; the same as input_specs=["3x224"]). loss: "sum" of the outputs (default), "cross_entropy"
     on the first output against class 0, or a function of the output. The model itself is left as it is
     (a copy is traced) unless copy_model is False.
     """
@@ -260,6 +261,8 @@ def trace(model, example_inputs=None, *, input_specs=None, loss="sum", name=None
 
     import torch
 
+    if isinstance(example_inputs, str):  # "3x224": an input spec, as gpusage-trace --input takes it
+        example_inputs, input_specs = None, [example_inputs, *(input_specs or [])]
     if not isinstance(model, torch.nn.Module):
         raise TraceError(f"trace() takes a torch.nn.Module, not {type(model).__name__}")
     make_inputs = _input_maker(example_inputs, [InputSpec(s) if isinstance(s, str) else s for s in input_specs or []])

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <map>
+#include <cctype>
+#include <utility>
+#include <vector>
 #include <thread>
 
 #include "bench/model_catalog.hpp"
@@ -23,25 +25,50 @@ const char* to_string(OptimizerKind optimizer) {
   return "?";
 }
 
+namespace {
+
+// A choice among an enum's names, in any case: the help reads "{cpu,cuda}" (CLI11's CheckedTransformer printed
+// "ENUM:value in {cpu->0,cuda->1} OR {0,1}"), and the value becomes the enum's number CLI11 reads.
+template <class E>
+CLI::Validator enum_names(const std::vector<std::pair<std::string, E>>& names) {
+  std::string list;
+  for (const auto& [name, value] : names) list += (list.empty() ? "" : ",") + name;
+  return CLI::Validator(
+      [names, list](std::string& text) -> std::string {
+        std::string lower = text;
+        for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        for (const auto& [name, value] : names) {
+          if (name == lower) {
+            text = std::to_string(static_cast<int>(value));
+            return {};
+          }
+        }
+        return "'" + text + "' is not one of {" + list + "}";
+      },
+      "{" + list + "}", "enum_names");
+}
+
+}  // namespace
+
 void add_bench_options(CLI::App& app, BenchOptions& o) {
   app.add_option("model", o.model, "Model to train: " + model_ids_text())->default_str("resnet50");
-  static const std::map<std::string, DeviceKind> devices{{"cpu", DeviceKind::cpu}, {"cuda", DeviceKind::cuda}};
   app.add_option("--device", o.device, "cuda|cpu (default: cuda when a GPU is visible)")
-      ->transform(CLI::CheckedTransformer(devices, CLI::ignore_case));
+      ->transform(enum_names<DeviceKind>({{"cpu", DeviceKind::cpu}, {"cuda", DeviceKind::cuda}}))
+      ->type_name("DEVICE");
   app.add_option("--batch", o.batch_text,
                  "Per-process batch sizes, comma-separated, or 'auto' for the largest that trains "
                  "(default 32 on CUDA, 8 on CPU)");
-  static const std::map<std::string, Precision> precisions{
-      {"fp32", Precision::fp32}, {"tf32", Precision::tf32}, {"fp16", Precision::fp16}, {"bf16", Precision::bf16}};
   app.add_option("--precision", o.precision,
                  "fp32|tf32|fp16|bf16: fp16 and bf16 are autocast with fp32 master weights (fp16 with "
                  "loss scaling); CPU: fp32, bf16")
-      ->transform(CLI::CheckedTransformer(precisions, CLI::ignore_case))
+      ->transform(enum_names<Precision>(
+          {{"fp32", Precision::fp32}, {"tf32", Precision::tf32}, {"fp16", Precision::fp16}, {"bf16", Precision::bf16}}))
+      ->type_name("PRECISION")
       ->default_str("fp32");
-  static const std::map<std::string, OptimizerKind> optimizers{
-      {"sgd", OptimizerKind::sgd}, {"momentum", OptimizerKind::momentum}, {"adamw", OptimizerKind::adamw}};
   app.add_option("--optimizer", o.optimizer, "sgd|momentum|adamw")
-      ->transform(CLI::CheckedTransformer(optimizers, CLI::ignore_case))
+      ->transform(enum_names<OptimizerKind>(
+          {{"sgd", OptimizerKind::sgd}, {"momentum", OptimizerKind::momentum}, {"adamw", OptimizerKind::adamw}}))
+      ->type_name("OPTIMIZER")
       ->default_str("momentum");
   app.add_option("--steps", o.steps, "Timed optimizer steps per batch size (default 50 on CUDA, 10 on CPU)");
   app.add_option("--warmup", o.warmup, "Untimed steps before timing (default 10 on CUDA, 2 on CPU)");

@@ -7,6 +7,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/language.hpp"
+#include "cli/typos.hpp"
 #include "core/common/error.hpp"
 #include "core/common/i18n.hpp"
 #include "gpusage/build_info.hpp"
@@ -58,8 +59,8 @@ int run(int argc, char** argv) {
   } catch (const ExitStatus& e) {
     return e.code;
   } catch (const CLI::ParseError& e) {
-    // One line naming what was wrong; the usage is one --help away.
-    std::cerr << "gpusage: " << e.what() << " (see --help)\n";
+    // One line naming what was wrong and the nearest valid word; the usage is one --help away.
+    std::cerr << "gpusage: " << describe_parse_error(app, e, argc, argv) << "\n";
     return 2;
   } catch (const InputError& e) {
     std::cerr << "gpusage: " << e.what() << "\n";

@@ -29,6 +29,7 @@ void add_guide_command(CLI::App& app) {
   struct State {
     setup::TrainingSetup run;
     std::string chart;
+    Format format = Format::table;
     CostOptions cost;
   };
   auto state = std::make_shared<State>();
@@ -40,7 +41,8 @@ void add_guide_command(CLI::App& app) {
       "across batch sizes on each card. Examples:\n"
       "  gpusage guide --chart guide.svg\n"
       "  gpusage guide --cost                       # + what 90 epochs of ImageNet cost, owned or rented\n"
-      "  gpusage guide --cost --price rtx5080=1199 --electricity 0.30/kWh --gpu rtx5090,rtx5080,h100-sxm5-80gb");
+      "  gpusage guide --cost --price rtx5080=1199 --electricity 0.30/kWh --gpu rtx5090,rtx5080,h100-sxm5-80gb\n"
+      "  gpusage guide --format csv                 # the predictions, one row per card and batch");
   state->run.gpu = "rtx50";
   SetupDoor door;
   door.model_positional = true;
@@ -51,6 +53,7 @@ void add_guide_command(CLI::App& app) {
   bind_setup(*command, state->run, door);
   state->cost.add_to(*command);
   command->add_option("--chart", state->chart, "Also write the comparison chart (SVG): specs and predicted speed");
+  add_format_option(*command, state->format, {Format::table, Format::csv, Format::json});
   command->callback([state, command] {
     // The default model gives way to one named another way.
     const bool other_model = !state->run.hf_config.empty() || !state->run.workload_file.empty();
@@ -59,6 +62,10 @@ void add_guide_command(CLI::App& app) {
       throw InputError(fmt::format("--chart: '{}' has an unsupported extension; accepted: .svg", state->chart));
     }
     state->cost.check_given_with_cost();
+    if (!state->chart.empty() && state->format != Format::table) {
+      throw InputError(fmt::format("--chart {} goes with the table output; --format {} prints data only",
+                                   state->chart, to_string(state->format)));
+    }
     const catalog::Catalog& catalog = catalog::Catalog::active();
     estimate::SweepRequest request;
     request.gpus = catalog.select(state->run.gpu);
@@ -66,6 +73,18 @@ void add_guide_command(CLI::App& app) {
     request.batches = parse_batch_list(request.ladder ? kVisionLadder : state->run.batch).sizes;
     const estimate::Sweep results = setup::run_plan(state->run, request);
     const int width = terminal_width();
+    if (state->format != Format::table) {
+      // csv: the predictions, one row per card and batch (plan --format csv); json: plan's document, with the
+      // cards compared and the costs when asked.
+      if (state->format == Format::csv) return emit(plan_csv(results));
+      nlohmann::json doc = plan_json(results);
+      doc["gpus"] = nlohmann::json::array();
+      for (const catalog::Gpu* gpu : request.gpus) doc["gpus"].push_back(gpu->id);
+      if (const auto costs = cost_report_if_asked(results, state->cost, state->run.dataset_size)) {
+        doc["cost"] = cost_json(*costs);
+      }
+      return emit(doc.dump(2) + "\n");
+    }
 
     std::string out = fmt::format("== Which GPU? {} side by side ==\n\n", state->run.gpu);
     out += gpus_comparison_text(catalog, request.gpus, width);

@@ -16,8 +16,8 @@ void add_monitor_command(CLI::App& app) {
       "CPU use, and alerts (input bottleneck, throttling, memory nearly full, ECC errors,\n"
       "retired pages and remapped rows, and XID events the driver reports: each with what it means and the fix).\n"
       "Examples:\n"
-      "  gpusage monitor                          interactive view (q quits)\n"
-      "  gpusage monitor --once                   one summary\n"
+      "  gpusage monitor                          # interactive view (q quits)\n"
+      "  gpusage monitor --once                   # one summary\n"
       "  gpusage monitor --format csv --interval 0.5 --log run.csv\n"
       "  gpusage monitor --prometheus 127.0.0.1:9400\n"
       "Environment: GPUSAGE_NVML_LIBRARY=PATH loads NVML from PATH.");

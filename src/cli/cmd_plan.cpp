@@ -33,7 +33,11 @@ void add_plan_command(CLI::App& app) {
       "Examples:\n"
       "  gpusage plan resnet50 --gpu rtx50 --batch 32,64,128,256 --precision fp16\n"
       "  gpusage plan llama3-8b --gpu rtx5090 --qlora --seq-len 2048 --batch auto\n"
-      "  gpusage plan gpt2 --gpu h100 --target-batch 512 --precision bf16 --format json\n"
+      "  gpusage plan gpt2 --gpu h100-sxm5-80gb --target-batch 512 --precision bf16 --format json\n"
+      "Hugging Face ids and names as you type them (a built-in table of the most fine-tuned models; the local\n"
+      "Hugging Face cache first):\n"
+      "  gpusage plan meta-llama/Llama-3.1-8B --gpu rtx4090 --qlora --seq-len 2048 --precision bf16\n"
+      "  gpusage plan Qwen2.5-7B-Instruct --gpu rtx4090 --lora 16 --seq-len 2048 --precision bf16 --format csv\n"
       "Any PyTorch model, traced on the CPU by gpusage-trace (pip install the gpusage wheel):\n"
       "  gpusage-trace torchvision:convnext_tiny --input 3x224 -o convnext.json\n"
       "  gpusage plan --workload convnext.json --gpu rtx5090 --batch auto\n"
@@ -51,7 +55,7 @@ void add_plan_command(CLI::App& app) {
   door.target_batch_help = "Global batch to reach: picks the per-GPU batch and gradient-accumulation steps";
   bind_setup(*command, state->run, door);
   state->cost.add_to(*command);
-  add_format_option(*command, state->format, {Format::table, Format::json});
+  add_format_option(*command, state->format, {Format::table, Format::csv, Format::json});
   command->add_flag("--wide", state->wide, "Show every table column, however wide");
   command->add_option("--out", state->out, "Write the output to FILE instead of stdout");
   command->add_option("--chart", state->chart,
@@ -61,6 +65,9 @@ void add_plan_command(CLI::App& app) {
       throw InputError(fmt::format("--chart: '{}' has an unsupported extension; accepted: .html", state->chart));
     }
     state->cost.check_given_with_cost();
+    if (state->format == Format::csv && state->cost.enabled) {
+      throw InputError("--format csv prints the plan's rows; --cost is shown with --format table or json");
+    }
     estimate::SweepRequest request;
     request.batches = parse_batch_list(state->run.batch).sizes;
     request.target_batch = state->run.target_batch;
@@ -71,7 +78,9 @@ void add_plan_command(CLI::App& app) {
       chart_message = write_plan_page(results, state->chart, plan_command_line(state->run, state->chart));
     }
     const int width = state->wide ? 100000 : terminal_width();
-    if (state->format == Format::json) {
+    if (state->format == Format::csv) {
+      emit(plan_csv(results), state->out);
+    } else if (state->format == Format::json) {
       nlohmann::json doc = plan_json(results);
       if (costs) doc["cost"] = cost_json(*costs);
       emit(doc.dump(2) + "\n", state->out);

@@ -6,10 +6,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
-#include <map>
 
 #include "core/common/i18n.hpp"
 #include "core/common/io.hpp"
+#include "core/common/text.hpp"
+#include "core/estimate/parallel_aliases.hpp"
+#include "core/estimate/planner.hpp"
 
 namespace gpusage::cli {
 
@@ -24,16 +26,65 @@ const char* to_string(Format format) {
   return "?";
 }
 
+namespace {
+
+std::string braces(const std::vector<std::string>& names) { return "{" + text::join(names, ",") + "}"; }
+
+std::string not_one_of(const std::string& value, const std::vector<std::string>& names) {
+  std::string message = "'" + value + "' is not one of " + text::join(names, ", ");
+  const std::vector<std::string> close = text::closest(value, names, 1);
+  if (!close.empty()) message += "; did you mean " + close.front() + "?";
+  return message;
+}
+
+}  // namespace
+
+CLI::Validator one_of(std::vector<std::string> names) {
+  const std::string description = braces(names);
+  return CLI::Validator(
+      [names = std::move(names)](std::string& value) -> std::string {
+        for (const std::string& n : names) {
+          if (text::to_lower(n) == text::to_lower(value)) {
+            value = n;
+            return {};
+          }
+        }
+        return not_one_of(value, names);
+      },
+      description, "one_of");
+}
+
+CLI::Validator parallel_choice() {
+  const std::vector<std::string> names = text::split(estimate::parallel_names(), '|');
+  return CLI::Validator(
+      [names](std::string& value) -> std::string {
+        if (const auto canonical = estimate::canonical_parallel_name(value)) {
+          value = *canonical;
+          return {};
+        }
+        return not_one_of(value, names) +
+               " (aliases: zero3, ds_z3, full_shard, fsdp2 = fsdp; ds_z2, shard_grad_op = zero2)";
+      },
+      braces(names), "parallel");
+}
+
 void add_format_option(CLI::App& command, Format& format, std::vector<Format> allowed) {
-  std::map<std::string, Format> names;
-  std::string list;
-  for (Format f : allowed) {
-    names[to_string(f)] = f;
-    list += (list.empty() ? "" : "|") + std::string(to_string(f));
-  }
+  std::vector<std::string> names;
+  for (Format f : allowed) names.push_back(to_string(f));
   format = allowed.front();
-  command.add_option("--format", format, i18n::trf("Output format: {}", list))
-      ->transform(CLI::CheckedTransformer(names, CLI::ignore_case))
+  command.add_option("--format", format, i18n::trf("Output format: {}", text::join(names, " | ")))
+      ->transform(CLI::Validator(
+          [names, allowed](std::string& value) -> std::string {
+            for (std::size_t i = 0; i < names.size(); ++i) {
+              if (text::to_lower(value) == names[i]) {
+                value = std::to_string(static_cast<int>(allowed[i]));  // what the enum option reads
+                return {};
+              }
+            }
+            return not_one_of(value, names);
+          },
+          braces(names), "format"))
+      ->type_name("FORMAT")
       ->default_str(to_string(allowed.front()));
 }
 

@@ -330,6 +330,9 @@ std::string ranges_and_notes_text(const estimate::Sweep& results) {
 
 }  // namespace
 
+// CSV: the detail table's rows, one per prediction (card, batch), every figure in its own column.
+std::string plan_csv(const estimate::Sweep& results) { return report::render_csv(detail_table(results)); }
+
 std::string plan_table(const estimate::Sweep& results, int width) {
   const workload::Workload& w = results.workload;
   const auto& predictions = results.predictions;

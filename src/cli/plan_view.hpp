@@ -13,5 +13,7 @@ namespace gpusage::cli {
 
 nlohmann::json plan_json(const estimate::Sweep& results);
 std::string plan_table(const estimate::Sweep& results, int width);
+// One CSV row per prediction (card and batch), every column of the table (RFC 4180; `plan --format csv`).
+std::string plan_csv(const estimate::Sweep& results);
 
 }  // namespace gpusage::cli

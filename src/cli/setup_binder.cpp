@@ -2,6 +2,8 @@
 // workload (plan, guide, report, run, fit-batch) registers its options here, and what it parses is the setup.
 #include "cli/setup_binder.hpp"
 
+#include "cli/options.hpp"
+
 namespace gpusage::cli {
 
 namespace {
@@ -43,7 +45,7 @@ void bind_shape_and_batch(CLI::App& command, setup::TrainingSetup& s, const Setu
       ->check(CLI::Range(1, 8192));
   command.add_option("--seq-len", s.seq_len, "Tokens per sample for language models")->check(CLI::Range(1, 1 << 24));
   command.add_option("--precision", s.precision, "fp32 | tf32 | fp16 | bf16 | fp8 (fp16/bf16: autocast mixed precision)")
-      ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16", "fp8"}))
+      ->transform(one_of({"fp32", "tf32", "fp16", "bf16", "fp8"}))
       ->capture_default_str();
   if (!door.batch_help.empty()) {
     auto* batch = command.add_option("--batch", s.batch, door.batch_help);
@@ -135,7 +137,7 @@ void bind_parallelism(CLI::App& command, setup::TrainingSetup& s, const SetupDoo
                      "How data-parallel GPUs hold the state: ddp (each all of it) | zero1 (optimizer state and fp32 "
                      "master weights sharded: DeepSpeed stage 1) | zero2 (gradients too: stage 2) | fsdp (weights "
                      "too: FSDP FULL_SHARD, DeepSpeed stage 3) | hsdp (FSDP within a node, replicated across nodes)")
-      ->check(CLI::IsMember({"ddp", "zero1", "zero2", "fsdp", "hsdp"}))
+      ->transform(parallel_choice())
       ->capture_default_str();
   command.add_option("--offload", s.offload,
                      "Keep state in host memory, comma separated: optimizer (ZeRO-Offload: fp32 masters, optimizer "

@@ -224,7 +224,7 @@ TEST(PlanFinetuneE2E, OffloadMistakesAreOneLineAndExitTwo) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "gpusage: --offload params moves FSDP's weight shards to the host: it needs --parallel fsdp or "
                    "hsdp, not ddp (which keeps whole weights on every GPU)\n");
-  for (const char* args : {"plan gpt2 --offload gpu", "plan gpt2 --parallel zero3",
+  for (const char* args : {"plan gpt2 --offload gpu", "plan gpt2 --parallel zero9",
                            "plan gpt2 --offload optimizer --optimizer paged_adamw8bit"}) {
     auto bad = run_cli(args);
     EXPECT_EQ(bad.exit_code, 2) << args;

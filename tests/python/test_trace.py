@@ -142,6 +142,15 @@ class WithCustomParts(torch.nn.Module):
 
 
 class ModelsTheZooDoesNotHave(unittest.TestCase):
+    def test_an_input_spec_string_traces_as_input_specs_does(self):
+        # The package docstring's gpusage.trace(model, "3x224"): a spec string in place of example inputs.
+        model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.Flatten(), torch.nn.LazyLinear(10))
+        model(torch.empty(1, 3, 32, 32))
+        by_string = trace_module.trace(model, "3x32", name="small")
+        by_specs = trace_module.trace(model, input_specs=["3x32"], name="small")
+        self.assertEqual(by_string["layers"], by_specs["layers"])
+        self.assertEqual(sum(l["params"] for l in by_string["layers"]), sum(p.numel() for p in model.parameters()))
+
     def test_a_hand_written_transformer_block_gets_one_attention_layer_per_block(self):
         model = torch.nn.Sequential(TransformerBlock(), TransformerBlock())
         workload = trace_module.trace(model, input_specs=["16x64:float32"], name="blocks")
