@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 
+#include "core/catalog/catalog.hpp"
 #include "core/common/error.hpp"
 #include "core/common/io.hpp"
 #include "core/common/time.hpp"
@@ -19,7 +20,9 @@
 #include "monitor/prometheus_server.hpp"
 #include "monitor/sampler.hpp"
 #include "monitor/views.hpp"
+#include "run/advice.hpp"
 #include "run/child.hpp"
+#include "run/plausibility.hpp"
 #include "run/run_notifications.hpp"
 #include "run/run_report.hpp"
 #include "run/summary.hpp"
@@ -71,7 +74,7 @@ void check(const RunRequest& r) {
     throw InputError(fmt::format("--hang-after {:g}: accepted values are above 0 and up to 604800 seconds (a week)",
                                  *r.hang_after_s));
   if (r.kill_on_hang && !r.hang_after_s)
-    throw InputError("--kill-on-hang needs --hang-after SECONDS (how long a silent, idle run may last)");
+    throw InputError("--kill-on-hang needs --hang-after SECONDS (how long a run may print nothing)");
   if (!r.notify.url.empty()) parse_webhook_url(r.notify.url);
 }
 
@@ -170,9 +173,19 @@ RunSummary summarize_run(const RunRequest& request, const RunFiles& files, doubl
   // The whole log, scanned once more: the line numbers and counts in the findings are the log's own.
   summary.findings =
       final_findings(diagnose::read_log_file((files.dir / "train.log").string()), request.context, summary.gpus);
-  summary.findings.insert(summary.findings.end(), state.live_findings.begin(), state.live_findings.end());
+  drop_followed_advice(summary.findings, practice_of(request));
+  std::vector<diagnose::Finding> live = state.live_findings;
+  if (expectation) {
+    summary.expectation = compare(expectation->expectation(), summary.throughput, summary.gpus);
+    // An impossible median: no MFU, and the finding about the whole run replaces the live one.
+    const catalog::Gpu* card = catalog::Catalog::active().find(expectation->expectation().gpu_id);
+    if (auto f = withdraw_implausible(*summary.expectation, card)) {
+      std::erase_if(live, [&](const diagnose::Finding& l) { return l.id == f->id; });
+      live.push_back(std::move(*f));
+    }
+  }
+  summary.findings.insert(summary.findings.end(), live.begin(), live.end());
   diagnose::sort_findings(summary.findings);
-  if (expectation) summary.expectation = compare(expectation->expectation(), summary.throughput, summary.gpus);
   if (!sampling.error().empty()) {
     const std::string line = "gpusage: sampling stopped early: " + sampling.error() + "\n";
     write_all(STDERR_FILENO, line.data(), line.size());

@@ -10,11 +10,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
+#include "core/catalog/catalog.hpp"
 #include "core/common/text.hpp"
 #include "monitor/views.hpp"
+#include "run/plausibility.hpp"
 #include "run/process_tree.hpp"
 #include "run/throughput.hpp"
 
@@ -44,7 +47,12 @@ WakePipe::~WakePipe() {
 }
 
 SupervisorLoop::SupervisorLoop(const RunRequest& request, const RunResources& resources)
-    : request_(request), res_(resources), watch_(request.context), stderr_tty_(::isatty(STDERR_FILENO) == 1) {
+    : request_(request),
+      res_(resources),
+      watch_(request.context),
+      practice_(practice_of(request)),
+      stderr_tty_(::isatty(STDERR_FILENO) == 1) {
+  if (*res_.expectation) card_ = catalog::Catalog::active().find((*res_.expectation)->expectation().gpu_id);
   const bool use_pty = ::isatty(STDOUT_FILENO) == 1 && !request.output_to_stderr;
   const bool forward_stdin = use_pty;  // in pipe mode the child reads gpusage's stdin itself
   child_ = spawn(res_.executable, request.command, use_pty);
@@ -231,7 +239,15 @@ void SupervisorLoop::take_lines(const std::vector<std::string>& lines) {
       if (request_.stop_after_steps && static_cast<int>(state_.throughput.size()) >= *request_.stop_after_steps)
         stop_run("steps");
       if (expectation) {
-        if (auto f = expectation->add(now, *t, sampling_->recent_utilization_percent())) {
+        // A reading no card can deliver is said once and kept out of the comparison and the MFU.
+        if (auto implausible = implausible_reading(expectation->expectation(), card_, *t)) {
+          if (!state_.implausible_said) {
+            state_.implausible_said = true;
+            say(finding_line(*implausible));
+            res_.notify->finding(*implausible);
+            state_.live_findings.push_back(std::move(*implausible));
+          }
+        } else if (auto f = expectation->add(now, *t, sampling_->recent_utilization_percent())) {
           say(finding_line(*f));
           res_.notify->finding(*f);
           state_.live_findings.push_back(std::move(*f));
@@ -252,8 +268,9 @@ void SupervisorLoop::scan_log(bool now) {
   const double t = monotonic_s();
   if (!now && t - state_.last_scan_s < 1.0) return;
   state_.last_scan_s = t;
-  for (const auto& f : watch_.scan())
+  for (auto f : watch_.scan())
     if (f.severity == diagnose::Severity::error || f.severity == diagnose::Severity::warning) {
+      drop_followed_advice(f, practice_);
       say(finding_line(f));
       res_.notify->finding(f);
     }
@@ -275,13 +292,23 @@ void SupervisorLoop::announce_alerts() {
 
 void SupervisorLoop::check_hang() {
   if (!state_.hang || state_.wait_status) return;
-  const double now = monotonic_s();
-  const auto quiet_s = state_.hang->due(now, state_.last_output_s, sampling_->last_gpu_active_s());
+  // Silence is the hang, whatever the GPUs do: ranks waiting in a collective keep theirs at 100% (hang.hpp).
+  const auto quiet_s = state_.hang->due(monotonic_s(), state_.last_output_s);
   if (!quiet_s) return;
   const auto tree = descendants(static_cast<unsigned>(child_.pid), read_parents());
-  diagnose::Finding f =
-      hang_finding(*quiet_s, state_.hang->after_s(), describe_processes(std::vector<unsigned>(tree.begin(), tree.end())),
-                   state_.last_lines, request_.kill_on_hang);
+  HangEvidence e;
+  e.quiet_s = *quiet_s;
+  e.after_s = state_.hang->after_s();
+  e.gpus = gpu_activity(sampling_->gpu_readings_since(state_.last_output_s));
+  e.processes = describe_processes(std::vector<unsigned>(tree.begin(), tree.end()));
+  e.last_lines = state_.last_lines;
+  // The child has gpusage's environment: a debug setting already there is not recommended again.
+  for (const auto& setting : collective_debug_settings()) {
+    const std::string name = setting.substr(0, setting.find('='));
+    if (std::getenv(name.c_str())) e.settings_already_set.push_back(name);
+  }
+  e.killing = request_.kill_on_hang;
+  diagnose::Finding f = hang_finding(e);
   say(fmt::format("gpusage: {} [{}]: {}", diagnose::to_string(f.severity), f.id, f.title));
   for (const auto& line : text::split(f.evidence, '\n')) say("gpusage:   " + line);
   res_.notify->finding(f);

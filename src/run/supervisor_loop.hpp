@@ -18,6 +18,7 @@
 #include "monitor/log_writer.hpp"
 #include "monitor/prometheus_server.hpp"
 #include "monitor/sampler.hpp"
+#include "run/advice.hpp"
 #include "run/child.hpp"
 #include "run/expectation.hpp"
 #include "run/hang.hpp"
@@ -64,6 +65,7 @@ struct LoopState {
   std::vector<TimedThroughput> throughput;
   std::vector<diagnose::Finding> live_findings;  // the run's own (expectation, hang); the log's come at the end
   std::optional<HangWatch> hang;
+  bool implausible_said = false;  // run-throughput-implausible announced
   double last_output_s = 0;
   double last_scan_s = 0;
   double last_interrupt_s = -1e9;
@@ -132,6 +134,8 @@ class SupervisorLoop {
   std::optional<RawTerminal> raw_;
   std::optional<SamplingThread> sampling_;
   LogWatch watch_;
+  RunPractice practice_;                   // what the advice need not recommend
+  const catalog::Gpu* card_ = nullptr;     // the predicted card, for the plausibility of throughput
   const bool stderr_tty_;
   LoopState state_;
   std::array<char, 65536> buffer_{};
