@@ -84,8 +84,9 @@ void add_run_command(CLI::App& app) {
       ->default_str("60");
   command
       ->add_option("--hang-after", state->request.hang_after_s,
-                   "Seconds with no output and no GPU activity (utilization under 5%) before the hang finding: "
-                   "what each process of the run is doing (state, wait channel) and the last lines it printed")
+                   "Seconds with no output before the hang finding, however busy the GPUs (ranks waiting in a "
+                   "collective keep theirs at 100%): what the GPUs and each process of the run were doing "
+                   "(state, wait channel) and the last lines it printed")
       ->check(CLI::Range(1e-3, 604800.0));
   command->add_flag("--kill-on-hang", state->request.kill_on_hang,
                     "End a hung run: SIGTERM to the program's process group, SIGKILL 5 s later (needs --hang-after)");

@@ -5,14 +5,43 @@
 #include <algorithm>
 #include <fstream>
 
+#include "core/common/stats.hpp"
+
 namespace gpusage::run {
 
-std::optional<double> HangWatch::due(double now_s, double last_output_s,
-                                     std::optional<double> last_gpu_active_s) {
-  const double quiet_since = std::max(last_output_s, last_gpu_active_s.value_or(last_output_s));
-  if (now_s - quiet_since < after_s_ || quiet_since == announced_for_) return std::nullopt;
-  announced_for_ = quiet_since;
-  return now_s - quiet_since;
+std::optional<double> HangWatch::due(double now_s, double last_output_s) {
+  if (now_s - last_output_s < after_s_ || last_output_s == announced_for_) return std::nullopt;
+  announced_for_ = last_output_s;
+  return now_s - last_output_s;
+}
+
+GpuActivity gpu_activity(const std::vector<device::GpuSample>& readings) {
+  GpuActivity a;
+  std::vector<double> utilization, power;
+  for (const auto& g : readings) {
+    if (g.utilization_gpu_percent) utilization.push_back(*g.utilization_gpu_percent);
+    if (g.power_w && g.power_limit_w && *g.power_limit_w > 0) power.push_back(*g.power_w / *g.power_limit_w);
+  }
+  a.readings = utilization.size();
+  if (!utilization.empty()) a.utilization_percent = stats::median(utilization);
+  if (!power.empty()) a.power_fraction = stats::median(power);
+  return a;
+}
+
+QuietGpus classify(const GpuActivity& a) {
+  if (!a.utilization_percent) return QuietGpus::not_read;
+  if (*a.utilization_percent < kGpuActiveUtilizationPercent) return QuietGpus::idle;
+  if (a.power_fraction && *a.power_fraction < kSpinningPowerFraction) return QuietGpus::spinning;
+  return QuietGpus::computing;
+}
+
+const std::vector<std::string>& collective_debug_settings() {
+  // TORCH_NCCL_TRACE_BUFFER_SIZE > 0 turns on the flight recorder (the last collectives of each rank, in a ring
+  // buffer); TORCH_NCCL_DUMP_ON_TIMEOUT=1 dumps it when the watchdog times out (it needs the buffer);
+  // TORCH_NCCL_DESYNC_DEBUG=1 names the rank that did not join; NCCL_DEBUG=INFO logs NCCL's own view.
+  static const std::vector<std::string> settings = {"TORCH_NCCL_TRACE_BUFFER_SIZE=2000", "TORCH_NCCL_DUMP_ON_TIMEOUT=1",
+                                                    "TORCH_NCCL_DESYNC_DEBUG=1", "NCCL_DEBUG=INFO"};
+  return settings;
 }
 
 std::string state_text(char state) {
@@ -55,30 +84,87 @@ std::vector<std::string> describe_processes(const std::vector<unsigned>& pids, c
   return out;
 }
 
-diagnose::Finding hang_finding(double quiet_s, double after_s, const std::vector<std::string>& processes,
-                               const std::deque<std::string>& last_lines, bool killing) {
+namespace {
+
+// "busy at low power (median 100% utilization at 10% of the power limit)"
+std::string gpus_text(const GpuActivity& a, QuietGpus kind) {
+  const std::string power =
+      a.power_fraction ? fmt::format(" at {:.0f}% of the power limit", *a.power_fraction * 100) : "";
+  switch (kind) {
+    case QuietGpus::not_read: return "GPUs not read";
+    case QuietGpus::idle: return fmt::format("GPUs idle (median {:.0f}% utilization{})", *a.utilization_percent, power);
+    case QuietGpus::spinning:
+      return fmt::format("GPUs busy at low power (median {:.0f}% utilization{})", *a.utilization_percent, power);
+    case QuietGpus::computing:
+      return fmt::format("GPUs busy (median {:.0f}% utilization{})", *a.utilization_percent, power);
+  }
+  return "";
+}
+
+// The settings the run does not set yet, joined for a shell line; empty when it sets them all.
+std::string settings_to_add(const std::vector<std::string>& already_set) {
+  std::string out;
+  for (const auto& s : collective_debug_settings()) {
+    const std::string name = s.substr(0, s.find('='));
+    if (std::find(already_set.begin(), already_set.end(), name) == already_set.end())
+      out += (out.empty() ? "" : " ") + s;
+  }
+  return out;
+}
+
+std::string collective_fix(const std::vector<std::string>& already_set) {
+  const std::string add = settings_to_add(already_set);
+  const std::string debug =
+      add.empty()
+          ? "The run already sets NCCL's and PyTorch's debug settings: read each rank's flight-recorder dump "
+            "(TORCH_NCCL_DEBUG_INFO_TEMP_FILE) and its NCCL INFO lines for the collective one rank never joined."
+          : "Rerun with " + add +
+                ": PyTorch's flight recorder then keeps each rank's last collectives and dumps them when its "
+                "watchdog times out, and the rank whose sequence number stops short is the one to look at.";
+  return "Most likely a collective (all-reduce, all-gather, barrier) waiting for a rank that died, hung or took "
+         "another code path: NCCL's kernel spins at full utilization without drawing power. " +
+         debug + " `py-spy dump --pid PID` on each rank shows the Python line it waits on.";
+}
+
+const char* kHostWaitFix =
+    "A wait on the host side: see where with `py-spy dump --pid PID` for a Python process, or `gdb -p PID -batch "
+    "-ex 'thread apply all bt'`. A DataLoader deadlock: num_workers=0 confirms it. State D: a stuck read from a "
+    "network filesystem. A rank waiting in a CPU-side barrier or store (gloo, torch.distributed's TCPStore) for "
+    "another looks the same: NCCL_DEBUG=INFO and TORCH_DISTRIBUTED_DEBUG=DETAIL name it.";
+
+const char* kComputingFix =
+    "The GPUs kept computing without a line of output: a long evaluation, a step longer than --hang-after, or a "
+    "kernel that never ends. If the work is real, raise --hang-after above the longest silent phase or print "
+    "progress; otherwise `py-spy dump --pid PID` shows where the program is.";
+
+}  // namespace
+
+diagnose::Finding hang_finding(const HangEvidence& e) {
+  const QuietGpus kind = classify(e.gpus);
   diagnose::Finding f;
   f.id = "run-hang";
   f.severity = diagnose::Severity::error;
   f.category = diagnose::Category::gpu;
-  f.title = fmt::format("no output and no GPU activity for {:.1f} s (--hang-after {:g}){}", quiet_s, after_s,
-                        killing ? ": gpusage ended the run's process group (--kill-on-hang)" : "");
+  f.title = fmt::format("no output for {:.1f} s (--hang-after {:g}), {}{}", e.quiet_s, e.after_s,
+                        gpus_text(e.gpus, kind),
+                        e.killing ? ": gpusage ended the run's process group (--kill-on-hang)" : "");
   std::string evidence = "The run's processes:";
-  for (const auto& p : processes) evidence += "\n  " + p;
-  if (processes.empty()) evidence += " none readable";
+  for (const auto& p : e.processes) evidence += "\n  " + p;
+  if (e.processes.empty()) evidence += " none readable";
   evidence += "\nIts last lines:";
-  for (const auto& l : last_lines) evidence += "\n  " + l;
-  if (last_lines.empty()) evidence += " none";
+  for (const auto& l : e.last_lines) evidence += "\n  " + l;
+  if (e.last_lines.empty()) evidence += " none";
   f.evidence = evidence;
-  f.fix =
-      "See where it waits: `py-spy dump --pid PID` for a Python process, or `gdb -p PID -batch -ex 'thread "
-      "apply all "
-      "bt'`. A collective that never returns: rerun with NCCL_DEBUG=INFO and "
-      "TORCH_NCCL_ASYNC_ERROR_HANDLING=1 "
-      "(a rank died or diverged). A DataLoader deadlock: num_workers=0 confirms it. State D: a stuck read "
-      "from a "
-      "network filesystem.";
-  f.source_title = "proc(5): /proc/PID/stat state and /proc/PID/wchan";
+  switch (kind) {
+    case QuietGpus::spinning: f.fix = collective_fix(e.settings_already_set); break;
+    case QuietGpus::idle: f.fix = kHostWaitFix; break;
+    case QuietGpus::computing: f.fix = kComputingFix; break;
+    case QuietGpus::not_read: f.fix = std::string(kHostWaitFix) + " " + collective_fix(e.settings_already_set); break;
+  }
+  f.source_title =
+      "proc(5): /proc/PID/stat state and /proc/PID/wchan; PyTorch ProcessGroupNCCL environment variables; "
+      "NVIDIA/nccl#968";
+  f.source_url = "https://docs.pytorch.org/docs/stable/torch_nccl_environment_variables.html";
   return f;
 }
 

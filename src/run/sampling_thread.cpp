@@ -9,7 +9,6 @@
 #include "core/common/stats.hpp"
 #include "monitor/views.hpp"
 #include "run/child.hpp"
-#include "run/hang.hpp"
 #include "run/process_tree.hpp"
 
 namespace gpusage::run {
@@ -30,6 +29,16 @@ std::optional<double> SamplingThread::recent_utilization_percent() const {
   }
   if (means.empty()) return std::nullopt;
   return stats::median(means);
+}
+
+std::vector<device::GpuSample> SamplingThread::gpu_readings_since(double since_s) const {
+  std::lock_guard lock(mutex_);
+  std::vector<device::GpuSample> out;
+  for (std::size_t i = 0; i < samples_.size(); ++i)
+    if (sample_times_s_[i] >= since_s)
+      out.insert(out.end(), samples_[i].sample.gpus.begin(), samples_[i].sample.gpus.end());
+  if (out.empty() && !samples_.empty()) out = samples_.back().sample.gpus;
+  return out;
 }
 
 void SamplingThread::loop() {
@@ -63,9 +72,7 @@ void SamplingThread::loop() {
       {
         std::lock_guard lock(mutex_);
         matched_ = matched_ || selection.matched;
-        for (const auto& gpu : selection.sample.gpus)
-          if (gpu.utilization_gpu_percent && *gpu.utilization_gpu_percent >= kGpuActiveUtilizationPercent)
-            last_gpu_active_s_ = monotonic_s();
+        sample_times_s_.push_back(monotonic_s());
         samples_.push_back({std::move(selection.sample), update.active});
         raised_.insert(raised_.end(), update.raised.begin(), update.raised.end());
         pending_.insert(pending_.end(), update.raised.begin(), update.raised.end());

@@ -62,12 +62,9 @@ class SamplingThread {
   }
   // The run's GPUs' utilization over the last samples (the median of each sample's mean), when NVML reads it.
   std::optional<double> recent_utilization_percent() const;
-  // The last time (monotonic_s) a sample showed one of the run's GPUs at kGpuActiveUtilizationPercent or
-  // more.
-  std::optional<double> last_gpu_active_s() const {
-    std::lock_guard lock(mutex_);
-    return last_gpu_active_s_;
-  }
+  // The run's GPUs' readings in the samples taken since `since_s` (monotonic_s), or in the last sample when
+  // none was taken since (an interval longer than the quiet spell): what the GPUs did while the output was silent.
+  std::vector<device::GpuSample> gpu_readings_since(double since_s) const;
   // After stop().
   std::vector<RecordedSample>& samples() { return samples_; }
   const std::vector<monitor::Alert>& raised() const { return raised_; }
@@ -94,7 +91,7 @@ class SamplingThread {
   std::vector<std::string> notes_;
   std::string error_;
   std::string run_metrics_;
-  std::optional<double> last_gpu_active_s_;
+  std::vector<double> sample_times_s_;  // monotonic_s of each of samples_
 };
 
 }  // namespace gpusage::run

@@ -35,7 +35,8 @@ struct RunRequest {
   std::optional<ExpectationRequest> expectation;
   // Seconds the throughput must stay outside the 80% interval before the finding.
   double expectation_window_s = 60;
-  // --hang-after: seconds without output and without GPU activity before the hang finding; none: no watchdog.
+  // --hang-after: seconds without output before the hang finding, whatever the GPUs do (run/hang.hpp); none: no
+  // watchdog.
   std::optional<double> hang_after_s;
   bool kill_on_hang = false;  // then SIGTERM to the child's group, SIGKILL 5 s later if it is still there
   NotifyConfig notify;        // --notify, --notify-url, --notify-level

@@ -414,7 +414,7 @@ TEST(RunE2E, BadOptionsExitTwoBeforeTheChildStarts) {
   EXPECT_TRUE(contains(r.err, "gpusage: --log-dir " + file + "/sub: cannot create the directory")) << r.err;
   r = run_cli("run --kill-on-hang -- touch " + marker);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "gpusage: --kill-on-hang needs --hang-after SECONDS (how long a silent, idle run may last)\n");
+  EXPECT_EQ(r.err, "gpusage: --kill-on-hang needs --hang-after SECONDS (how long a run may print nothing)\n");
   r = run_cli("run --notify-url ftp://example.org/x -- touch " + marker);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "gpusage: --notify-url 'ftp://example.org/x': give an http:// or https:// URL with a host, e.g. "

@@ -93,7 +93,7 @@ TEST(RunE2E, AModelWithoutABatchRunsWithoutAPrediction) {
   EXPECT_TRUE(summary["efficiency"].is_null());
 }
 
-// ---- hangs: no output and no GPU activity (the stub's card at 0%) ----
+// ---- hangs: no output for --hang-after seconds, whatever the GPUs do ----
 
 TEST(RunE2E, ASilentIdleRunIsAHangAndKillOnHangEndsItsGroup) {
   const RunResult r =
@@ -101,9 +101,9 @@ TEST(RunE2E, ASilentIdleRunIsAHangAndKillOnHangEndsItsGroup) {
                   {"sh", "-c", "echo started; echo step 1 loss 2.3; exec sleep 600"}, child("gpu_idle.json"));
   EXPECT_EQ(r.exit_code, 128 + SIGTERM) << r.err;
   EXPECT_EQ(r.out, "started\nstep 1 loss 2.3\n");
-  EXPECT_TRUE(contains(r.err, "gpusage: error [run-hang]: no output and no GPU activity for ")) << r.err;
-  EXPECT_TRUE(
-      contains(r.err, " (--hang-after 0.5): gpusage ended the run's process group (--kill-on-hang)\n"));
+  EXPECT_TRUE(contains(r.err, "gpusage: error [run-hang]: no output for ")) << r.err;
+  EXPECT_TRUE(contains(r.err, " (--hang-after 0.5), GPUs ")) << r.err;
+  EXPECT_TRUE(contains(r.err, ": gpusage ended the run's process group (--kill-on-hang)\n")) << r.err;
   EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(gpusage:   pid [0-9]+ sleep: S \(sleeping\))")))
       << r.err;
   EXPECT_TRUE(
@@ -122,16 +122,61 @@ TEST(RunE2E, AHangIsAnnouncedAndTheRunGoesOnWithoutKillOnHang) {
       child("gpu_idle.json"));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "waiting\nresumed\n");
-  EXPECT_TRUE(contains(r.err, "gpusage: error [run-hang]: no output and no GPU activity for ")) << r.err;
+  EXPECT_TRUE(contains(r.err, "gpusage: error [run-hang]: no output for ")) << r.err;
   EXPECT_FALSE(contains(r.err, "--kill-on-hang)"));
 }
 
-TEST(RunE2E, ABusyGpuIsNotAHangHoweverQuietTheOutput) {
-  const RunResult r =
-      run_gpusage("hang-busy", {"--hang-after", "1"},
-                  {"sh", "-c", ". " + child("samples.sh") + "; wait_samples \"$0\" 30", "{dir}"});
-  EXPECT_EQ(r.exit_code, 0) << r.err;  // gpu_busy.json: 97% the whole time
-  EXPECT_FALSE(contains(r.err, "run-hang")) << r.err;
+// A silent `sleep 45` under --hang-after 3 --kill-on-hang, once with the GPU at 100% utilization and little power
+// (ranks spinning in a collective) and once idle: both are ended by gpusage (SIGTERM), long before the 45 s.
+RunResult silent_sleep(const std::string& name, const std::string& nvml_script) {
+  return run_gpusage(name, {"--hang-after", "3", "--kill-on-hang"}, {"sh", "-c", "echo step 1; exec sleep 45"},
+                     child(nvml_script));
+}
+
+TEST(RunE2E, ASilentRunWithTheGpuBusyIsAHangThatPointsAtACollective) {
+  const RunResult r = silent_sleep("hang-collective", "gpu_collective.json");
+  EXPECT_EQ(r.exit_code, 128 + SIGTERM) << r.err;
+  EXPECT_TRUE(contains(r.err,
+                       " (--hang-after 3), GPUs busy at low power (median 100% utilization at 12% of the power "
+                       "limit): gpusage ended the run's process group (--kill-on-hang)\n"))
+      << r.err;
+  const json summary = read_json(r.dir + "/summary.json");
+  EXPECT_EQ(summary["stopped_by"], "hang");
+  EXPECT_LT(summary["wall_s"].get<double>(), 20) << "not ended within 20 s of a 45 s sleep";
+  const std::string fix = summary["findings"][0]["fix"];
+  EXPECT_TRUE(contains(fix, "Most likely a collective")) << fix;
+  EXPECT_TRUE(contains(fix, "TORCH_NCCL_TRACE_BUFFER_SIZE=2000 TORCH_NCCL_DUMP_ON_TIMEOUT=1")) << fix;
+}
+
+TEST(RunE2E, ASilentRunWithTheGpuIdleIsAHangOnTheHostSide) {
+  const RunResult r = silent_sleep("hang-host", "gpu_idle.json");
+  EXPECT_EQ(r.exit_code, 128 + SIGTERM) << r.err;
+  EXPECT_TRUE(contains(r.err,
+                       " (--hang-after 3), GPUs idle (median 0% utilization at 21% of the power limit): gpusage "
+                       "ended the run's process group (--kill-on-hang)\n"))
+      << r.err;
+  const json summary = read_json(r.dir + "/summary.json");
+  EXPECT_EQ(summary["stopped_by"], "hang");
+  EXPECT_LT(summary["wall_s"].get<double>(), 20) << "not ended within 20 s of a 45 s sleep";
+  EXPECT_TRUE(contains(summary["findings"][0]["fix"].get<std::string>(), "A wait on the host side"));
+}
+
+// ---- a throughput no card can deliver ----
+
+TEST(RunE2E, AThroughputAboveTheCardsPeakIsImplausibleAndGetsNoMfu) {
+  // 100 it/s at batch 256 is 25,600 ResNet-50 samples/s: about three times the RTX 5090's bf16 tensor peak.
+  const RunResult r = run_gpusage("implausible", {"--model", "resnet50", "--batch", "256", "--precision", "bf16"},
+                                  {child("steady_rate.sh"), "{dir}", "100.00"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "gpusage: warning [run-throughput-implausible]: 25600 samples/s per GPU would be "))
+      << r.err;
+  EXPECT_FALSE(contains(r.err, "gpusage: MFU")) << r.err;
+  EXPECT_FALSE(contains(r.err, "run-throughput-above-prediction")) << r.err;
+  const json summary = read_json(r.dir + "/summary.json");
+  EXPECT_TRUE(summary["efficiency"].is_null());
+  bool flagged = false;
+  for (const auto& f : summary["findings"]) flagged = flagged || f["id"] == "run-throughput-implausible";
+  EXPECT_TRUE(flagged) << summary["findings"].dump(2);
 }
 
 // ---- notifications: a local HTTP server and a hook command; nothing leaves the machine ----

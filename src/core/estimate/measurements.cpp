@@ -140,6 +140,193 @@ std::string model_family(const std::string& model_id) {
   return family.empty() ? model_id : family;
 }
 
+namespace {
+
+// One data line of the CSV, read by column name; every error names the file, the line and the column.
+class CsvRow {
+ public:
+  CsvRow(const std::map<std::string, std::size_t>& column, std::vector<std::string> fields, const std::string& origin,
+         int line_number)
+      : column_(column), fields_(std::move(fields)), origin_(origin), line_(line_number) {}
+
+  int line() const { return line_; }
+  // "file.csv:12: " before a message about this line.
+  template <typename... Args>
+  [[noreturn]] void fail(fmt::format_string<Args...> format, Args&&... args) const {
+    throw InputError(fmt::format("{}:{}: {}", origin_, line_, fmt::format(format, std::forward<Args>(args)...)));
+  }
+
+  std::string get(const char* name) const {
+    auto it = column_.find(name);
+    return it != column_.end() && it->second < fields_.size() ? text::trim(fields_[it->second]) : "";
+  }
+  std::string text_field(const char* name) const {
+    std::string v = get(name);
+    if (v.empty()) fail("'{}' is empty", name);
+    return v;
+  }
+  std::optional<double> number(const char* name, bool required) const {
+    std::string s = get(name);
+    if (s.empty()) {
+      if (required) fail("'{}' is empty", name);
+      return std::nullopt;
+    }
+    char* e = nullptr;
+    double v = std::strtod(s.c_str(), &e);
+    if (*e != '\0' || !(v > 0) || !std::isfinite(v)) fail("'{}' = '{}' is not a positive number", name, s);
+    return v;
+  }
+  // Counts (batch, GPUs, pixels, tokens) are whole numbers within what plan accepts.
+  std::optional<int> count(const char* name, bool required) const {
+    auto v = number(name, required);
+    if (!v) return std::nullopt;
+    if (*v != std::floor(*v) || *v > 1e7) fail("'{}' = '{}' is not a whole number from 1 to 10000000", name, get(name));
+    return static_cast<int>(*v);
+  }
+  std::string choice(const char* name, std::initializer_list<const char*> accepted) const {
+    const std::string v = get(name);
+    if (v.empty()) return v;
+    for (const char* a : accepted) {
+      if (v == a) return v;
+    }
+    std::string list;
+    for (const char* a : accepted) list += std::string(list.empty() ? "" : ", ") + a;
+    fail("{} '{}' is not one of {}", name, v, list);
+  }
+
+ private:
+  const std::map<std::string, std::size_t>& column_;
+  std::vector<std::string> fields_;
+  const std::string& origin_;
+  int line_;
+};
+
+// The header: each column's index, every required column present, none named twice.
+std::map<std::string, std::size_t> read_header(const std::vector<std::string>& fields, const std::string& origin,
+                                               int line_number) {
+  std::map<std::string, std::size_t> column;
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    // A second column of the same name would silently win over the first.
+    if (!column.emplace(text::trim(fields[i]), i).second)
+      throw InputError(fmt::format("{}:{}: the header names the column '{}' twice", origin, line_number,
+                                   text::trim(fields[i])));
+  }
+  for (const char* required : {"model", "gpu", "precision", "batch_per_gpu", "metric", "value"}) {
+    if (!column.count(required)) {
+      throw InputError(fmt::format("{}:{}: header lacks the column '{}' (needed: model, gpu, precision, "
+                                   "batch_per_gpu, metric, value)",
+                                   origin, line_number, required));
+    }
+  }
+  return column;
+}
+
+// What was run and what was measured: model, card, precision, batch and its shape, the metric and its value.
+void read_run(Measurement& m, const CsvRow& row) {
+  m.model = row.text_field("model");
+  m.gpu = row.text_field("gpu");
+  m.precision = row.text_field("precision");
+  m.batch_per_gpu = *row.count("batch_per_gpu", true);
+  m.num_gpus = row.count("num_gpus", false).value_or(1);
+  m.resolution = row.count("resolution", false);
+  m.seq_len = row.count("seq_len", false);
+  m.tokens = row.count("tokens", false);
+  if (m.tokens && (!m.seq_len || *m.tokens > *m.seq_len)) {
+    row.fail("tokens {} needs a seq_len at least as long (the padded length)", *m.tokens);
+  }
+  m.accumulation = row.count("accumulation", false).value_or(1);
+  m.fails_at = row.count("fails_at", false);
+  const std::string metric =
+      row.choice("metric", {"train_throughput", "peak_memory", "max_batch", "peak_allocated", "peak_reserved"});
+  if (metric.empty()) row.fail("'metric' is empty");
+  m.metric = metric == "train_throughput" ? Metric::train_throughput
+             : metric == "peak_memory"    ? Metric::peak_memory
+             : metric == "peak_allocated" ? Metric::peak_allocated
+             : metric == "peak_reserved"  ? Metric::peak_reserved
+                                          : Metric::max_batch;
+  m.value = *row.number("value", true);
+  if (m.metric == Metric::max_batch && m.fails_at && *m.fails_at <= m.value) {
+    row.fail("fails_at {} is not above the batch that ran ({})", *m.fails_at, m.value);
+  }
+}
+
+// Where the figure comes from and the software that made it.
+void read_provenance(Measurement& m, const CsvRow& row) {
+  m.source = row.get("source");
+  m.framework = row.get("framework");
+  m.software_date = row.get("software_date");
+  if (!m.software_date.empty() &&
+      (m.software_date.size() != 7 || m.software_date[4] != '-' ||
+       !std::all_of(m.software_date.begin(), m.software_date.begin() + 4, ::isdigit) ||
+       !std::isdigit(static_cast<unsigned char>(m.software_date[5])) ||
+       !std::isdigit(static_cast<unsigned char>(m.software_date[6])))) {
+    row.fail("software_date '{}' is not YYYY-MM", m.software_date);
+  }
+}
+
+// How the GPUs share the work, what lives on the host, and the kernels' layout and fusion.
+void read_execution(Measurement& m, const CsvRow& row) {
+  const std::string attention = row.choice("attention", {"flash", "eager"});
+  if (!attention.empty()) m.flash_attention = attention == "flash";
+  m.parallel =
+      parse_parallel(row.choice("parallel", {"ddp", "zero1", "zero2", "fsdp", "hsdp"})).value_or(Parallel::ddp);
+  // What lives in host memory, '+'-joined (the CSV's fields hold no commas): plan's --offload.
+  const std::string offload = row.choice("offload", {"optimizer", "params", "activations", "optimizer+activations",
+                                                     "params+activations"});
+  m.offload.optimizer = offload.starts_with("optimizer");
+  m.offload.params = offload.starts_with("params");
+  m.offload.activations = offload.ends_with("activations");
+  if (!offload_allowed(m.offload, m.parallel)) row.fail("offload params needs parallel fsdp or hsdp");
+  m.interconnect = parse_interconnect(row.choice("interconnect", {"pcie", "nvlink"})).value_or(Interconnect::card);
+  const std::string layout = row.choice("layout", {"nhwc", "nchw"});
+  if (!layout.empty()) m.channels_last = layout == "nhwc";
+  m.fused_kernels = row.choice("kernels", {"eager", "fused"}) == "fused";
+  m.task = row.choice("task", {"squad", "pretrain", "finetune"});
+  m.pure_16bit = row.choice("amp", {"autocast", "o2"}) == "o2";
+}
+
+void read_checkpointing(Measurement& m, const CsvRow& row) {
+  m.checkpointing = row.get("checkpointing");
+  if (m.checkpointing.starts_with("every:")) {
+    const std::string n = m.checkpointing.substr(6);
+    if (n.empty() || n.size() > 4 || !std::all_of(n.begin(), n.end(), ::isdigit) || std::stoi(n) < 1) {
+      row.fail("checkpointing '{}' is not every:N with N from 1 to 9999", m.checkpointing);
+    }
+  } else {
+    m.checkpointing = row.choice("checkpointing", {"none", "full", "selective", "every:N"});
+    if (m.checkpointing == "every:N") row.fail("checkpointing 'every:N' needs a number for N");
+  }
+}
+
+// The fine-tuning recipe, as plan's options: optimizer and its implementation, master weights, loss, LoRA and
+// QLoRA.
+void read_recipe(Measurement& m, const CsvRow& row) {
+  read_checkpointing(m, row);
+  if (const std::string o = row.get("optimizer"); !o.empty()) {
+    m.optimizer = parse_optimizer(o);
+    if (!m.optimizer) row.fail("optimizer '{}' is not one of {}", o, optimizer_names());
+  }
+  m.master_weights =
+      row.choice("master_weights", {"fp32", "bf16"}) == "bf16" ? MasterWeights::bf16 : MasterWeights::fp32;
+  m.loss = parse_loss(row.choice("loss", {"plain", "plain16", "chunked", "fused"})).value_or(LossImpl::plain);
+  m.lora_rank = row.count("lora_rank", false);
+  m.qlora = row.choice("qlora", {"yes", "no"}) == "yes";
+  m.optimizer_impl = parse_optimizer_impl(row.choice("optimizer_impl", {"fused", "foreach", "loop"}));
+  m.optimizer_in_backward = row.choice("optimizer_in_backward", {"yes", "no"}) == "yes";
+  m.kbit_upcast = row.choice("kbit_upcast", {"yes", "no"}) != "no";
+  if (!m.kbit_upcast && !m.qlora) row.fail("kbit_upcast 'no' needs qlora yes");
+  m.clip_grad_norm = row.choice("clip_grad_norm", {"yes", "no"}) == "yes";
+  m.lora_targets = parse_lora_targets(row.choice("lora_targets", {"attn", "mlp", "all"})).value_or(LoraTargets::all);
+  if (const auto dropout = row.number("lora_dropout", false)) {
+    if (*dropout >= 1 || (!m.lora_rank && !m.qlora)) {
+      row.fail("lora_dropout '{}' needs lora_rank or qlora and a probability below 1", row.get("lora_dropout"));
+    }
+    m.lora_dropout = *dropout;
+  }
+}
+
+}  // namespace
+
 std::vector<Measurement> parse_measurements(const std::string& csv_text, const std::string& origin) {
   std::vector<Measurement> out;
   std::map<std::string, std::size_t> column;
@@ -154,161 +341,18 @@ std::vector<Measurement> parse_measurements(const std::string& csv_text, const s
     if (text::trim(line).empty() || line[0] == '#') continue;
     auto fields = text::csv_fields(line);
     if (column.empty()) {
-      for (std::size_t i = 0; i < fields.size(); ++i) {
-        // A second column of the same name would silently win over the first.
-        if (!column.emplace(text::trim(fields[i]), i).second)
-          throw InputError(fmt::format("{}:{}: the header names the column '{}' twice", origin, line_number,
-                                       text::trim(fields[i])));
-      }
-      for (const char* required : {"model", "gpu", "precision", "batch_per_gpu", "metric", "value"}) {
-        if (!column.count(required)) {
-          throw InputError(fmt::format("{}:{}: header lacks the column '{}' (needed: model, gpu, precision, "
-                                       "batch_per_gpu, metric, value)",
-                                       origin, line_number, required));
-        }
-      }
+      column = read_header(fields, origin, line_number);
       continue;
     }
-    auto get = [&](const char* name) -> std::string {
-      auto it = column.find(name);
-      return it != column.end() && it->second < fields.size() ? text::trim(fields[it->second]) : "";
-    };
-    auto number = [&](const char* name, bool required) -> std::optional<double> {
-      std::string s = get(name);
-      if (s.empty()) {
-        if (required) throw InputError(fmt::format("{}:{}: '{}' is empty", origin, line_number, name));
-        return std::nullopt;
-      }
-      char* e = nullptr;
-      double v = std::strtod(s.c_str(), &e);
-      if (*e != '\0' || !(v > 0) || !std::isfinite(v)) {
-        throw InputError(fmt::format("{}:{}: '{}' = '{}' is not a positive number", origin, line_number, name, s));
-      }
-      return v;
-    };
-    // Counts (batch, GPUs, pixels, tokens) are whole numbers within what plan accepts.
-    auto count = [&](const char* name, bool required) -> std::optional<int> {
-      auto v = number(name, required);
-      if (!v) return std::nullopt;
-      if (*v != std::floor(*v) || *v > 1e7) {
-        throw InputError(fmt::format("{}:{}: '{}' = '{}' is not a whole number from 1 to 10000000", origin,
-                                     line_number, name, get(name)));
-      }
-      return static_cast<int>(*v);
-    };
-    auto choice = [&](const char* name, std::initializer_list<const char*> accepted) {
-      const std::string v = get(name);
-      if (v.empty()) return v;
-      for (const char* a : accepted) {
-        if (v == a) return v;
-      }
-      std::string list;
-      for (const char* a : accepted) list += std::string(list.empty() ? "" : ", ") + a;
-      throw InputError(fmt::format("{}:{}: {} '{}' is not one of {}", origin, line_number, name, v, list));
-    };
+    const CsvRow row(column, std::move(fields), origin, line_number);
     Measurement m;
     m.line = line_number;
-    auto text_field = [&](const char* name) {
-      std::string v = get(name);
-      if (v.empty()) throw InputError(fmt::format("{}:{}: '{}' is empty", origin, line_number, name));
-      return v;
-    };
-    m.model = text_field("model");
-    m.gpu = text_field("gpu");
-    m.precision = text_field("precision");
-    m.batch_per_gpu = *count("batch_per_gpu", true);
-    m.num_gpus = count("num_gpus", false).value_or(1);
-    m.resolution = count("resolution", false);
-    m.seq_len = count("seq_len", false);
-    m.tokens = count("tokens", false);
-    if (m.tokens && (!m.seq_len || *m.tokens > *m.seq_len)) {
-      throw InputError(fmt::format("{}:{}: tokens {} needs a seq_len at least as long (the padded length)", origin,
-                                   line_number, *m.tokens));
-    }
-    m.accumulation = count("accumulation", false).value_or(1);
-    m.fails_at = count("fails_at", false);
-    const std::string metric =
-        choice("metric", {"train_throughput", "peak_memory", "max_batch", "peak_allocated", "peak_reserved"});
-    if (metric.empty()) throw InputError(fmt::format("{}:{}: 'metric' is empty", origin, line_number));
-    m.metric = metric == "train_throughput" ? Metric::train_throughput
-               : metric == "peak_memory"    ? Metric::peak_memory
-               : metric == "peak_allocated" ? Metric::peak_allocated
-               : metric == "peak_reserved"  ? Metric::peak_reserved
-                                            : Metric::max_batch;
-    m.value = *number("value", true);
-    if (m.metric == Metric::max_batch && m.fails_at && *m.fails_at <= m.value) {
-      throw InputError(fmt::format("{}:{}: fails_at {} is not above the batch that ran ({})", origin, line_number,
-                                   *m.fails_at, m.value));
-    }
-    m.source = get("source");
-    m.framework = get("framework");
-    m.software_date = get("software_date");
-    if (!m.software_date.empty() &&
-        (m.software_date.size() != 7 || m.software_date[4] != '-' ||
-         !std::all_of(m.software_date.begin(), m.software_date.begin() + 4, ::isdigit) ||
-         !std::isdigit(static_cast<unsigned char>(m.software_date[5])) ||
-         !std::isdigit(static_cast<unsigned char>(m.software_date[6])))) {
-      throw InputError(
-          fmt::format("{}:{}: software_date '{}' is not YYYY-MM", origin, line_number, m.software_date));
-    }
-    const std::string attention = choice("attention", {"flash", "eager"});
-    if (!attention.empty()) m.flash_attention = attention == "flash";
-    m.parallel = parse_parallel(choice("parallel", {"ddp", "zero1", "zero2", "fsdp", "hsdp"})).value_or(Parallel::ddp);
-    // What lives in host memory, '+'-joined (the CSV's fields hold no commas): plan's --offload.
-    const std::string offload = choice("offload", {"optimizer", "params", "activations", "optimizer+activations",
-                                                   "params+activations"});
-    m.offload.optimizer = offload.starts_with("optimizer");
-    m.offload.params = offload.starts_with("params");
-    m.offload.activations = offload.ends_with("activations");
-    if (!offload_allowed(m.offload, m.parallel)) {
-      throw InputError(fmt::format("{}:{}: offload params needs parallel fsdp or hsdp", origin, line_number));
-    }
-    m.interconnect = parse_interconnect(choice("interconnect", {"pcie", "nvlink"})).value_or(Interconnect::card);
-    const std::string layout = choice("layout", {"nhwc", "nchw"});
-    if (!layout.empty()) m.channels_last = layout == "nhwc";
-    m.fused_kernels = choice("kernels", {"eager", "fused"}) == "fused";
-    m.task = choice("task", {"squad", "pretrain", "finetune"});
-    m.pure_16bit = choice("amp", {"autocast", "o2"}) == "o2";
-    m.checkpointing = get("checkpointing");
-    if (m.checkpointing.starts_with("every:")) {
-      const std::string n = m.checkpointing.substr(6);
-      if (n.empty() || n.size() > 4 || !std::all_of(n.begin(), n.end(), ::isdigit) || std::stoi(n) < 1) {
-        throw InputError(fmt::format("{}:{}: checkpointing '{}' is not every:N with N from 1 to 9999", origin,
-                                     line_number, m.checkpointing));
-      }
-    } else {
-      m.checkpointing = choice("checkpointing", {"none", "full", "selective", "every:N"});
-      if (m.checkpointing == "every:N") {
-        throw InputError(fmt::format("{}:{}: checkpointing 'every:N' needs a number for N", origin, line_number));
-      }
-    }
-    if (const std::string o = get("optimizer"); !o.empty()) {
-      m.optimizer = parse_optimizer(o);
-      if (!m.optimizer) {
-        throw InputError(fmt::format("{}:{}: optimizer '{}' is not one of {}", origin, line_number, o, optimizer_names()));
-      }
-    }
-    m.master_weights = choice("master_weights", {"fp32", "bf16"}) == "bf16" ? MasterWeights::bf16 : MasterWeights::fp32;
-    m.loss = parse_loss(choice("loss", {"plain", "plain16", "chunked", "fused"})).value_or(LossImpl::plain);
-    m.lora_rank = count("lora_rank", false);
-    m.qlora = choice("qlora", {"yes", "no"}) == "yes";
-    m.optimizer_impl = parse_optimizer_impl(choice("optimizer_impl", {"fused", "foreach", "loop"}));
-    m.optimizer_in_backward = choice("optimizer_in_backward", {"yes", "no"}) == "yes";
-    m.kbit_upcast = choice("kbit_upcast", {"yes", "no"}) != "no";
-    if (!m.kbit_upcast && !m.qlora) {
-      throw InputError(fmt::format("{}:{}: kbit_upcast 'no' needs qlora yes", origin, line_number));
-    }
-    m.clip_grad_norm = choice("clip_grad_norm", {"yes", "no"}) == "yes";
-    m.lora_targets = parse_lora_targets(choice("lora_targets", {"attn", "mlp", "all"})).value_or(LoraTargets::all);
-    if (const auto dropout = number("lora_dropout", false)) {
-      if (*dropout >= 1 || (!m.lora_rank && !m.qlora)) {
-        throw InputError(fmt::format("{}:{}: lora_dropout '{}' needs lora_rank or qlora and a probability below 1",
-                                     origin, line_number, get("lora_dropout")));
-      }
-      m.lora_dropout = *dropout;
-    }
-    m.gpu_memory_gb = number("gpu_memory_gb", false);
-    m.data = choice("data", {"synthetic", "real"});
+    read_run(m, row);
+    read_provenance(m, row);
+    read_execution(m, row);
+    read_recipe(m, row);
+    m.gpu_memory_gb = row.number("gpu_memory_gb", false);  // the card's own, when it is a variant
+    m.data = row.choice("data", {"synthetic", "real"});
     out.push_back(std::move(m));
   }
   if (column.empty()) throw InputError(fmt::format("{}: empty file (expected a CSV header)", origin));

@@ -181,78 +181,106 @@ AdapterShape adapter_shape(const workload::Workload& w, const TrainingConfig& co
   return shape;
 }
 
-MemoryBreakdown estimate_memory(const workload::Workload& w, const TrainingConfig& config, const catalog::Gpu& gpu,
-                                const Calibration* calibration) {
-  const ModelConstants& k = calibration ? calibration->constants : default_constants();
-  const double params = static_cast<double>(w.params());
-  const bool low_precision = activation_element_bytes(config.precision) < 4;
-  const AdapterShape adapters = adapter_shape(w, config);
-  const bool adapted = lora_rank(config) > 0;
-  const double trainable = adapted ? adapters.adapter_params : params;
+namespace {
 
-  // Trainable weights, their gradients and 32-bit optimizer states: fp32 (master weights, also under
-  // autocast) or bf16 (pure-bf16 training). The frozen base of LoRA is stored in the training dtype
-  // (16-bit under mixed precision, as PEFT loads it); QLoRA stores every adaptable linear map in NF4 (the
-  // lm_head stays 16-bit), and PEFT's prepare_model_for_kbit_training casts the parameters it did not
-  // quantize (embeddings, norms, lm_head) to fp32: with fp32 master weights, the Hugging Face path,
-  // those are 4 bytes; pure-bf16 recipes (torchtune, LitGPT) and a base left unprepared (kbit_upcast false) keep
-  // them 16-bit.
-  const double master = master_element_bytes(config);
-  MemoryBreakdown m;
-  if (!adapted) {
+// What every step of estimate_memory asks of the config: the trainable parameters, their element, the ranks
+// the state is sharded over.
+struct StateShape {
+  const ModelConstants* k = nullptr;
+  double params = 0;
+  bool low_precision = false;  // 16-bit activations
+  AdapterShape adapters;
+  bool adapted = false;  // LoRA or QLoRA
+  double trainable = 0;
+  double master = 0;  // bytes of a trainable weight and its gradient
+  double n = 1;       // ranks the optimizer state is sharded over
+  bool sharded = false;  // the weights too (FSDP, ZeRO-3)
+  // The largest unit FSDP gathers (units are the workload's blocks), and how it is gathered: as it is stored,
+  // 16-bit in mixed precision, NF4 under QLoRA (FSDP-QLoRA shards the quantized storage and gathers it before
+  // dequantizing; a block's parameters are nearly all linear).
+  double largest_unit = 0;
+  double gathered_element = 0;
+  // DeepSpeed's ZeRO stages 1-2 and ZeRO-Offload: the model holds 16-bit weights and gradients, and the fp32
+  // master copy belongs to the optimizer state (the ZeRO paper's K = 12 bytes per parameter for mixed-precision
+  // Adam: master weights, momentum, variance), sharded or offloaded with it.
+  bool sixteen_bit_model = false;
+};
+
+StateShape state_shape(const workload::Workload& w, const TrainingConfig& config, const ModelConstants& k) {
+  StateShape s;
+  s.k = &k;
+  s.params = static_cast<double>(w.params());
+  s.low_precision = activation_element_bytes(config.precision) < 4;
+  s.adapters = adapter_shape(w, config);
+  s.adapted = lora_rank(config) > 0;
+  s.trainable = s.adapted ? s.adapters.adapter_params : s.params;
+  s.master = master_element_bytes(config);
+  std::map<int, double> unit_params;
+  for (const auto& layer : w.layers) unit_params[layer.segment] += static_cast<double>(layer.params);
+  for (const auto& [segment, p] : unit_params) {
+    if (segment >= 0) s.largest_unit = std::max(s.largest_unit, p);
+  }
+  s.gathered_element = config.qlora ? k.qlora_bits_per_param / 8 : s.low_precision ? 2 : 4;
+  s.n = shard_ranks(config);
+  s.sharded = shards_weights(config) && s.n > 1;
+  const bool masters_with_optimizer =
+      !shards_weights(config) &&
+      (config.parallel == Parallel::zero1 || config.parallel == Parallel::zero2 || config.offload.steps_on_host());
+  s.sixteen_bit_model = masters_with_optimizer && s.low_precision && config.master_weights == MasterWeights::fp32;
+  return s;
+}
+
+// Trainable weights, their gradients and 32-bit optimizer states: fp32 (master weights, also under
+// autocast) or bf16 (pure-bf16 training). The frozen base of LoRA is stored in the training dtype
+// (16-bit under mixed precision, as PEFT loads it); QLoRA stores every adaptable linear map in NF4 (the
+// lm_head stays 16-bit), and PEFT's prepare_model_for_kbit_training casts the parameters it did not
+// quantize (embeddings, norms, lm_head) to fp32: with fp32 master weights, the Hugging Face path,
+// those are 4 bytes; pure-bf16 recipes (torchtune, LitGPT) and a base left unprepared (kbit_upcast false) keep
+// them 16-bit.
+void add_model_state(MemoryBreakdown& m, const StateShape& s, const workload::Workload& w,
+                     const TrainingConfig& config) {
+  const double master = s.master;
+  const double params = s.params;
+  if (!s.adapted) {
     m.weights_bytes = master * params;
   } else {
-    const double base_element = low_precision ? 2 : 4;
+    const double base_element = s.low_precision ? 2 : 4;
     double base = params * base_element;
     if (config.qlora) {
       const double kept_element = kbit_upcast_applies(config) ? 4 : 2;
-      base = adapters.linear_params * k.qlora_bits_per_param / 8 + (params - adapters.linear_params) * kept_element;
+      base = s.adapters.linear_params * s.k->qlora_bits_per_param / 8 +
+             (params - s.adapters.linear_params) * kept_element;
     }
-    m.weights_bytes = base + master * adapters.adapter_params;
+    m.weights_bytes = base + master * s.adapters.adapter_params;
   }
   // A traced model's frozen parameters (a frozen backbone) are stored as the trained ones are, and have no
   // gradient or optimizer state.
   m.weights_bytes += master * static_cast<double>(w.frozen_params());
-  m.gradients_bytes = master * trainable;
-  if (config.optimizer_in_backward && !adapted) {
+  m.gradients_bytes = master * s.trainable;
+  if (config.optimizer_in_backward && !s.adapted) {
     double largest = 0;  // one parameter tensor's gradient at a time: a layer's weight at most
     for (const auto& layer : w.layers) largest = std::max(largest, static_cast<double>(layer.params));
     m.gradients_bytes = master * largest;
   }
-  m.optimizer_bytes = optimizer_state_bytes_per_param(config) * trainable;
+  m.optimizer_bytes = optimizer_state_bytes_per_param(config) * s.trainable;
   if (config.optimizer == Optimizer::adafactor) {
     m.optimizer_bytes = master * adafactor_state_elements(w, config, lora_rank(config));
   }
+}
 
-  // The largest unit FSDP gathers (units are the workload's blocks), and how it is gathered: as it is stored,
-  // 16-bit in mixed precision, NF4 under QLoRA (FSDP-QLoRA shards the quantized storage and gathers it before
-  // dequantizing; a block's parameters are nearly all linear).
-  std::map<int, double> unit_params;
-  for (const auto& layer : w.layers) unit_params[layer.segment] += static_cast<double>(layer.params);
-  double largest_unit = 0;
-  for (const auto& [segment, p] : unit_params) {
-    if (segment >= 0) largest_unit = std::max(largest_unit, p);
-  }
-  const double gathered_element = config.qlora ? k.qlora_bits_per_param / 8 : low_precision ? 2 : 4;
-
-  const double n = shard_ranks(config);
-  const bool sharded = shards_weights(config) && n > 1;
-  // DeepSpeed's ZeRO stages 1-2 and ZeRO-Offload: the model holds 16-bit weights and gradients, and the fp32
-  // master copy belongs to the optimizer state (the ZeRO paper's K = 12 bytes per parameter for mixed-precision
-  // Adam: master weights, momentum, variance), sharded or offloaded with it.
-  const bool masters_with_optimizer =
-      !shards_weights(config) &&
-      (config.parallel == Parallel::zero1 || config.parallel == Parallel::zero2 || config.offload.steps_on_host());
-  const bool sixteen_bit_model = masters_with_optimizer && low_precision && config.master_weights == MasterWeights::fp32;
-  if (sixteen_bit_model) {
+// ZeRO's 16-bit model, FSDP's and ZeRO's shards, and what CPU offload and paged optimizers keep off the GPU.
+void shard_and_offload(MemoryBreakdown& m, const StateShape& s, const TrainingConfig& config) {
+  const double n = s.n;
+  const double trainable = s.trainable;
+  if (s.sixteen_bit_model) {
     m.weights_bytes -= 2 * trainable;
     m.gradients_bytes = 2 * trainable;
     m.optimizer_bytes += 4 * trainable;
   }
-  if (sharded) {
+  if (s.sharded) {
     // FULL_SHARD (ZeRO-3): every rank holds 1/N of weights, gradients and optimizer state, and gathers
     // one unit's full parameters at a time (two with forward prefetch).
-    m.weights_bytes = m.weights_bytes / n + 2 * largest_unit * gathered_element;
+    m.weights_bytes = m.weights_bytes / n + 2 * s.largest_unit * s.gathered_element;
   }
   m.optimizer_bytes /= n;
   if (shards_gradients(config)) m.gradients_bytes /= n;
@@ -261,43 +289,48 @@ MemoryBreakdown estimate_memory(const workload::Workload& w, const TrainingConfi
   // fp32 gradients, which the GPU streams out as backward makes them; with parameter offload also the weight
   // shards, of which the GPU holds only the units it has gathered and one unit's gradient before it goes out.
   if (config.offload.steps_on_host()) {
-    m.host_bytes += m.optimizer_bytes + master * trainable / n;
+    m.host_bytes += m.optimizer_bytes + s.master * trainable / n;
     m.optimizer_bytes = 0;
     // ZeRO-Offload copies each reduced gradient bucket out as backward fills it (Ren et al. 2021, section
     // 4.1): two buckets on the GPU at a time, the one filling and the one in transfer.
-    m.gradients_bytes = std::min(m.gradients_bytes, 2 * k.ddp_bucket_bytes);
+    m.gradients_bytes = std::min(m.gradients_bytes, 2 * s.k->ddp_bucket_bytes);
   }
   if (config.offload.params && shards_weights(config)) {
-    m.host_bytes += m.weights_bytes - 2 * largest_unit * gathered_element;
-    m.weights_bytes = 2 * largest_unit * gathered_element;
-    m.gradients_bytes = std::min(m.gradients_bytes, largest_unit * gathered_element);
+    m.host_bytes += m.weights_bytes - 2 * s.largest_unit * s.gathered_element;
+    m.weights_bytes = 2 * s.largest_unit * s.gathered_element;
+    m.gradients_bytes = std::min(m.gradients_bytes, s.largest_unit * s.gathered_element);
   }
 
   if (config.optimizer == Optimizer::paged_adamw || config.optimizer == Optimizer::paged_adamw8bit) {
     m.paged_bytes = m.optimizer_bytes;
   }
+}
 
-  // The gradients backward starts with (docs/MODEL.md, "Gradients and activations do not peak together"): on one
-  // GPU with one micro-batch, the first layer it reaches makes the first (the largest layer's gradient stands for
-  // it: an LLM's lm_head, a convnet's classifier); the rest come as the saved activations go. All of them are
-  // there from the start when DDP holds them in its buckets, when accumulation keeps the last micro-batch's, when
-  // zero_grad() zeroes them in place (PyTorch before 2.0) rather than freeing them, and for adapters (too few to
-  // matter).
+// The gradients backward starts with (docs/MODEL.md, "Gradients and activations do not peak together"): on one
+// GPU with one micro-batch, the first layer it reaches makes the first (the largest layer's gradient stands for
+// it: an LLM's lm_head, a convnet's classifier); the rest come as the saved activations go. All of them are
+// there from the start when DDP holds them in its buckets, when accumulation keeps the last micro-batch's, when
+// zero_grad() zeroes them in place (PyTorch before 2.0) rather than freeing them, and for adapters (too few to
+// matter). torch.optim's foreach Adam and AdamW (the default on CUDA) write the square root of every second moment
+// to a new tensor list before the update: one more state's worth while the step runs (PyTorch's torch.optim notes:
+// the foreach implementations peak higher by about a list of the parameters' size). Host steps (offload) and
+// the step fused into backward take none; bitsandbytes' 8-bit and paged optimizers step in fused kernels.
+void add_step_timing(MemoryBreakdown& m, const StateShape& s, const workload::Workload& w,
+                     const TrainingConfig& config) {
   double largest_layer = 0;
   for (const auto& layer : w.layers) largest_layer = std::max(largest_layer, static_cast<double>(layer.params));
-  const bool gradients_from_start = config.world_size() > 1 || config.accumulation_steps > 1 || adapted ||
+  const bool gradients_from_start = config.world_size() > 1 || config.accumulation_steps > 1 || s.adapted ||
                                     !config.gradients_freed_between_steps;
   m.backward_gradients_bytes =
-      gradients_from_start ? m.gradients_bytes : std::min(m.gradients_bytes, master * largest_layer);
-  // torch.optim's foreach Adam and AdamW (the default on CUDA) write the square root of every second moment to a
-  // new tensor list before the update: one more state's worth while the step runs (PyTorch's torch.optim notes:
-  // the foreach implementations peak higher by about a list of the parameters' size). Host steps (offload) and
-  // the step fused into backward take none; bitsandbytes' 8-bit and paged optimizers step in fused kernels.
+      gradients_from_start ? m.gradients_bytes : std::min(m.gradients_bytes, s.master * largest_layer);
   const bool foreach_adam = config.optimizer == Optimizer::adam || config.optimizer == Optimizer::adamw;
-  if (foreach_adam && config.optimizer_impl == OptimizerImpl::foreach && !config.offload.steps_on_host() && !config.optimizer_in_backward) {
-    m.step_temporaries_bytes = master * trainable / n;
+  if (foreach_adam && config.optimizer_impl == OptimizerImpl::foreach && !config.offload.steps_on_host() &&
+      !config.optimizer_in_backward) {
+    m.step_temporaries_bytes = s.master * s.trainable / s.n;
   }
+}
 
+void add_activations(MemoryBreakdown& m, const workload::Workload& w, const TrainingConfig& config) {
   const SavedActivations saved = saved_activations_per_sample(w, config);
   m.activations_bytes = config.batch_per_gpu * saved.total();
   if (config.offload.activations) {
@@ -305,43 +338,53 @@ MemoryBreakdown estimate_memory(const workload::Workload& w, const TrainingConfi
     m.activations_bytes -= m.host_activation_bytes;
     m.host_bytes += m.host_activation_bytes;
   }
+}
 
-  // Transients: library workspaces; autocast's 16-bit copies of the fp32 weights (cached for the
-  // forward pass and kept by autograd for backward); the gradients in flight during backward beyond the
-  // saved activations still alive (above). With checkpointing a segment is recomputed and its gradients
-  // computed while the other segments' inputs stay, so the largest gradient pair counts in full.
-  // Under FSDP there is no whole-model 16-bit copy: a unit's parameters are gathered in the compute dtype
-  // (FSDP's mixed-precision param_dtype) and freed after use, which the gathered units above already count;
-  // autocast caches casts of leaf tensors only, and FSDP's parameters are views of its flat shards.
-  // The logits' pair counts only in the share the loss implementation holds whole.
+// Transients: library workspaces; autocast's 16-bit copies of the fp32 weights (cached for the
+// forward pass and kept by autograd for backward); the gradients in flight during backward beyond the
+// saved activations still alive (above). With checkpointing a segment is recomputed and its gradients
+// computed while the other segments' inputs stay, so the largest gradient pair counts in full.
+// Under FSDP there is no whole-model 16-bit copy: a unit's parameters are gathered in the compute dtype
+// (FSDP's mixed-precision param_dtype) and freed after use, which the gathered units above already count;
+// autocast caches casts of leaf tensors only, and FSDP's parameters are views of its flat shards.
+// The logits' pair counts only in the share the loss implementation holds whole.
+void add_workspace(MemoryBreakdown& m, const StateShape& s, const workload::Workload& w,
+                   const TrainingConfig& config) {
   double in_flight = 0;
   if (config.checkpointing) {
     in_flight = 2 * largest_output_bytes_per_sample(w, config, activation_element_bytes(config.precision));
   } else {
     in_flight = backward_in_flight_bytes_per_sample(w, config);
   }
-  m.workspace_bytes = k.library_workspace_bytes + config.batch_per_gpu * in_flight;
-  if (low_precision && !adapted && !sharded && !sixteen_bit_model && config.master_weights == MasterWeights::fp32) {
-    m.workspace_bytes += 2 * params;
+  m.workspace_bytes = s.k->library_workspace_bytes + config.batch_per_gpu * in_flight;
+  if (s.low_precision && !s.adapted && !s.sharded && !s.sixteen_bit_model &&
+      config.master_weights == MasterWeights::fp32) {
+    m.workspace_bytes += 2 * s.params;
   }
+}
 
+// The caching allocator's reserve: the overhead on the live set, plus the largest transient pair's segments,
+// cached and free at the peak (so nvidia-smi and max_memory_reserved count them, and an allocation that would
+// not fit releases them first: they are releasable and change no verdict). The CUDA context, and the NCCL
+// communicator data parallel (DDP or FSDP) opens on every rank, outside PyTorch's allocator.
+void add_allocator_and_context(MemoryBreakdown& m, const ModelConstants& k, const workload::Workload& w,
+                               const TrainingConfig& config) {
   const double allocated = m.activations_bytes + m.workspace_bytes;
-  // The caching allocator's reserve: the overhead on the live set, plus the largest transient pair's segments,
-  // cached and free at the peak (so nvidia-smi and max_memory_reserved count them, and an allocation that would
-  // not fit releases them first: they are releasable and change no verdict).
   const double cached_transient = largest_transient_pair_bytes(w, config);
   m.context_bytes = (config.eager_module_loading ? k.cuda_context_eager_bytes : k.cuda_context_bytes) +
-                   k.allocator_overhead_fraction * allocated + cached_transient;
+                    k.allocator_overhead_fraction * allocated + cached_transient;
   m.allocator_reserve_bytes = k.allocator_overhead_fraction * allocated + cached_transient;
   m.releasable_bytes =
       std::max(0.0, k.allocator_overhead_fraction - k.allocator_unreleasable_fraction) * allocated + cached_transient;
-  // Data parallel (DDP or FSDP) opens an NCCL communicator on every rank, outside PyTorch's allocator.
   if (config.world_size() > 1) {
     m.context_bytes += config.world_size() == 2 ? k.nccl_communicator_two_gpus_bytes : k.nccl_communicator_bytes;
   }
-  // nvidia-smi cannot show more than the card has: at the edge the allocator gives back cached segments
-  // rather than fail, so a step that fits peaks at the capacity. (What has to fit does not change.)
-  // Paged optimizer states that do not fit beside the rest live on the host: the cache gives way first.
+}
+
+// nvidia-smi cannot show more than the card has: at the edge the allocator gives back cached segments
+// rather than fail, so a step that fits peaks at the capacity. (What has to fit does not change.)
+// Paged optimizer states that do not fit beside the rest live on the host: the cache gives way first.
+void give_way_at_capacity(MemoryBreakdown& m, const catalog::Gpu& gpu) {
   const double over = m.total_bytes() - gpu.memory_bytes();
   if (over > 0 && over <= m.releasable_bytes + m.paged_bytes) {
     const double cache = std::min(over, m.releasable_bytes);
@@ -352,6 +395,22 @@ MemoryBreakdown estimate_memory(const workload::Workload& w, const TrainingConfi
     m.paged_bytes -= over - cache;
     m.paged_out_bytes = over - cache;
   }
+}
+
+}  // namespace
+
+MemoryBreakdown estimate_memory(const workload::Workload& w, const TrainingConfig& config, const catalog::Gpu& gpu,
+                                const Calibration* calibration) {
+  const ModelConstants& k = calibration ? calibration->constants : default_constants();
+  const StateShape shape = state_shape(w, config, k);
+  MemoryBreakdown m;
+  add_model_state(m, shape, w, config);
+  shard_and_offload(m, shape, config);
+  add_step_timing(m, shape, w, config);
+  add_activations(m, w, config);
+  add_workspace(m, shape, w, config);
+  add_allocator_and_context(m, k, w, config);
+  give_way_at_capacity(m, gpu);
   return m;
 }
 

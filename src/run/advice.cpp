@@ -1,0 +1,70 @@
+#include "run/advice.hpp"
+
+#include <regex>
+#include <string>
+
+namespace gpusage::run {
+
+namespace {
+
+bool mixed_precision(const RunPractice& p) {
+  return p.precision && (*p.precision == catalog::Precision::bf16 || *p.precision == catalog::Precision::fp16);
+}
+bool bf16(const RunPractice& p) { return p.precision == catalog::Precision::bf16; }
+
+// A clause of a rule's fix (data/doctor/rules.toml, or the OOM plan of core/diagnose/log_rules.cpp) and what it
+// becomes when the run already follows it. tests/unit/run/advice_test.cpp runs the real rules, so a rule whose
+// wording changes fails there instead of slipping through.
+struct Rewrite {
+  bool (*applies)(const RunPractice&);
+  const char* clause;
+  const char* replacement;
+};
+
+const Rewrite kRewrites[] = {
+    // log-non-finite
+    {bf16, ", prefer bf16 to fp16 where the GPU supports it,", ","},
+    // log-overflow-skips
+    {bf16, "Use bf16 autocast if the GPU supports it, lower the learning rate, or clip gradients.",
+     "Lower the learning rate, or clip gradients."},
+    // log-loss-scale-collapse
+    {bf16, "Train in bf16 autocast where the GPU supports it (no loss scaling needed); otherwise lower", "Lower"},
+    // log-cuda-oom without a model: the generic fix
+    {[](const RunPractice& p) { return mixed_precision(p) && p.checkpointing; },
+     "; use mixed precision (torch.autocast) or activation checkpointing.", "."},
+    {mixed_precision, "; use mixed precision (torch.autocast) or activation checkpointing.",
+     "; use activation checkpointing."},
+    {[](const RunPractice& p) { return p.checkpointing; },
+     "; use mixed precision (torch.autocast) or activation checkpointing.", "; use mixed precision (torch.autocast)."},
+};
+
+void replace_all(std::string& text, const std::string& from, const std::string& to) {
+  for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+RunPractice practice_of(const RunRequest& request) {
+  RunPractice p;
+  p.precision = request.context.precision;
+  if (request.expectation) p.checkpointing = request.expectation->config.checkpointing;
+  return p;
+}
+
+void drop_followed_advice(diagnose::Finding& f, const RunPractice& practice) {
+  for (const Rewrite& r : kRewrites)
+    if (r.applies(practice)) replace_all(f.fix, r.clause, r.replacement);
+  // log-cuda-oom with a model: the OOM plan offers checkpointing whatever the run does (it knows only the
+  // precision).
+  if (practice.checkpointing) {
+    static const std::regex checkpointing(R"( ?Activation checkpointing \(torch\.utils\.checkpoint\) would allow batch \d+\.)");
+    f.fix = std::regex_replace(f.fix, checkpointing, "");
+  }
+}
+
+void drop_followed_advice(std::vector<diagnose::Finding>& findings, const RunPractice& practice) {
+  for (auto& f : findings) drop_followed_advice(f, practice);
+}
+
+}  // namespace gpusage::run
