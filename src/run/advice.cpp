@@ -48,7 +48,10 @@ void replace_all(std::string& text, const std::string& from, const std::string& 
 RunPractice practice_of(const RunRequest& request) {
   RunPractice p;
   p.precision = request.context.precision;
-  if (request.expectation) p.checkpointing = request.expectation->config.checkpointing;
+  if (request.expectation) {
+    const std::string& policy = request.expectation->setup.checkpointing;  // empty or "none": no checkpointing
+    p.checkpointing = !policy.empty() && policy != "none";
+  }
   return p;
 }
 

@@ -87,7 +87,9 @@ TEST(Advice, ThePracticeComesFromTheRunsOptions) {
   EXPECT_FALSE(practice_of(request).precision);
   request.context.precision = catalog::Precision::bf16;
   ExpectationRequest& expect = request.expectation.emplace();
-  expect.config.checkpointing = true;
+  expect.setup.checkpointing = "none";
+  EXPECT_FALSE(practice_of(request).checkpointing);
+  expect.setup.checkpointing = "full";
   const RunPractice p = practice_of(request);
   EXPECT_EQ(p.precision, catalog::Precision::bf16);
   EXPECT_TRUE(p.checkpointing);
