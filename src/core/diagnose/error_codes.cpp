@@ -51,6 +51,26 @@ std::string need_string(const toml::table& t, std::string_view key, const std::s
   return *value;
 }
 
+// The words that gate each family in identify(): a code is found by name, message or number only on a line
+// with one of its family's words. The CUDA list has the messages that do not say "CUDA".
+constexpr std::string_view kCudaWords[] = {"cuda",
+                                           "illegal memory access",
+                                           "device-side assert",
+                                           "launch failure",
+                                           "misaligned address",
+                                           "forward compatibility was attempted",
+                                           "unsupported display driver"};
+constexpr std::string_view kNcclWords[] = {"nccl"};
+constexpr std::string_view kCudnnWords[] = {"cudnn"};
+constexpr std::string_view kAbslWords[] = {"resource_exhausted", "resource exhausted", "xlaruntimeerror",
+                                           "jaxruntimeerror",    "op_requires failed", "execution of replica",
+                                           "status code"};
+
+template <std::size_t N>
+bool any_of_words(std::string_view lower, const std::string_view (&words)[N]) {
+  return std::any_of(std::begin(words), std::end(words), [&](std::string_view w) { return contains(lower, w); });
+}
+
 // The first number one of `patterns` captures in `line`, if any.
 std::optional<int> number_in(const std::string& line, const std::vector<std::regex>& patterns) {
   std::smatch m;
@@ -174,6 +194,16 @@ const ErrorCode* ErrorCodeTable::by_name(std::string_view name) const {
   return it == by_name_.end() ? nullptr : &codes_[it->second];
 }
 
+std::vector<std::string_view> ErrorCodeTable::trigger_words() const {
+  using namespace error_codes_impl;
+  std::vector<std::string_view> words;
+  words.insert(words.end(), std::begin(kCudaWords), std::end(kCudaWords));
+  words.insert(words.end(), std::begin(kNcclWords), std::end(kNcclWords));
+  words.insert(words.end(), std::begin(kCudnnWords), std::end(kCudnnWords));
+  words.insert(words.end(), std::begin(kAbslWords), std::end(kAbslWords));
+  return words;
+}
+
 std::vector<const ErrorCode*> ErrorCodeTable::identify(std::string_view line, std::string_view lower) const {
   using error_codes_impl::contains;
   using error_codes_impl::identifier_at;
@@ -181,16 +211,11 @@ std::vector<const ErrorCode*> ErrorCodeTable::identify(std::string_view line, st
   using error_codes_impl::number_in;
   std::vector<const ErrorCode*> found;
   // Cheap gates first: most lines name no library at all.
-  const bool cuda = contains(lower, "cuda") || contains(lower, "illegal memory access") ||
-                    contains(lower, "device-side assert") || contains(lower, "launch failure") ||
-                    contains(lower, "misaligned address") || contains(lower, "forward compatibility was attempted") ||
-                    contains(lower, "unsupported display driver");
-  const bool nccl = contains(lower, "nccl");
-  const bool cudnn = contains(lower, "cudnn");
-  const bool absl = contains(lower, "resource_exhausted") || contains(lower, "resource exhausted") ||
-                    contains(lower, "xlaruntimeerror") || contains(lower, "jaxruntimeerror") ||
-                    contains(lower, "op_requires failed") || contains(lower, "execution of replica") ||
-                    contains(lower, "status code");
+  using error_codes_impl::any_of_words;
+  const bool cuda = any_of_words(lower, error_codes_impl::kCudaWords);
+  const bool nccl = any_of_words(lower, error_codes_impl::kNcclWords);
+  const bool cudnn = any_of_words(lower, error_codes_impl::kCudnnWords);
+  const bool absl = any_of_words(lower, error_codes_impl::kAbslWords);
   if (!cuda && !nccl && !cudnn && !absl) return found;
 
   auto in_family = [](const ErrorCode* c, std::initializer_list<std::string_view> families) {

@@ -63,6 +63,9 @@ class ErrorCodeTable {
 
   // The codes one log line names, each once, in table order. `lower` is `line` in ASCII lower case.
   std::vector<const ErrorCode*> identify(std::string_view line, std::string_view lower) const;
+  // The words identify() needs (lower case): a line with none of them names no code. The log scanner's
+  // prefilter takes them (log_prefilter.hpp).
+  std::vector<std::string_view> trigger_words() const;
 
  private:
   std::vector<ErrorFamily> families_;

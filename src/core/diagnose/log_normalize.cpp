@@ -1,5 +1,6 @@
 #include "core/diagnose/log_normalize.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <vector>
@@ -196,12 +197,37 @@ bool may_continue_a_phrase(std::string_view head) {
   return grams[key(lower(head[0]), lower(head[1]), lower(head[2]))];
 }
 
+// Whether `head` starts with the rest of a key phrase, from its second letter on: a line that does not cannot
+// complete a phrase the line before began. Exact where the trigram check above is a sieve: the sorted rests,
+// searched one more letter at a time, and most lines stop at their first or second letter.
+bool starts_with_a_phrase_rest(std::string_view head) {
+  static const std::vector<std::string> rests = [] {
+    std::vector<std::string> all;
+    for (std::string_view phrase : kPhrases) {
+      for (std::size_t i = 1; i < phrase.size(); ++i) all.emplace_back(phrase.substr(i));
+    }
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end());
+    return all;
+  }();
+  std::string lower;
+  for (std::size_t n = 1; n <= head.size(); ++n) {
+    const char c = head[n - 1];
+    lower += (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+    auto it = std::lower_bound(rests.begin(), rests.end(), lower);
+    if (it == rests.end() || it->compare(0, n, lower) != 0) return false;  // no rest begins this way
+    if (it->size() == n) return true;                                       // a whole rest: a phrase may end here
+  }
+  return false;
+}
+
 enum class Join { none, with_space, without_space };
 
 Join join_of(std::string_view previous, std::string_view next) {
   next = skip_spaces(next);
   while (!previous.empty() && (previous.back() == ' ' || previous.back() == '\t')) previous.remove_suffix(1);
   if (previous.empty() || next.empty() || !may_continue_a_phrase(next)) return Join::none;
+  if (!starts_with_a_phrase_rest(next.substr(0, 72))) return Join::none;
   constexpr std::size_t kSide = 72;
   const std::string tail = lower_copy(previous.substr(previous.size() > kSide ? previous.size() - kSide : 0));
   const std::string head = lower_copy(next.substr(0, kSide));
@@ -236,7 +262,7 @@ bool continues_phrase(std::string_view previous, std::string_view next) {
   return normalize_impl::join_of(previous, next) != normalize_impl::Join::none;
 }
 
-void LineNormalizer::push(std::size_t line, std::string_view raw) {
+void LineNormalizer::push(std::size_t line, std::string_view raw, std::uint64_t tag) {
   // A traceback flattened onto one line keeps its line breaks as literal "\n": two or more split it.
   const bool flattened = raw.find("\\n") != std::string_view::npos &&
                          raw.find("\\n", raw.find("\\n") + 2) != std::string_view::npos;
@@ -251,19 +277,19 @@ void LineNormalizer::push(std::size_t line, std::string_view raw) {
       }
     }
     if (cut == std::string_view::npos) break;
-    piece(line, raw.substr(0, cut));
+    piece(line, raw.substr(0, cut), tag);
     raw.remove_prefix(cut + skip);
   }
-  piece(line, raw);
+  piece(line, raw, tag);
 }
 
-void LineNormalizer::piece(std::size_t line, std::string_view text) {
+void LineNormalizer::piece(std::size_t line, std::string_view text, std::uint64_t tag) {
   using normalize_impl::Join;
   using normalize_impl::skip_spaces;
   text = strip_decorations(text);
   // A message glued to a progress bar: the bar, then the message as a line of its own.
   if (const std::size_t rest = normalize_impl::after_progress_bar(text)) {
-    piece(line, text.substr(0, rest));
+    piece(line, text.substr(0, rest), tag);
     text = strip_decorations(text.substr(rest));
   }
   // A joined line stays short: a wrapped message is a few terminal widths, not a whole log.
@@ -273,12 +299,14 @@ void LineNormalizer::piece(std::size_t line, std::string_view text) {
     while (!held_.empty() && held_.back() == ' ') held_.pop_back();
     if (join == Join::with_space) held_ += ' ';
     held_.append(skip_spaces(text));
+    held_tag_ = kJoined;  // the seam may hold a word neither piece has
     ++joins_;
     return;
   }
   flush();
   held_.assign(text);
   held_line_ = line;
+  held_tag_ = tag;
   holding_ = true;
   joins_ = 0;
 }
@@ -286,7 +314,7 @@ void LineNormalizer::piece(std::size_t line, std::string_view text) {
 void LineNormalizer::flush() {
   if (!holding_) return;
   holding_ = false;
-  sink_(held_line_, held_);
+  sink_(held_line_, held_, held_tag_);
 }
 
 }  // namespace gpusage::diagnose

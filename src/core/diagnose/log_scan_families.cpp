@@ -91,6 +91,34 @@ std::optional<std::string> oom_killer_detail(std::string_view line, std::string_
 
 }  // namespace
 
+const std::vector<TriggerWords>& family_triggers() {
+  static const std::vector<TriggerWords> lists = {
+      // scan_families runs only on lines with one of these words: every pattern in it must hold one (a new
+      // pattern adds its word here; PrefilterTest fails on a fixture line the prefilter would hide).
+      {gate::families,
+       {// JAX/XLA out of memory
+        "alloc", "buffer", "xla label:",
+        // cuDNN other than the framework's
+        "cudnn",
+        // a compiler without the GPU's architecture
+        "sm_", "compute_", "ptx codegen error", "ptxas does not support cc",
+        // kernel module vs libcuda
+        "does not match dso version", "driver/library version mismatch",
+        // a kernel's assert
+        "assertion `",
+        // the OOM killer: its words, and the bare "Killed" of every locale is_bare_killed knows
+        "kill", "code", "getötet", "processus arrêté", "matado", "ucciso", "morto", "убито", "已杀死", "強制終了",
+        // DataLoader workers
+        "received 0 items of ancdata", "too many open files", "unexpected segmentation fault encountered in worker",
+        "unexpected bus error encountered in worker"}},
+      // note_framework, on raw lines.
+      {gate::framework,
+       {"jax", "xlaruntimeerror", "external/org_tensorflow", "external/xla/", "resourceexhaustederror",
+        "oom when allocating tensor", "tensorflow.python", "keras", "tensorflow/"}},
+  };
+  return lists;
+}
+
 void LogScanner::scan_codes(std::size_t n, std::string_view line, std::string_view lower) {
   LogScan& scan = scan_;
   const std::vector<const ErrorCode*> codes = ErrorCodeTable::builtin().identify(line, lower);
@@ -141,7 +169,10 @@ void LogScanner::scan_codes(std::size_t n, std::string_view line, std::string_vi
 
 void LogScanner::note_framework(std::string_view raw) {
   LogScan& scan = scan_;
-  if (scan.jax_seen && scan.tf_python_seen) return;
+  if (scan.jax_seen && scan.tf_python_seen) {
+    active_ &= ~gate::bit(gate::framework);
+    return;
+  }
   // Read on the raw line: the prefixes normalisation strips (TensorFlow's "I tensorflow/core/…cc:42]") say
   // whose log it is. jaxlib before 0.4 built XLA from a vendored TensorFlow: its paths read
   // "external/org_tensorflow/…", TensorFlow's own "tensorflow/core/…".

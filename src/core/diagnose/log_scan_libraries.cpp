@@ -25,6 +25,16 @@ std::optional<std::string> cuda_from_wheel_tag(const std::string& digits) {
 
 }  // namespace
 
+const std::vector<TriggerWords>& library_triggers() {
+  // The gates below: architecture and driver, NCCL, DataLoader workers, cuDNN (with scan_line's init words).
+  static const std::vector<TriggerWords> lists = {
+      {gate::libraries,
+       {"kernel image", "capabilit", "driver", "libcudart", "+cu", "no longer supports", "nccl", "dataloader",
+        "shared memory", "cudnn", "status_", "convolution algorithm", "handle"}},
+  };
+  return lists;
+}
+
 void LogScanner::scan_libraries(std::size_t n, std::string_view line, std::string_view lower, bool init_words) {
   LogScan& scan = scan_;
   std::match_results<std::string::const_iterator> m;
