@@ -66,11 +66,6 @@ constexpr std::string_view kAbslWords[] = {"resource_exhausted", "resource exhau
                                            "jaxruntimeerror",    "op_requires failed", "execution of replica",
                                            "status code"};
 
-template <std::size_t N>
-bool any_of_words(std::string_view lower, const std::string_view (&words)[N]) {
-  return std::any_of(std::begin(words), std::end(words), [&](std::string_view w) { return contains(lower, w); });
-}
-
 // The first number one of `patterns` captures in `line`, if any.
 std::optional<int> number_in(const std::string& line, const std::vector<std::regex>& patterns) {
   std::smatch m;
@@ -194,28 +189,42 @@ const ErrorCode* ErrorCodeTable::by_name(std::string_view name) const {
   return it == by_name_.end() ? nullptr : &codes_[it->second];
 }
 
-std::vector<std::string_view> ErrorCodeTable::trigger_words() const {
+std::vector<std::string_view> ErrorCodeTable::trigger_words(ErrorGate gate) const {
   using namespace error_codes_impl;
-  std::vector<std::string_view> words;
-  words.insert(words.end(), std::begin(kCudaWords), std::end(kCudaWords));
-  words.insert(words.end(), std::begin(kNcclWords), std::end(kNcclWords));
-  words.insert(words.end(), std::begin(kCudnnWords), std::end(kCudnnWords));
-  words.insert(words.end(), std::begin(kAbslWords), std::end(kAbslWords));
-  return words;
+  switch (gate) {
+    case ErrorGate::cuda: return {std::begin(kCudaWords), std::end(kCudaWords)};
+    case ErrorGate::nccl: return {std::begin(kNcclWords), std::end(kNcclWords)};
+    case ErrorGate::cudnn: return {std::begin(kCudnnWords), std::end(kCudnnWords)};
+    case ErrorGate::absl: return {std::begin(kAbslWords), std::end(kAbslWords)};
+  }
+  return {};
+}
+
+bool ErrorCodeTable::gate_open(ErrorGate gate, std::string_view lower) const {
+  for (std::string_view word : trigger_words(gate)) {
+    if (error_codes_impl::contains(lower, word)) return true;
+  }
+  return false;
 }
 
 std::vector<const ErrorCode*> ErrorCodeTable::identify(std::string_view line, std::string_view lower) const {
+  return identify(line, lower,
+                  {gate_open(ErrorGate::cuda, lower), gate_open(ErrorGate::nccl, lower),
+                   gate_open(ErrorGate::cudnn, lower), gate_open(ErrorGate::absl, lower)});
+}
+
+std::vector<const ErrorCode*> ErrorCodeTable::identify(std::string_view line, std::string_view lower,
+                                                       const ErrorGates& gates) const {
   using error_codes_impl::contains;
   using error_codes_impl::identifier_at;
   using error_codes_impl::is_ident;
   using error_codes_impl::number_in;
   std::vector<const ErrorCode*> found;
   // Cheap gates first: most lines name no library at all.
-  using error_codes_impl::any_of_words;
-  const bool cuda = any_of_words(lower, error_codes_impl::kCudaWords);
-  const bool nccl = any_of_words(lower, error_codes_impl::kNcclWords);
-  const bool cudnn = any_of_words(lower, error_codes_impl::kCudnnWords);
-  const bool absl = any_of_words(lower, error_codes_impl::kAbslWords);
+  const bool cuda = gates.cuda;
+  const bool nccl = gates.nccl;
+  const bool cudnn = gates.cudnn;
+  const bool absl = gates.absl;
   if (!cuda && !nccl && !cudnn && !absl) return found;
 
   auto in_family = [](const ErrorCode* c, std::initializer_list<std::string_view> families) {

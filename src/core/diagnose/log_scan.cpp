@@ -198,7 +198,11 @@ std::vector<TriggerWords> scanner_trigger_words() {
   std::vector<TriggerWords> all;
   for (const auto* lists : {&scan_line_triggers(), &library_triggers(), &family_triggers(), &final_error_triggers()})
     all.insert(all.end(), lists->begin(), lists->end());
-  all.push_back({gate::codes, ErrorCodeTable::builtin().trigger_words()});
+  const ErrorCodeTable& codes = ErrorCodeTable::builtin();
+  for (auto [group, family] : {std::pair{gate::codes_cuda, ErrorGate::cuda}, {gate::codes_nccl, ErrorGate::nccl},
+                               {gate::codes_cudnn, ErrorGate::cudnn}, {gate::codes_absl, ErrorGate::absl}}) {
+    all.push_back({group, codes.trigger_words(family)});
+  }
   return all;
 }
 
@@ -211,6 +215,9 @@ const LiteralMatcher& scanner_prefilter() {
 // without them cannot match and the step is skipped. Keep each list beside the gate it mirrors.
 const std::vector<TriggerWords>& scan_line_triggers() {
   static const std::vector<TriggerWords> lists = {
+      {gate::benign,
+       {"plan failed with a cudnnexception", "net/plugin", "exceeds 10% of free system memory",
+        "nccl warn failed to open libibverbs"}},
       {gate::memory, {"memory", "oom", "exhausted", "bad_alloc", "posix_memalign", "limit:", "inuse:"}},
       {gate::init, {"status_", "convolution algorithm", "handle"}},
       // "inf" also stands for "loss became infinite"; has_value_token keeps "INFO" out.
@@ -228,7 +235,8 @@ void LogScanner::feed_line(std::string_view line) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   ++scan_.lines;
   const std::uint64_t groups = prefilter_ ? prefilter_->groups_in(line) : LineNormalizer::kJoined;
-  if (groups & active_ & gate::bit(gate::framework)) note_framework(line);
+  if (groups & active_ & (gate::bit(gate::framework_jax) | gate::bit(gate::framework_tf)))
+    note_framework(line, groups & active_);
   normalizer_.push(scan_.lines, line, groups);
 }
 
@@ -244,7 +252,7 @@ void LogScanner::scan_line(std::size_t n, std::string_view line, std::uint64_t g
     lower_[i] = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
   }
   const std::string_view lower = lower_;
-  if (is_benign_warning(line)) return;
+  if (has(gate::benign) && is_benign_warning(line)) return;
   // Cheap gates: each group of patterns runs only on lines with one of its words (most lines have none).
   const bool memory_words =
       has(gate::memory) && (contains(lower, "memory") || contains(lower, "oom") || contains(lower, "exhausted") ||
@@ -280,8 +288,12 @@ void LogScanner::scan_line(std::size_t n, std::string_view line, std::uint64_t g
     if (auto v = grad_norm_in(lower)) add_norm(n, *v);
   }
 
-  if (has(gate::libraries)) scan_libraries(n, line, lower, init_words);
-  if (has(gate::codes)) scan_codes(n, line, lower);
+  constexpr std::uint64_t kLibraries = gate::bit(gate::lib_arch) | gate::bit(gate::lib_nccl) |
+                                       gate::bit(gate::lib_dataloader) | gate::bit(gate::lib_cudnn);
+  constexpr std::uint64_t kCodes = gate::bit(gate::codes_cuda) | gate::bit(gate::codes_nccl) |
+                                   gate::bit(gate::codes_cudnn) | gate::bit(gate::codes_absl);
+  if (groups & kLibraries) scan_libraries(n, line, lower, init_words, groups);
+  if (groups & kCodes) scan_codes(n, line, lower, groups);
   if (has(gate::families)) scan_families(n, line, lower);
   if (has(gate::final_error)) note_final_error(n, line);
   scan_hints(n, line, lower, groups);

@@ -198,12 +198,13 @@ class LogScanner {
   // The last error and the library that raised it (log_scan_final_error.cpp).
   void note_final_error(std::size_t n, std::string_view line);
   // GPU architecture and driver, NCCL, DataLoader workers, cuDNN (log_scan_libraries.cpp).
-  void scan_libraries(std::size_t n, std::string_view line, std::string_view lower, bool init_words);
+  void scan_libraries(std::size_t n, std::string_view line, std::string_view lower, bool init_words,
+                      std::uint64_t groups);
   // The error codes the line names, and the families added in issue 30 (log_scan_families.cpp).
-  void scan_codes(std::size_t n, std::string_view line, std::string_view lower);
+  void scan_codes(std::size_t n, std::string_view line, std::string_view lower, std::uint64_t groups);
   void scan_families(std::size_t n, std::string_view line, std::string_view lower);
   // Whether the log is JAX's or TensorFlow's (an XLA out-of-memory reads the same in both), from a raw line.
-  void note_framework(std::string_view raw);
+  void note_framework(std::string_view raw, std::uint64_t groups);
   void complete_pending_oom();
   void add_oom(std::vector<OomReport>& list, std::size_t& count, OomReport report);
   void add_norm(std::size_t line, double value);

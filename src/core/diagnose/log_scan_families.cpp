@@ -112,16 +112,23 @@ const std::vector<TriggerWords>& family_triggers() {
         "received 0 items of ancdata", "too many open files", "unexpected segmentation fault encountered in worker",
         "unexpected bus error encountered in worker"}},
       // note_framework, on raw lines.
-      {gate::framework,
-       {"jax", "xlaruntimeerror", "external/org_tensorflow", "external/xla/", "resourceexhaustederror",
-        "oom when allocating tensor", "tensorflow.python", "keras", "tensorflow/"}},
+      {gate::framework_jax, {"jax", "xlaruntimeerror", "external/org_tensorflow", "external/xla/"}},
+      {gate::framework_tf,
+       {"resourceexhaustederror", "oom when allocating tensor", "tensorflow.python", "keras", "tensorflow/"}},
   };
   return lists;
 }
 
-void LogScanner::scan_codes(std::size_t n, std::string_view line, std::string_view lower) {
+void LogScanner::scan_codes(std::size_t n, std::string_view line, std::string_view lower, std::uint64_t groups) {
   LogScan& scan = scan_;
-  const std::vector<const ErrorCode*> codes = ErrorCodeTable::builtin().identify(line, lower);
+  auto has = [groups](gate::Group g) { return (groups & gate::bit(g)) != 0; };
+  const ErrorCodeTable& table = ErrorCodeTable::builtin();
+  // The table's family gates, asked only for the families whose words the prefilter saw.
+  const ErrorGates gates{has(gate::codes_cuda) && table.gate_open(ErrorGate::cuda, lower),
+                         has(gate::codes_nccl) && table.gate_open(ErrorGate::nccl, lower),
+                         has(gate::codes_cudnn) && table.gate_open(ErrorGate::cudnn, lower),
+                         has(gate::codes_absl) && table.gate_open(ErrorGate::absl, lower)};
+  const std::vector<const ErrorCode*> codes = table.identify(line, lower, gates);
   if (codes.empty()) return;
   // A wrapper status ("XlaRuntimeError: INTERNAL: … CUDA_ERROR_ILLEGAL_ADDRESS") says less than the code it
   // wraps: codes with only a generic fix count when the line names nothing more specific.
@@ -167,26 +174,24 @@ void LogScanner::scan_codes(std::size_t n, std::string_view line, std::string_vi
   }
 }
 
-void LogScanner::note_framework(std::string_view raw) {
+void LogScanner::note_framework(std::string_view raw, std::uint64_t groups) {
   LogScan& scan = scan_;
-  if (scan.jax_seen && scan.tf_python_seen) {
-    active_ &= ~gate::bit(gate::framework);
-    return;
-  }
   // Read on the raw line: the prefixes normalisation strips (TensorFlow's "I tensorflow/core/…cc:42]") say
   // whose log it is. jaxlib before 0.4 built XLA from a vendored TensorFlow: its paths read
   // "external/org_tensorflow/…", TensorFlow's own "tensorflow/core/…".
   // jaxlib builds XLA as external/xla (TensorFlow 2.14+ as external/local_xla).
-  if (!scan.jax_seen && (contains(raw, "jax") || contains(raw, "JAX") || contains(raw, "Jax") ||
+  if ((groups & gate::bit(gate::framework_jax)) && !scan.jax_seen && (contains(raw, "jax") || contains(raw, "JAX") || contains(raw, "Jax") ||
                          contains(raw, "XlaRuntimeError") || contains(raw, "external/org_tensorflow") ||
                          contains(raw, "external/xla/"))) {
     scan.jax_seen = true;
+    active_ &= ~gate::bit(gate::framework_jax);  // known: no need to look again
   }
-  if (!scan.tf_python_seen &&
+  if ((groups & gate::bit(gate::framework_tf)) && !scan.tf_python_seen &&
       (contains(raw, "ResourceExhaustedError") || contains(raw, "OOM when allocating tensor") ||
        contains(raw, "tensorflow.python") || contains(raw, "keras") ||
        (contains(raw, "tensorflow/") && !contains(raw, "external/")))) {
     scan.tf_python_seen = true;
+    active_ &= ~gate::bit(gate::framework_tf);
   }
 }
 

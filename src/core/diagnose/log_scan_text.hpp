@@ -17,19 +17,27 @@ namespace gpusage::diagnose {
 // The prefilter's groups (log_prefilter.hpp): one bit each, one per step of the scanner.
 namespace gate {
 enum Group : unsigned {
-  memory,       // log_scan.cpp: OOM wordings, allocator figures
-  init,         // cuBLAS/cuDNN handles that could not start
-  non_finite,   // NaN/inf losses and gradients
-  loss_table,   // a table header naming a loss column (until one is seen)
-  loss_scale,   // fp16 loss scale, overflow skips
-  grad_norm,    // gradient norms
-  workers,      // num_workers=0
-  batch_size,   // the first batch size (until one is seen)
-  libraries,    // log_scan_libraries.cpp
-  codes,        // error_codes.cpp: ErrorCodeTable::identify
-  families,     // log_scan_families.cpp
-  framework,    // log_scan_families.cpp: whose log it is (raw lines, until both are known)
-  final_error,  // log_scan_final_error.cpp
+  benign,          // warnings that read like failures (is_benign_warning)
+  memory,          // log_scan.cpp: OOM wordings, allocator figures
+  init,            // cuBLAS/cuDNN handles that could not start
+  non_finite,      // NaN/inf losses and gradients
+  loss_table,      // a table header naming a loss column (until one is seen)
+  loss_scale,      // fp16 loss scale, overflow skips
+  grad_norm,       // gradient norms
+  workers,         // num_workers=0
+  batch_size,      // the first batch size (until one is seen)
+  lib_arch,        // log_scan_libraries.cpp: GPU architecture and driver
+  lib_nccl,        //   NCCL
+  lib_dataloader,  //   DataLoader workers
+  lib_cudnn,       //   cuDNN
+  codes_cuda,      // error_codes.cpp: ErrorCodeTable::identify, one group per family gate
+  codes_nccl,
+  codes_cudnn,
+  codes_absl,
+  families,        // log_scan_families.cpp
+  framework_jax,   // log_scan_families.cpp: whose log it is (raw lines, until it is known)
+  framework_tf,
+  final_error,     // log_scan_final_error.cpp
 };
 constexpr std::uint64_t bit(Group g) { return std::uint64_t{1} << g; }
 }  // namespace gate
