@@ -197,26 +197,51 @@ bool may_continue_a_phrase(std::string_view head) {
   return grams[key(lower(head[0]), lower(head[1]), lower(head[2]))];
 }
 
-// Whether `head` starts with the rest of a key phrase, from its second letter on: a line that does not cannot
-// complete a phrase the line before began. Exact where the trigram check above is a sieve: the sorted rests,
-// searched one more letter at a time, and most lines stop at their first or second letter.
-bool starts_with_a_phrase_rest(std::string_view head) {
-  static const std::vector<std::string> rests = [] {
-    std::vector<std::string> all;
+// Whether some key phrase can span the seam: `head` starts with the phrase's rest (from its second letter on)
+// and `tail` ends with the part before it (its trailing space aside). A necessary condition of the joins
+// below, exact where the trigram check above is a sieve: the rests are sorted and searched one more letter
+// at a time, and most lines stop at their first or second letter.
+bool a_phrase_may_span(std::string_view tail, std::string_view head) {
+  struct Rest {
+    std::string text;
+    std::vector<std::string_view> befores;  // the phrase's start before this rest, trailing space trimmed
+  };
+  static const std::vector<Rest> rests = [] {
+    std::vector<Rest> all;
     for (std::string_view phrase : kPhrases) {
-      for (std::size_t i = 1; i < phrase.size(); ++i) all.emplace_back(phrase.substr(i));
+      for (std::size_t i = 1; i < phrase.size(); ++i) {
+        std::string_view before = phrase.substr(0, i);
+        while (!before.empty() && before.back() == ' ') before.remove_suffix(1);
+        all.push_back({std::string(phrase.substr(i)), {before}});
+      }
     }
-    std::sort(all.begin(), all.end());
-    all.erase(std::unique(all.begin(), all.end()), all.end());
-    return all;
+    std::sort(all.begin(), all.end(), [](const Rest& a, const Rest& b) { return a.text < b.text; });
+    std::vector<Rest> merged;
+    for (auto& r : all) {
+      if (!merged.empty() && merged.back().text == r.text) {
+        merged.back().befores.push_back(r.befores.front());
+      } else {
+        merged.push_back(std::move(r));
+      }
+    }
+    return merged;
   }();
+  auto fold = [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; };
+  auto tail_ends_with = [&](std::string_view before) {
+    if (before.size() > tail.size()) return false;
+    const std::string_view end = tail.substr(tail.size() - before.size());
+    for (std::size_t i = 0; i < before.size(); ++i) {
+      if (fold(end[i]) != before[i]) return false;
+    }
+    return true;
+  };
   std::string lower;
   for (std::size_t n = 1; n <= head.size(); ++n) {
-    const char c = head[n - 1];
-    lower += (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-    auto it = std::lower_bound(rests.begin(), rests.end(), lower);
-    if (it == rests.end() || it->compare(0, n, lower) != 0) return false;  // no rest begins this way
-    if (it->size() == n) return true;                                       // a whole rest: a phrase may end here
+    lower += fold(head[n - 1]);
+    auto it = std::lower_bound(rests.begin(), rests.end(), lower,
+                               [](const Rest& r, const std::string& key) { return r.text < key; });
+    if (it == rests.end() || it->text.compare(0, n, lower) != 0) return false;  // no rest begins this way
+    if (it->text.size() == n && std::any_of(it->befores.begin(), it->befores.end(), tail_ends_with)) return true;
   }
   return false;
 }
@@ -227,7 +252,7 @@ Join join_of(std::string_view previous, std::string_view next) {
   next = skip_spaces(next);
   while (!previous.empty() && (previous.back() == ' ' || previous.back() == '\t')) previous.remove_suffix(1);
   if (previous.empty() || next.empty() || !may_continue_a_phrase(next)) return Join::none;
-  if (!starts_with_a_phrase_rest(next.substr(0, 72))) return Join::none;
+  if (!a_phrase_may_span(previous, next.substr(0, 72))) return Join::none;
   constexpr std::size_t kSide = 72;
   const std::string tail = lower_copy(previous.substr(previous.size() > kSide ? previous.size() - kSide : 0));
   const std::string head = lower_copy(next.substr(0, kSide));

@@ -226,7 +226,7 @@ const std::vector<TriggerWords>& scan_line_triggers() {
       {gate::loss_scale, {"scale", "overflow"}},
       {gate::grad_norm, {"norm"}},
       {gate::workers, {"num_workers"}},
-      {gate::batch_size, {"batch"}},
+      {gate::batch_size, {"batch_size", "batch size"}},
   };
   return lists;
 }
@@ -440,18 +440,17 @@ void LogScanner::scan_loss_scale(std::size_t n, std::string_view line, std::stri
 }
 
 void LogScanner::scan_hints(std::size_t n, std::string_view line, std::string_view lower, std::uint64_t groups) {
-  Match m;
-  scan_text::RegexLine str(line);
   if ((groups & gate::bit(gate::workers)) && contains(line, "num_workers")) {
     static const std::regex workers_zero(R"(\bnum_workers\b['"]?\s*[:=]\s*0\b)");
     if (!scan_text::matches_from(line, workers_zero, {"num_workers"}, 1).empty()) scan_.workers_zero.add(n, line);
   }
   if ((groups & gate::bit(gate::batch_size)) && !scan_.batch_size &&
       (contains(lower, "batch_size") || contains(lower, "batch size"))) {
-    static const std::regex batch(R"(\b(?:per_device_train_|train_)?batch[_ ]size\b['"]?\s*[:=]\s*(\d+))",
-                                  std::regex::icase);
-    if (std::regex_search(str(), m, batch)) {
-      scan_.batch_size = std::stoi(m[1].str());
+    // On the lower-case line, from where a match can start (as in scan_loss_scale).
+    static const std::regex batch(R"(\b(?:per_device_train_|train_)?batch[_ ]size\b['"]?\s*[:=]\s*(\d+))");
+    const auto found = scan_text::matches_from(lower, batch, {"per_device_train_", "train_", "batch"}, 1);
+    if (!found.empty()) {
+      scan_.batch_size = std::stoi(std::string(found.front()[1].first, found.front()[1].second));
       active_ &= ~gate::bit(gate::batch_size);  // the first one is the one kept
     }
   }
