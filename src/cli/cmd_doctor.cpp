@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <iostream>
 #include <memory>
 
 #include "cli/commands.hpp"
@@ -90,28 +91,36 @@ const char* heading(Category c) {
   return "Findings";
 }
 
-std::string report_text(const DoctorReport& report) {
-  std::string out = environment_text(report.facts);
-  for (Category c : {Category::environment, Category::gpu, Category::log}) {
-    std::vector<const Finding*> group;
-    for (const auto& f : report.findings) {
-      if (f.category == c) group.push_back(&f);
-    }
-    if (c == Category::log && report.log_path) {
-      out += fmt::format("\n{} ({}, {} lines)\n", heading(c), *report.log_path, report.log_lines.value_or(0));
-    } else if (group.empty()) {
-      if (c != Category::log) out += fmt::format("\n{}: none\n", heading(c));
-      continue;
-    } else {
-      out += fmt::format("\n{}\n", heading(c));
-    }
-    for (const Finding* f : group) {
-      out += fmt::format("  [{}] {}\n", diagnose::to_string(f->severity), f->title);
-      if (!f->evidence.empty()) out += fmt::format("      evidence: {}\n", f->evidence);
-      out += fmt::format("      fix: {}\n", f->fix);
-      out += fmt::format("      source: {} <{}>\n", f->source_title, f->source_url);
-    }
+// One category's findings under its heading.
+std::string findings_text(const DoctorReport& report, Category c) {
+  std::vector<const Finding*> group;
+  for (const auto& f : report.findings) {
+    if (f.category == c) group.push_back(&f);
   }
+  std::string out;
+  if (c == Category::log && report.log_path) {
+    const std::string name = *report.log_path == "-" ? "standard input" : *report.log_path;
+    out += fmt::format("{} ({}, {} lines)\n", heading(c), name, report.log_lines.value_or(0));
+  } else if (group.empty()) {
+    return c == Category::log ? "" : fmt::format("{}: none\n", heading(c));
+  } else {
+    out += fmt::format("{}\n", heading(c));
+  }
+  for (const Finding* f : group) {
+    out += fmt::format("  [{}] {}\n", diagnose::to_string(f->severity), f->title);
+    if (!f->evidence.empty()) out += fmt::format("      evidence: {}\n", f->evidence);
+    out += fmt::format("      fix: {}\n", f->fix);
+    out += fmt::format("      source: {} <{}>\n", f->source_title, f->source_url);
+  }
+  return out;
+}
+
+std::string report_text(const DoctorReport& report) {
+  // With a log, its findings first: they are what was asked; the machine's environment follows.
+  std::string out;
+  if (report.log_lines) out += findings_text(report, Category::log) + "\n";
+  out += environment_text(report.facts);
+  for (Category c : {Category::environment, Category::gpu}) out += "\n" + findings_text(report, c);
   std::size_t errors = 0;
   std::size_t warnings = 0;
   for (const auto& f : report.findings) {
@@ -144,8 +153,9 @@ void add_doctor_command(CLI::App& app) {
       "Examples:\n"
       "  gpusage doctor\n"
       "  gpusage doctor --log train.log --model resnet50 --batch 256 --gpu rtx4090\n"
+      "  cat train.log | gpusage doctor --log -\n"
       "  gpusage doctor --python ~/venv/bin/python --format json");
-  command->add_option("--log", state->log, "Training log to read");
+  command->add_option("--log", state->log, "Training log to read ('-': standard input, e.g. a pasted log)");
   command->add_option("--model", state->model, "Zoo model of the run, for the OOM fixes (e.g. resnet50, gpt2)");
   command->add_option("--batch", state->batch, "Per-GPU batch of the run (default: what the log prints)")
       ->check(CLI::Range(1, 1 << 24));
@@ -171,7 +181,10 @@ void add_doctor_command(CLI::App& app) {
     request.run.workload = workload ? &*workload : nullptr;
     request.run.batch = state->batch;
     if (!state->precision.empty()) request.run.precision = catalog::parse_precision(state->precision);
-    if (!state->log.empty()) {
+    if (state->log == "-") {
+      request.log_path = "-";  // `--log -`: standard input (a pasted log)
+      request.log_stream = &std::cin;
+    } else if (!state->log.empty()) {
       request.log_path = state->log;
       diagnose::check_log_file(state->log);  // a bad path is an input error before the probe runs
     }

@@ -108,6 +108,23 @@ TEST(DoctorE2E, OomLogWithTheModelGivesConcreteFixes) {
   EXPECT_NE(r.out.find("Measured at the failure: at least 24.64 GiB needed"), std::string::npos) << r.out;
 }
 
+TEST(DoctorE2E, APastedLogOnStandardInputIsReadAndItsFindingsComeFirst) {
+  const CliResult r = run_cli(
+      "doctor --log -",
+      "echo 'RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 23.69 GiB total capacity; 20.12 "
+      "GiB already allocated; 1.05 GiB free; 21.50 GiB reserved in total by PyTorch)' | " +
+          machine("no-gpu", "nvml_stub/init_fails.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("Log findings (standard input, 1 lines)\n"
+                        "  [error] CUDA out of memory (1x): tried to allocate 2.00 GiB on GPU 0",
+                        0),
+            0u)
+      << r.out;
+  const std::size_t environment = r.out.find("\nEnvironment\n");
+  ASSERT_NE(environment, std::string::npos) << r.out;
+  EXPECT_LT(r.out.find("Log findings"), environment);
+}
+
 TEST(DoctorE2E, ARealCascadeLogIsOneFindingInJson) {
   const CliResult r = run_cli("doctor --format json --log " + fixture("doctor/real/oom-pt1-cublas-cascade-aoda.log"),
                               machine("no-gpu", "nvml_stub/init_fails.json"));

@@ -38,10 +38,12 @@ DoctorReport run_doctor(Environment& env, const DoctorRequest& request, const Ru
   DoctorReport report;
   report.facts = probe(env, request.probe);
   std::vector<Finding> findings = check_environment(report.facts, rules);
-  if (request.log_text || request.log_path) {
-    // A file is streamed (bounded memory however large it is); text given inline is scanned at once.
-    const LogScan scan = request.log_text ? scan_log(*request.log_text)
-                                          : scan_log_file(*request.log_path, rules.thresholds());
+  if (request.log_text || request.log_path || request.log_stream) {
+    // A file or a stream is streamed (bounded memory however large it is); text given inline is scanned at once.
+    const LogScan scan = request.log_text     ? scan_log(*request.log_text)
+                         : request.log_stream ? scan_log_stream(*request.log_stream, request.log_path.value_or("-"),
+                                                                rules.thresholds())
+                                              : scan_log_file(*request.log_path, rules.thresholds());
     report.log_path = request.log_path;
     report.log_lines = scan.lines;
     RunContext run = request.run;
@@ -49,10 +51,10 @@ DoctorReport run_doctor(Environment& env, const DoctorRequest& request, const Ru
     auto log = check_log(scan, run, rules);
     findings.insert(findings.end(), log.begin(), log.end());
   }
-  // Grouped by category (environment, GPUs, log), most severe first within each; log findings keep the
-  // order the problems happened in.
+  // Grouped by category (log, environment, GPUs: with a log, its findings are what was asked), most severe
+  // first within each; log findings keep the order the problems happened in.
   std::vector<Finding> ordered;
-  for (Category c : {Category::environment, Category::gpu, Category::log}) {
+  for (Category c : {Category::log, Category::environment, Category::gpu}) {
     std::vector<Finding> group;
     for (const auto& f : findings) {
       if (f.category == c) group.push_back(f);

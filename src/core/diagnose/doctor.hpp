@@ -5,6 +5,7 @@
 //                      "python": { … } }, "log": { "path", "lines" } | null }
 #pragma once
 
+#include <iosfwd>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -21,12 +22,15 @@ struct DoctorRequest {
   ProbeOptions probe;
   std::optional<std::string> log_path;  // streamed from the file when log_text is not set
   std::optional<std::string> log_text;  // the log's text, when the caller has it in memory (tests)
+  std::istream* log_stream = nullptr;   // streamed from here when set (`--log -`: standard input); log_path names it
   RunContext run;
 };
 
 struct DoctorReport {
   EnvironmentFacts facts;
-  std::vector<Finding> findings;  // sorted most severe first within each category
+  // The log's findings first (in the order the problems happened), then the environment's and the GPUs'
+  // (most severe first within each).
+  std::vector<Finding> findings;
   std::optional<std::string> log_path;
   std::optional<std::size_t> log_lines;
 };

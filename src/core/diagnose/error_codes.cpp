@@ -51,6 +51,22 @@ std::string need_string(const toml::table& t, std::string_view key, const std::s
   return *value;
 }
 
+// The words that gate each family in identify(): a code is found by name, message or number only on a line
+// with one of its family's words. The CUDA list has the messages that do not say "CUDA".
+constexpr std::string_view kCudaWords[] = {"cuda",
+                                           "illegal memory access",
+                                           "device-side assert",
+                                           "launch failure",
+                                           "misaligned address",
+                                           "forward compatibility was attempted",
+                                           "unsupported display driver",
+                                           "provided ptx was compiled"};
+constexpr std::string_view kNcclWords[] = {"nccl"};
+constexpr std::string_view kCudnnWords[] = {"cudnn"};
+constexpr std::string_view kAbslWords[] = {"resource_exhausted", "resource exhausted", "xlaruntimeerror",
+                                           "jaxruntimeerror",    "op_requires failed", "execution of replica",
+                                           "status code"};
+
 // The first number one of `patterns` captures in `line`, if any.
 std::optional<int> number_in(const std::string& line, const std::vector<std::regex>& patterns) {
   std::smatch m;
@@ -174,23 +190,42 @@ const ErrorCode* ErrorCodeTable::by_name(std::string_view name) const {
   return it == by_name_.end() ? nullptr : &codes_[it->second];
 }
 
+std::vector<std::string_view> ErrorCodeTable::trigger_words(ErrorGate gate) const {
+  using namespace error_codes_impl;
+  switch (gate) {
+    case ErrorGate::cuda: return {std::begin(kCudaWords), std::end(kCudaWords)};
+    case ErrorGate::nccl: return {std::begin(kNcclWords), std::end(kNcclWords)};
+    case ErrorGate::cudnn: return {std::begin(kCudnnWords), std::end(kCudnnWords)};
+    case ErrorGate::absl: return {std::begin(kAbslWords), std::end(kAbslWords)};
+  }
+  return {};
+}
+
+bool ErrorCodeTable::gate_open(ErrorGate gate, std::string_view lower) const {
+  for (std::string_view word : trigger_words(gate)) {
+    if (error_codes_impl::contains(lower, word)) return true;
+  }
+  return false;
+}
+
 std::vector<const ErrorCode*> ErrorCodeTable::identify(std::string_view line, std::string_view lower) const {
+  return identify(line, lower,
+                  {gate_open(ErrorGate::cuda, lower), gate_open(ErrorGate::nccl, lower),
+                   gate_open(ErrorGate::cudnn, lower), gate_open(ErrorGate::absl, lower)});
+}
+
+std::vector<const ErrorCode*> ErrorCodeTable::identify(std::string_view line, std::string_view lower,
+                                                       const ErrorGates& gates) const {
   using error_codes_impl::contains;
   using error_codes_impl::identifier_at;
   using error_codes_impl::is_ident;
   using error_codes_impl::number_in;
   std::vector<const ErrorCode*> found;
   // Cheap gates first: most lines name no library at all.
-  const bool cuda = contains(lower, "cuda") || contains(lower, "illegal memory access") ||
-                    contains(lower, "device-side assert") || contains(lower, "launch failure") ||
-                    contains(lower, "misaligned address") || contains(lower, "forward compatibility was attempted") ||
-                    contains(lower, "unsupported display driver") || contains(lower, "provided ptx was compiled");
-  const bool nccl = contains(lower, "nccl");
-  const bool cudnn = contains(lower, "cudnn");
-  const bool absl = contains(lower, "resource_exhausted") || contains(lower, "resource exhausted") ||
-                    contains(lower, "xlaruntimeerror") || contains(lower, "jaxruntimeerror") ||
-                    contains(lower, "op_requires failed") || contains(lower, "execution of replica") ||
-                    contains(lower, "status code");
+  const bool cuda = gates.cuda;
+  const bool nccl = gates.nccl;
+  const bool cudnn = gates.cudnn;
+  const bool absl = gates.absl;
   if (!cuda && !nccl && !cudnn && !absl) return found;
 
   auto in_family = [](const ErrorCode* c, std::initializer_list<std::string_view> families) {

@@ -30,6 +30,16 @@ enum class ErrorKind {
   xla_error,              // log-xla-error (the code's own fix)
 };
 
+// identify()'s family gates: a code is looked for by name, message or number only on a line with one of
+// its gate's words (trigger_words).
+enum class ErrorGate { cuda, nccl, cudnn, absl };
+struct ErrorGates {
+  bool cuda = false;
+  bool nccl = false;
+  bool cudnn = false;
+  bool absl = false;
+};
+
 struct ErrorFamily {
   std::string id;  // "cuda", "nccl", "cudnn8", "cudnn9", "absl"
   std::string title;
@@ -63,6 +73,13 @@ class ErrorCodeTable {
 
   // The codes one log line names, each once, in table order. `lower` is `line` in ASCII lower case.
   std::vector<const ErrorCode*> identify(std::string_view line, std::string_view lower) const;
+  // The same with the gates already decided (the log scanner asks only the gates its prefilter saw words of).
+  std::vector<const ErrorCode*> identify(std::string_view line, std::string_view lower, const ErrorGates& gates) const;
+  // A gate's words (lower case): a line with none of them names no code of the gate's families. The log
+  // scanner's prefilter takes them (log_prefilter.hpp).
+  std::vector<std::string_view> trigger_words(ErrorGate gate) const;
+  // Whether the lower-case line holds one of the gate's words.
+  bool gate_open(ErrorGate gate, std::string_view lower) const;
 
  private:
   std::vector<ErrorFamily> families_;

@@ -1,5 +1,6 @@
 #include "core/diagnose/log_normalize.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <vector>
@@ -196,12 +197,62 @@ bool may_continue_a_phrase(std::string_view head) {
   return grams[key(lower(head[0]), lower(head[1]), lower(head[2]))];
 }
 
+// Whether some key phrase can span the seam: `head` starts with the phrase's rest (from its second letter on)
+// and `tail` ends with the part before it (its trailing space aside). A necessary condition of the joins
+// below, exact where the trigram check above is a sieve: the rests are sorted and searched one more letter
+// at a time, and most lines stop at their first or second letter.
+bool a_phrase_may_span(std::string_view tail, std::string_view head) {
+  struct Rest {
+    std::string text;
+    std::vector<std::string_view> befores;  // the phrase's start before this rest, trailing space trimmed
+  };
+  static const std::vector<Rest> rests = [] {
+    std::vector<Rest> all;
+    for (std::string_view phrase : kPhrases) {
+      for (std::size_t i = 1; i < phrase.size(); ++i) {
+        std::string_view before = phrase.substr(0, i);
+        while (!before.empty() && before.back() == ' ') before.remove_suffix(1);
+        all.push_back({std::string(phrase.substr(i)), {before}});
+      }
+    }
+    std::sort(all.begin(), all.end(), [](const Rest& a, const Rest& b) { return a.text < b.text; });
+    std::vector<Rest> merged;
+    for (auto& r : all) {
+      if (!merged.empty() && merged.back().text == r.text) {
+        merged.back().befores.push_back(r.befores.front());
+      } else {
+        merged.push_back(std::move(r));
+      }
+    }
+    return merged;
+  }();
+  auto fold = [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; };
+  auto tail_ends_with = [&](std::string_view before) {
+    if (before.size() > tail.size()) return false;
+    const std::string_view end = tail.substr(tail.size() - before.size());
+    for (std::size_t i = 0; i < before.size(); ++i) {
+      if (fold(end[i]) != before[i]) return false;
+    }
+    return true;
+  };
+  std::string lower;
+  for (std::size_t n = 1; n <= head.size(); ++n) {
+    lower += fold(head[n - 1]);
+    auto it = std::lower_bound(rests.begin(), rests.end(), lower,
+                               [](const Rest& r, const std::string& key) { return r.text < key; });
+    if (it == rests.end() || it->text.compare(0, n, lower) != 0) return false;  // no rest begins this way
+    if (it->text.size() == n && std::any_of(it->befores.begin(), it->befores.end(), tail_ends_with)) return true;
+  }
+  return false;
+}
+
 enum class Join { none, with_space, without_space };
 
 Join join_of(std::string_view previous, std::string_view next) {
   next = skip_spaces(next);
   while (!previous.empty() && (previous.back() == ' ' || previous.back() == '\t')) previous.remove_suffix(1);
   if (previous.empty() || next.empty() || !may_continue_a_phrase(next)) return Join::none;
+  if (!a_phrase_may_span(previous, next.substr(0, 72))) return Join::none;
   constexpr std::size_t kSide = 72;
   const std::string tail = lower_copy(previous.substr(previous.size() > kSide ? previous.size() - kSide : 0));
   const std::string head = lower_copy(next.substr(0, kSide));
@@ -236,7 +287,7 @@ bool continues_phrase(std::string_view previous, std::string_view next) {
   return normalize_impl::join_of(previous, next) != normalize_impl::Join::none;
 }
 
-void LineNormalizer::push(std::size_t line, std::string_view raw) {
+void LineNormalizer::push(std::size_t line, std::string_view raw, std::uint64_t tag) {
   // A traceback flattened onto one line keeps its line breaks as literal "\n": two or more split it.
   const bool flattened = raw.find("\\n") != std::string_view::npos &&
                          raw.find("\\n", raw.find("\\n") + 2) != std::string_view::npos;
@@ -251,19 +302,19 @@ void LineNormalizer::push(std::size_t line, std::string_view raw) {
       }
     }
     if (cut == std::string_view::npos) break;
-    piece(line, raw.substr(0, cut));
+    piece(line, raw.substr(0, cut), tag);
     raw.remove_prefix(cut + skip);
   }
-  piece(line, raw);
+  piece(line, raw, tag);
 }
 
-void LineNormalizer::piece(std::size_t line, std::string_view text) {
+void LineNormalizer::piece(std::size_t line, std::string_view text, std::uint64_t tag) {
   using normalize_impl::Join;
   using normalize_impl::skip_spaces;
   text = strip_decorations(text);
   // A message glued to a progress bar: the bar, then the message as a line of its own.
   if (const std::size_t rest = normalize_impl::after_progress_bar(text)) {
-    piece(line, text.substr(0, rest));
+    piece(line, text.substr(0, rest), tag);
     text = strip_decorations(text.substr(rest));
   }
   // A joined line stays short: a wrapped message is a few terminal widths, not a whole log.
@@ -273,12 +324,14 @@ void LineNormalizer::piece(std::size_t line, std::string_view text) {
     while (!held_.empty() && held_.back() == ' ') held_.pop_back();
     if (join == Join::with_space) held_ += ' ';
     held_.append(skip_spaces(text));
+    held_tag_ = kJoined;  // the seam may hold a word neither piece has
     ++joins_;
     return;
   }
   flush();
   held_.assign(text);
   held_line_ = line;
+  held_tag_ = tag;
   holding_ = true;
   joins_ = 0;
 }
@@ -286,7 +339,7 @@ void LineNormalizer::piece(std::size_t line, std::string_view text) {
 void LineNormalizer::flush() {
   if (!holding_) return;
   holding_ = false;
-  sink_(held_line_, held_);
+  sink_(held_line_, held_, held_tag_);
 }
 
 }  // namespace gpusage::diagnose

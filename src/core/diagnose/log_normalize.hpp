@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -27,21 +28,25 @@ bool continues_phrase(std::string_view previous, std::string_view next);
 
 class LineNormalizer {
  public:
-  // Receives each normalised line with the number of the raw line it starts on (1-based).
-  using Sink = std::function<void(std::size_t line, std::string_view text)>;
+  // Receives each normalised line with the number of the raw line it starts on (1-based) and a tag: the tag
+  // the raw line was pushed with, or kJoined for lines joined from several raw lines.
+  using Sink = std::function<void(std::size_t line, std::string_view text, std::uint64_t tag)>;
+  static constexpr std::uint64_t kJoined = ~std::uint64_t{0};
 
   explicit LineNormalizer(Sink sink) : sink_(std::move(sink)) {}
-  // One raw line, without its newline.
-  void push(std::size_t line, std::string_view raw);
+  // One raw line, without its newline. The tag travels with its pieces (the scanner's prefilter groups: a
+  // piece of a line holds no word the line does not).
+  void push(std::size_t line, std::string_view raw, std::uint64_t tag = kJoined);
   // End of input: passes on the line held back.
   void flush();
 
  private:
-  void piece(std::size_t line, std::string_view text);
+  void piece(std::size_t line, std::string_view text, std::uint64_t tag);
 
   Sink sink_;
   std::string held_;  // the last line, held back in case the next one continues it
   std::size_t held_line_ = 0;
+  std::uint64_t held_tag_ = 0;
   bool holding_ = false;
   int joins_ = 0;  // lines joined onto held_
 };

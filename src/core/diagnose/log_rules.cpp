@@ -9,6 +9,7 @@
 #include "core/common/units.hpp"
 #include "core/diagnose/environment_rules.hpp"
 #include "core/diagnose/log_rules_families.hpp"
+#include "core/diagnose/log_rules_steps.hpp"
 
 namespace gpusage::diagnose {
 
@@ -202,11 +203,6 @@ void check_grad_explosion(const LogScan& scan, const RuleTable& rules, std::vect
   lines.push_back(g.at.line);
 }
 
-bool is_init_status(const std::string& status) {
-  return status == "CUDNN_STATUS_NOT_INITIALIZED" || status == "CUDNN_STATUS_ALLOC_FAILED" ||
-         status == "CUDNN_STATUS_INTERNAL_ERROR" || status == "cuDNN failed to initialize";
-}
-
 // "1.3e-202", "0.03125", "2".
 std::string scale_text(double v) { return fmt::format("{:g}", v); }
 
@@ -279,35 +275,13 @@ std::optional<OomPlan> plan_oom(const OomReport& oom, const LogScan& scan, const
   return p;
 }
 
-std::vector<Finding> check_log(const LogScan& scan, const RunContext& ctx, const RuleTable& rules) {
-  std::vector<Finding> out;
-  std::vector<std::size_t> first_line;  // beside `out`: the line each finding starts at, for the order
-  const Thresholds& th = rules.thresholds();
-  auto push = [&](Finding f, std::size_t line) {
-    out.push_back(std::move(f));
-    first_line.push_back(line);
-  };
-  auto add = [&](const char* id, const Matches& matches, Args args = {}) {
-    if (matches.empty()) return;
-    args.emplace_back("count", std::to_string(matches.size()));
-    push(rules.make(id, Category::log, args, evidence_of(matches)), matches.first_line());
-  };
-  auto wrapped = [](const std::optional<std::string>& detail, const char* before, const char* after) {
-    return detail ? before + *detail + after : std::string();
-  };
+namespace {
 
-  // cuDNN statuses that mean "could not start": out of memory in disguise when the log has an OOM.
-  const bool jax_oom = xla_oom_is_jax(scan);
-  const bool any_oom = scan.cuda_oom_count > 0 || scan.tf_oom_count > 0 || jax_oom;
-  std::string cascade;
-  if (any_oom && !scan.init_failures.empty()) {
-    cascade = fmt::format(
-        "; then {} cuBLAS/cuDNN handle(s) could not be created (a consequence: no memory left "
-        "for them), {}",
-        scan.init_failures.size(), evidence_of(scan.init_failures));
-  }
-
-  // PyTorch CUDA OOM.
+// PyTorch's and TensorFlow's GPU OOM (with a cascade of handles that could not start as their evidence), and
+// the host's.
+void check_out_of_memory(FindingList& list, const LogScan& scan, const RunContext& ctx, bool jax_oom,
+                         std::string cascade) {
+  const RuleTable& rules = list.rules;
   if (scan.cuda_oom_count > 0) {
     // The last report with figures describes the state at the failure best; else the last one.
     const OomReport* best = &scan.cuda_oom.back();
@@ -315,23 +289,23 @@ std::vector<Finding> check_log(const LogScan& scan, const RunContext& ctx, const
       if (r.capacity_bytes) best = &r;
     }
     const std::string fix = oom_fix(*best, scan, ctx, rules, "log-cuda-oom");
-    push(rules.make("log-cuda-oom", Category::log,
-                    {{"count", std::to_string(scan.cuda_oom_count)}, {"summary", oom_summary(*best)}},
-                    evidence_of(scan.cuda_oom_lines) + cascade, fix),
-         scan.cuda_oom_lines.first_line());
+    list.push(rules.make("log-cuda-oom", Category::log,
+                         {{"count", std::to_string(scan.cuda_oom_count)}, {"summary", oom_summary(*best)}},
+                         evidence_of(scan.cuda_oom_lines) + cascade, fix),
+              scan.cuda_oom_lines.first_line());
     cascade.clear();
     if (best->unallocated_bytes && best->capacity_bytes) {
       const double unallocated = *best->unallocated_bytes;
-      const bool large = unallocated >= th.fragmentation_fraction * *best->capacity_bytes ||
+      const bool large = unallocated >= rules.thresholds().fragmentation_fraction * *best->capacity_bytes ||
                          (best->requested_bytes && unallocated >= *best->requested_bytes);
       if (large && unallocated > 0) {
         const std::string requested =
             best->requested_bytes ? format_size(*best->requested_bytes) : "an allocation";
-        push(rules.make("log-oom-fragmentation", Category::log,
-                        {{"unallocated", format_size(unallocated)},
-                         {"requested", requested},
-                         {"capacity", format_size(*best->capacity_bytes)}}),
-             scan.cuda_oom_lines.first_line());
+        list.push(rules.make("log-oom-fragmentation", Category::log,
+                             {{"unallocated", format_size(unallocated)},
+                              {"requested", requested},
+                              {"capacity", format_size(*best->capacity_bytes)}}),
+                  scan.cuda_oom_lines.first_line());
       }
     }
   }
@@ -354,18 +328,22 @@ std::vector<Finding> check_log(const LogScan& scan, const RunContext& ctx, const
     }
     if (best->gpu_index) summary += fmt::format(" on GPU {}", *best->gpu_index);
     const std::string fix = oom_fix(*best, scan, ctx, rules, "log-tf-oom");
-    push(rules.make("log-tf-oom", Category::log,
-                    {{"count", std::to_string(scan.tf_oom_count)}, {"summary", summary}},
-                    evidence_of(scan.tf_oom_lines) + cascade, fix),
-         std::min(scan.tf_oom_lines.first_line(),
-                  cascade.empty() ? scan.tf_oom_lines.first_line() : scan.init_failures.first_line()));
-    cascade.clear();
+    list.push(rules.make("log-tf-oom", Category::log,
+                         {{"count", std::to_string(scan.tf_oom_count)}, {"summary", summary}},
+                         evidence_of(scan.tf_oom_lines) + cascade, fix),
+              std::min(scan.tf_oom_lines.first_line(),
+                       cascade.empty() ? scan.tf_oom_lines.first_line() : scan.init_failures.first_line()));
   }
   if (!scan.host_oom.empty()) {
-    add("log-host-oom", scan.host_oom, {{"detail", wrapped(scan.host_oom_detail, ": ", "")}});
+    list.add("log-host-oom", scan.host_oom, {{"detail", wrapped(scan.host_oom_detail, ": ", "")}});
   }
+}
 
-  add("log-non-finite", scan.non_finite, {{"what", text::join(scan.non_finite_kinds, " and ")}});
+// Non-finite values, a collapsing loss scale (or many overflow skips), exploding gradient norms.
+void check_training_values(FindingList& list, const LogScan& scan) {
+  const RuleTable& rules = list.rules;
+  const Thresholds& th = rules.thresholds();
+  list.add("log-non-finite", scan.non_finite, {{"what", text::join(scan.non_finite_kinds, " and ")}});
   const LossScaleTrace& ls = scan.loss_scale;
   const bool collapsed = ls.at_minimum || (ls.lowest && *ls.lowest <= th.loss_scale_floor);
   if (collapsed) {
@@ -375,121 +353,49 @@ std::vector<Finding> check_log(const LogScan& scan, const RunContext& ctx, const
     }
     if (!scan.overflow_skips.empty())
       evidence += fmt::format("; {} skipped steps", scan.overflow_skips.size());
-    push(rules.make("log-loss-scale-collapse", Category::log,
-                    {{"lowest", ls.lowest ? scale_text(*ls.lowest) : std::string("its minimum")},
-                     {"first", ls.first ? scale_text(*ls.first) : std::string("?")},
-                     {"reports", std::to_string(ls.reports)},
-                     {"floor", scale_text(th.loss_scale_floor)}},
-                    evidence),
-         ls.first_at.line ? ls.first_at.line : ls.lowest_at.line);
+    list.push(rules.make("log-loss-scale-collapse", Category::log,
+                         {{"lowest", ls.lowest ? scale_text(*ls.lowest) : std::string("its minimum")},
+                          {"first", ls.first ? scale_text(*ls.first) : std::string("?")},
+                          {"reports", std::to_string(ls.reports)},
+                          {"floor", scale_text(th.loss_scale_floor)}},
+                         evidence),
+              ls.first_at.line ? ls.first_at.line : ls.lowest_at.line);
   } else if (static_cast<int>(scan.overflow_skips.size()) >= th.overflow_skips) {
-    add("log-overflow-skips", scan.overflow_skips);
+    list.add("log-overflow-skips", scan.overflow_skips);
   }
-  check_grad_explosion(scan, rules, out, first_line);
+  check_grad_explosion(scan, rules, list.out, list.first_line);
+}
 
-  if (!scan.no_kernel.empty()) {
-    std::string detail;
-    std::string requirement =
-        "Install a framework build whose compiled architectures include this GPU (run gpusage doctor on the "
-        "machine to see which it needs).";
-    if (scan.unsupported_arch) {
-      detail = fmt::format(" on {} ({})", scan.unsupported_gpu.value_or("the GPU"), *scan.unsupported_arch);
-      if (scan.supported_archs) detail += fmt::format("; the build supports {}", *scan.supported_archs);
-      const int value = std::stoi(scan.unsupported_arch->substr(3));
-      requirement = "Install " + torch_requirement(value / 10, value % 10, rules) + ".";
-    }
-    add("log-no-kernel-image", scan.no_kernel, {{"detail", detail}, {"requirement", requirement}});
-  }
+}  // namespace
 
-  if (!scan.driver_old.empty()) {
-    // The fix from the driver <-> CUDA table: the minimum driver for the CUDA the framework needs.
-    // The CUDA runtime the log names is the failing run's; the installed framework's is this machine's.
-    const bool from_log = scan.runtime_cuda.has_value();
-    const std::optional<std::string> wanted = from_log ? scan.runtime_cuda : ctx.framework_cuda;
-    std::string fix;
-    const std::string older =
-        scan.driver_cuda
-            ? fmt::format(", or install a framework build for CUDA {} or older", *scan.driver_cuda)
-            : "";
-    const CudaDriverFact* fact = wanted ? rules.min_driver_for(*Version::parse(*wanted)) : nullptr;
-    if (fact) {
-      fix = fmt::format("Install NVIDIA driver {} or newer (the minimum for CUDA {}, which {}){}.",
-                        fact->linux_driver, fact->cuda.to_string(),
-                        from_log ? "the log names" : "the installed framework was built with", older);
-    } else {
-      std::vector<std::string> per_major;
-      const int driver_major = scan.driver_cuda ? Version::parse(*scan.driver_cuda)->major() : 0;
-      for (int major = driver_major + 1; major <= 13; ++major) {
-        if (const MinorCompatFact* c = rules.minor_compat(major)) {
-          per_major.push_back(
-              fmt::format("CUDA {}.x builds need driver {} or newer", major, c->linux_driver));
-        }
-      }
-      fix = fmt::format(
-          "Install the driver for the CUDA your framework was built with (python -c \"import torch; "
-          "print(torch.version.cuda)\", or run gpusage doctor on that machine){}{}{}.",
-          per_major.empty() ? "" : ": ", text::join(per_major, "; "), older);
-    }
-    Args args{{"count", std::to_string(scan.driver_old.size())},
-              {"detail", wrapped(scan.driver_cuda, " (the driver supports CUDA up to ", ")")}};
-    push(rules.make("log-driver-too-old", Category::log, args, evidence_of(scan.driver_old), fix),
-         scan.driver_old.first_line());
+std::vector<Finding> check_log(const LogScan& scan, const RunContext& ctx, const RuleTable& rules) {
+  FindingList list{rules, {}, {}};
+  // cuDNN statuses that mean "could not start": out of memory in disguise when the log has an OOM.
+  const bool jax_oom = xla_oom_is_jax(scan);
+  const bool any_oom = scan.cuda_oom_count > 0 || scan.tf_oom_count > 0 || jax_oom;
+  std::string cascade;
+  if (any_oom && !scan.init_failures.empty()) {
+    cascade = fmt::format(
+        "; then {} cuBLAS/cuDNN handle(s) could not be created (a consequence: no memory left "
+        "for them), {}",
+        scan.init_failures.size(), evidence_of(scan.init_failures));
   }
-
-  for (auto& placed : check_error_families(scan, rules)) push(std::move(placed.finding), placed.line);
-
-  // NCCL: when another error came first, the NCCL errors are the other ranks noticing that one died.
-  std::size_t nccl_first = 0;
-  for (const Matches* m : {&scan.nccl_timeout, &scan.nccl_error}) {
-    if (!m->empty()) nccl_first = nccl_first ? std::min(nccl_first, m->first_line()) : m->first_line();
-  }
-  std::optional<std::size_t> cause;
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    if (out[i].severity != Severity::error) continue;
-    if (first_line[i] < nccl_first && (!cause || first_line[i] < first_line[*cause])) cause = i;
-  }
-  if (nccl_first && cause) {
-    std::size_t count = scan.nccl_timeout.size() + scan.nccl_error.size();
-    const Matches& first = (!scan.nccl_timeout.empty() && scan.nccl_timeout.first_line() == nccl_first)
-                               ? scan.nccl_timeout
-                               : scan.nccl_error;
-    out[*cause].evidence += fmt::format(
-        "; then {} NCCL error/timeout line(s) as the other ranks waited for this one "
-        "(a consequence, not a second problem), {}",
-        count, evidence_of(first));
-  } else {
-    add("log-nccl-timeout", scan.nccl_timeout, {{"detail", wrapped(scan.nccl_timeout_detail, " (", ")")}});
-    add("log-nccl-error", scan.nccl_error, {{"detail", wrapped(scan.nccl_error_detail, ": ", "")}});
-  }
-
-  add("log-dataloader-killed", scan.dataloader_killed,
-      {{"detail", wrapped(scan.dataloader_detail, " (", ")")}});
-  // cuDNN errors that only say a handle could not start are part of an OOM when the log has one.
-  bool cudnn_is_cascade = any_oom;
-  for (const auto& s : scan.cudnn_statuses) cudnn_is_cascade = cudnn_is_cascade && is_init_status(s);
-  // So are cuDNN errors in a process that loaded the wrong cuDNN.
-  cudnn_is_cascade = cudnn_is_cascade || !scan.cudnn_version.empty();
-  if (!cudnn_is_cascade) {
-    const std::string first_status =
-        scan.cudnn_statuses.empty() ? std::string() : scan.cudnn_statuses.front();
-    add("log-cudnn-error", scan.cudnn,
-        {{"status", scan.cudnn_statuses.empty() ? "(no status)" : text::join(scan.cudnn_statuses)},
-         {"advice", rules.cudnn_advice(first_status)}});
-  }
-  add("log-dataloader-workers-zero", scan.workers_zero);
+  check_out_of_memory(list, scan, ctx, jax_oom, cascade);
+  check_training_values(list, scan);
+  check_no_kernel_image(list, scan);
+  check_driver_too_old(list, scan, ctx);
+  for (auto& placed : check_error_families(scan, rules)) list.push(std::move(placed.finding), placed.line);
+  check_nccl(list, scan);
+  list.add("log-dataloader-killed", scan.dataloader_killed, {{"detail", wrapped(scan.dataloader_detail, " (", ")")}});
+  check_cudnn(list, scan, any_oom);
+  list.add("log-dataloader-workers-zero", scan.workers_zero);
   // A code with only a generic fix explains the log only when nothing else does.
-  const bool explained = std::any_of(out.begin(), out.end(), [](const Finding& f) { return f.severity == Severity::error; });
-  if (!explained) {
-    for (auto& placed : check_generic_codes(scan, rules)) push(std::move(placed.finding), placed.line);
+  if (!list.has(Severity::error)) {
+    for (auto& placed : check_generic_codes(scan, rules)) list.push(std::move(placed.finding), placed.line);
   }
+  check_unrecognised(list, scan);
 
-  // In the order they happened.
-  std::vector<std::size_t> order(out.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return first_line[a] < first_line[b]; });
-  std::vector<Finding> sorted;
-  for (std::size_t i : order) sorted.push_back(std::move(out[i]));
+  std::vector<Finding> sorted = list.in_order();
   if (sorted.empty()) {
     sorted.push_back(rules.make("log-clean", Category::log, {{"lines", std::to_string(scan.lines)}},
                                 fmt::format("{} lines read", scan.lines)));

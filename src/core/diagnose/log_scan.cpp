@@ -72,6 +72,37 @@ double dtype_bytes(std::string_view type) {
   return 4;  // float, int32
 }
 
+// TensorFlow's "OOM when allocating tensor with shape[8,64,112,112] and type float on
+// /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc": the tensor, its bytes, the GPU.
+OomReport tf_oom_report(std::size_t n, std::string_view line, std::optional<double> capacity_bytes) {
+  OomReport r;
+  r.wording = "tensorflow";
+  r.at = at(n, line);
+  Match m;
+  scan_text::RegexLine str(line);
+  static const std::regex shape(R"(shape\[([0-9,\s]*)\](?: and type (\w+))?)");
+  static const std::regex device(R"(device:GPU:(\d+))");
+  static const std::regex bytes(R"(\((\d+) bytes\))");
+  if (std::regex_search(str(), m, shape)) {
+    std::vector<long long> dims;
+    double elements = 1;
+    for (const auto& part : text::split(m[1].str(), ',')) {
+      const std::string t = text::trim(part);
+      if (t.empty()) continue;
+      dims.push_back(std::atoll(t.c_str()));
+      elements *= static_cast<double>(dims.back());
+    }
+    if (!dims.empty()) {
+      r.tensor_shape = dims;
+      r.requested_bytes = elements * dtype_bytes(m[2].matched ? m[2].str() : "float");
+    }
+  }
+  if (std::regex_search(str(), m, device)) r.gpu_index = std::stoi(m[1].str());
+  if (!r.requested_bytes && std::regex_search(str(), m, bytes)) r.requested_bytes = std::stod(m[1].str());
+  r.capacity_bytes = capacity_bytes;
+  return r;
+}
+
 bool oom_message_complete(const std::string& message) {
   return contains(message, "unallocated") || contains(message, "reserved in total") ||
          contains(message, "cached)") || contains(message, "PYTORCH_CUDA_ALLOC_CONF");
@@ -86,16 +117,10 @@ void Matches::add(std::size_t line, std::string_view text) {
   if (kept_.size() < kKept) kept_.push_back(at(line, text));
 }
 
-LogScanner::LogScanner(const Thresholds& thresholds)
+LogScanner::LogScanner(const Thresholds& thresholds, Prefilter prefilter)
     : thresholds_(thresholds),
-      normalizer_([this](std::size_t n, std::string_view text) { scan_line(n, text); }) {}
-
-void LogScanner::feed_line(std::string_view line) {
-  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  ++scan_.lines;
-  note_framework(line);
-  normalizer_.push(scan_.lines, line);
-}
+      normalizer_([this](std::size_t n, std::string_view text, std::uint64_t groups) { scan_line(n, text, groups); }),
+      prefilter_(prefilter == Prefilter::on ? &scanner_prefilter() : nullptr) {}
 
 void LogScanner::feed_text(std::string_view chunk) {
   while (!chunk.empty()) {
@@ -169,8 +194,58 @@ void LogScanner::add_norm(std::size_t line, double value) {
   if (norm_window_.size() > kWindow) norm_window_.pop_front();
 }
 
-void LogScanner::scan_line(std::size_t n, std::string_view line) {
-  LogScan& scan = scan_;
+std::vector<TriggerWords> scanner_trigger_words() {
+  std::vector<TriggerWords> all;
+  for (const auto* lists :
+       {&scan_line_triggers(), &library_triggers(), &family_triggers(), &final_error_triggers(), &signal_triggers()})
+    all.insert(all.end(), lists->begin(), lists->end());
+  const ErrorCodeTable& codes = ErrorCodeTable::builtin();
+  for (auto [group, family] : {std::pair{gate::codes_cuda, ErrorGate::cuda}, {gate::codes_nccl, ErrorGate::nccl},
+                               {gate::codes_cudnn, ErrorGate::cudnn}, {gate::codes_absl, ErrorGate::absl}}) {
+    all.push_back({group, codes.trigger_words(family)});
+  }
+  return all;
+}
+
+const LiteralMatcher& scanner_prefilter() {
+  static const LiteralMatcher matcher(scanner_trigger_words());
+  return matcher;
+}
+
+// The words each step below needs (log_prefilter.hpp): a step's patterns all hold one of its words, so a line
+// without them cannot match and the step is skipped. Keep each list beside the gate it mirrors.
+const std::vector<TriggerWords>& scan_line_triggers() {
+  static const std::vector<TriggerWords> lists = {
+      {gate::benign,
+       {"plan failed with a cudnnexception", "net/plugin", "exceeds 10% of free system memory",
+        "nccl warn failed to open libibverbs"}},
+      {gate::memory, {"memory", "oom", "exhausted", "bad_alloc", "posix_memalign", "limit:", "inuse:"}},
+      {gate::init, {"status_", "convolution algorithm", "handle"}},
+      // "inf" also stands for "loss became infinite"; has_value_token keeps "INFO" out.
+      {gate::non_finite, {"nan", "inf", "non-finite"}},
+      {gate::loss_table, {"loss"}},
+      {gate::loss_scale, {"scale", "overflow"}},
+      {gate::grad_norm, {"norm"}},
+      {gate::workers, {"num_workers"}},
+      {gate::batch_size, {"batch_size", "batch size"}},
+  };
+  return lists;
+}
+
+void LogScanner::feed_line(std::string_view line) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  ++scan_.lines;
+  const std::uint64_t groups = prefilter_ ? prefilter_->groups_in(line) : LineNormalizer::kJoined;
+  if (groups & active_ & (gate::bit(gate::framework_jax) | gate::bit(gate::framework_tf)))
+    note_framework(line, groups & active_);
+  normalizer_.push(scan_.lines, line, groups);
+}
+
+void LogScanner::scan_line(std::size_t n, std::string_view line, std::uint64_t groups) {
+  groups &= active_;
+  // Most lines of a healthy log stop here: no step has a word in them, and no message is being joined.
+  if (groups == 0 && !pending_oom_) return;
+  auto has = [groups](gate::Group g) { return (groups & gate::bit(g)) != 0; };
   // ASCII lower case into a reused buffer (no allocation per line once it has grown).
   lower_.resize(line.size());
   for (std::size_t i = 0; i < line.size(); ++i) {
@@ -178,165 +253,169 @@ void LogScanner::scan_line(std::size_t n, std::string_view line) {
     lower_[i] = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
   }
   const std::string_view lower = lower_;
-  if (is_benign_warning(line)) return;
+  if (has(gate::benign) && is_benign_warning(line)) return;
   // Cheap gates: each group of patterns runs only on lines with one of its words (most lines have none).
-  const bool memory_words = contains(lower, "memory") || contains(lower, "oom") ||
-                            contains(lower, "exhausted") || contains(lower, "bad_alloc") ||
-                            contains(lower, "posix_memalign") || contains(lower, "limit:") ||
-                            contains(lower, "inuse:");
-
+  const bool memory_words =
+      has(gate::memory) && (contains(lower, "memory") || contains(lower, "oom") || contains(lower, "exhausted") ||
+                            contains(lower, "bad_alloc") || contains(lower, "posix_memalign") ||
+                            contains(lower, "limit:") || contains(lower, "inuse:"));
   // A PyTorch OOM message may be wrapped over the next lines: join until it is complete.
   const bool new_cuda_oom =
       memory_words && (contains(line, "CUDA out of memory") || contains(lower, "cuda out of the memory") ||
                        contains(lower, "cuda error: out of memory"));
-  if (pending_oom_) {
-    if (new_cuda_oom || pending_lines_ >= 4) {
-      complete_pending_oom();
-    } else {
-      pending_message_ += " " + text::trim(line);
-      ++pending_lines_;
-      if (oom_message_complete(pending_message_)) complete_pending_oom();
-    }
-  }
-
-  Match m;
-  scan_text::RegexLine str(line);
-
-  // --- out of memory ---------------------------------------------------------------------------
-  if (memory_words) {
-    if (new_cuda_oom) {
-      pending_oom_ = OomReport{};
-      pending_oom_->at = at(n, line);
-      pending_message_ = std::string(line);
-      pending_lines_ = 0;
-      scan.cuda_oom_lines.add(n, line);
-      if (oom_message_complete(pending_message_)) complete_pending_oom();
-    } else if ((contains(line, "THCudaCheck FAIL") && contains(line, "error=2")) ||
-               contains(lower, "cuda runtime error (2) : out of memory")) {
-      // PyTorch 0.x: "THCudaCheck FAIL file=… line=82 error=2 : out of memory" and
-      // "RuntimeError: cuda runtime error (2) : out of memory at …".
-      OomReport r;
-      r.wording = "pytorch-0";
-      r.at = at(n, line);
-      add_oom(scan.cuda_oom, scan.cuda_oom_count, std::move(r));
-      scan.cuda_oom_lines.add(n, line);
-    }
-
-    const bool tf_oom_line =
-        contains(line, "ResourceExhaustedError") || contains(line, "OOM when allocating tensor") ||
-        contains(line, "CUDA_ERROR_OUT_OF_MEMORY") ||
-        (contains(lower, "ran out of memory trying to allocate") && contains(lower, "bfc"));
-    if (tf_oom_line) {
-      const bool on_cpu = contains(line, "device:CPU") || contains(line, "by allocator cpu");
-      if (on_cpu) {
-        scan.host_oom.add(n, line);
-        if (!scan.host_oom_detail) scan.host_oom_detail = "TensorFlow's cpu allocator";
-      } else {
-        OomReport r;
-        r.wording = "tensorflow";
-        r.at = at(n, line);
-        static const std::regex shape(R"(shape\[([0-9,\s]*)\](?: and type (\w+))?)");
-        static const std::regex device(R"(device:GPU:(\d+))");
-        static const std::regex bytes(R"(\((\d+) bytes\))");
-        if (std::regex_search(str(), m, shape)) {
-          std::vector<long long> dims;
-          double elements = 1;
-          for (const auto& part : text::split(m[1].str(), ',')) {
-            const std::string t = text::trim(part);
-            if (t.empty()) continue;
-            dims.push_back(std::atoll(t.c_str()));
-            elements *= static_cast<double>(dims.back());
-          }
-          if (!dims.empty()) {
-            r.tensor_shape = dims;
-            r.requested_bytes = elements * dtype_bytes(m[2].matched ? m[2].str() : "float");
-          }
-        }
-        if (std::regex_search(str(), m, device)) r.gpu_index = std::stoi(m[1].str());
-        if (!r.requested_bytes && std::regex_search(str(), m, bytes))
-          r.requested_bytes = std::stod(m[1].str());
-        r.capacity_bytes = scan.tf_capacity_bytes;
-        add_oom(scan.tf_oom, scan.tf_oom_count, std::move(r));
-        scan.tf_oom_lines.add(n, line);
-      }
-    }
-    // TensorFlow names the memory it manages: "Created TensorFlow device (/device:GPU:0 with 30404 MB
-    // memory)" (MB there are 2^20 bytes: memory_limit >> 20) and the BFC allocator's "Limit:"/"InUse:" at an
-    // OOM.
-    if (contains(line, "MB memory") && contains(line, "device")) {
-      static const std::regex created(R"(with (\d+) MB memory)");
-      if (std::regex_search(str(), m, created)) scan.tf_capacity_bytes = std::stod(m[1].str()) * 1024 * 1024;
-    }
-    if (contains(line, "Limit:") || contains(line, "InUse:")) {
-      static const std::regex limit(R"(\bLimit:\s+(\d+))");
-      static const std::regex in_use(R"(\bInUse:\s+(\d+))");
-      if (std::regex_search(str(), m, limit)) scan.tf_capacity_bytes = std::stod(m[1].str());
-      if (std::regex_search(str(), m, in_use)) scan.tf_in_use_bytes = std::stod(m[1].str());
-    }
-    if (contains(lower, "defaultcpuallocator: can't allocate memory") ||
-        contains(lower, "defaultcpuallocator: not enough memory") ||
-        (contains(lower, "cpuallocator") && contains(lower, "posix_memalign")) ||
-        contains(lower, "std::bad_alloc")) {
-      scan.host_oom.add(n, line);
-      if (!scan.host_oom_detail) scan.host_oom_detail = "the CPU allocator";
-    }
-  }
+  join_pending_oom(line, new_cuda_oom);
+  if (memory_words) scan_memory(n, line, lower, new_cuda_oom);
 
   // cuBLAS/cuDNN handles that could not be created: out of memory in disguise when an OOM is near.
-  const bool init_words =
-      contains(lower, "status_") || contains(lower, "convolution algorithm") || contains(lower, "handle");
+  const bool init_words = has(gate::init) && (contains(lower, "status_") ||
+                                              contains(lower, "convolution algorithm") || contains(lower, "handle"));
   if (init_words &&
       (contains(line, "CUBLAS_STATUS_NOT_INITIALIZED") || contains(line, "CUBLAS_STATUS_ALLOC_FAILED") ||
        contains(line, "CUDNN_STATUS_NOT_INITIALIZED") || contains(line, "CUDNN_STATUS_ALLOC_FAILED") ||
        contains(line, "Failed to get convolution algorithm") ||
        contains(lower, "could not create cudnn handle") ||
        contains(lower, "failed to create cublas handle"))) {
-    scan.init_failures.add(n, line);
+    scan_.init_failures.add(n, line);
   }
 
-  // --- non-finite values, loss scale, gradient norms -------------------------------------------
+  if (has(gate::non_finite)) scan_non_finite(n, line, lower);
+  // deepxde-style tables: a header naming a loss column, then rows of bracketed values.
+  if (has(gate::loss_table) && contains(lower, "loss") && contains(lower, "step") && !contains(line, "[")) {
+    loss_table_ = true;
+    active_ &= ~gate::bit(gate::loss_table);  // seen once is enough
+  }
+  if (has(gate::loss_scale)) scan_loss_scale(n, line, lower);
+  if (has(gate::grad_norm) && contains(lower, "norm")) {
+    if (auto v = grad_norm_in(lower)) add_norm(n, *v);
+  }
+
+  constexpr std::uint64_t kLibraries = gate::bit(gate::lib_arch) | gate::bit(gate::lib_nccl) |
+                                       gate::bit(gate::lib_dataloader) | gate::bit(gate::lib_cudnn);
+  constexpr std::uint64_t kCodes = gate::bit(gate::codes_cuda) | gate::bit(gate::codes_nccl) |
+                                   gate::bit(gate::codes_cudnn) | gate::bit(gate::codes_absl);
+  if (groups & kLibraries) scan_libraries(n, line, lower, init_words, groups);
+  if (groups & kCodes) scan_codes(n, line, lower, groups);
+  if (has(gate::families)) scan_families(n, line, lower);
+  if (has(gate::signals)) scan_signal_families(n, line, lower);
+  if (has(gate::final_error)) note_final_error(n, line);
+  scan_hints(n, line, lower, groups);
+}
+
+void LogScanner::join_pending_oom(std::string_view line, bool new_cuda_oom) {
+  if (!pending_oom_) return;
+  if (new_cuda_oom || pending_lines_ >= 4) {
+    complete_pending_oom();
+  } else {
+    pending_message_ += " " + text::trim(line);
+    ++pending_lines_;
+    if (oom_message_complete(pending_message_)) complete_pending_oom();
+  }
+}
+
+void LogScanner::scan_memory(std::size_t n, std::string_view line, std::string_view lower, bool new_cuda_oom) {
+  LogScan& scan = scan_;
+  Match m;
+  scan_text::RegexLine str(line);
+  if (new_cuda_oom) {
+    pending_oom_ = OomReport{};
+    pending_oom_->at = at(n, line);
+    pending_message_ = std::string(line);
+    pending_lines_ = 0;
+    scan.cuda_oom_lines.add(n, line);
+    if (oom_message_complete(pending_message_)) complete_pending_oom();
+  } else if ((contains(line, "THCudaCheck FAIL") && contains(line, "error=2")) ||
+             contains(lower, "cuda runtime error (2) : out of memory")) {
+    // PyTorch 0.x: "THCudaCheck FAIL file=… line=82 error=2 : out of memory" and
+    // "RuntimeError: cuda runtime error (2) : out of memory at …".
+    OomReport r;
+    r.wording = "pytorch-0";
+    r.at = at(n, line);
+    add_oom(scan.cuda_oom, scan.cuda_oom_count, std::move(r));
+    scan.cuda_oom_lines.add(n, line);
+  }
+
+  const bool tf_oom_line =
+      contains(line, "ResourceExhaustedError") || contains(line, "OOM when allocating tensor") ||
+      contains(line, "CUDA_ERROR_OUT_OF_MEMORY") ||
+      (contains(lower, "ran out of memory trying to allocate") && contains(lower, "bfc"));
+  if (tf_oom_line) {
+    const bool on_cpu = contains(line, "device:CPU") || contains(line, "by allocator cpu");
+    if (on_cpu) {
+      scan.host_oom.add(n, line);
+      if (!scan.host_oom_detail) scan.host_oom_detail = "TensorFlow's cpu allocator";
+    } else {
+      add_oom(scan.tf_oom, scan.tf_oom_count, tf_oom_report(n, line, scan.tf_capacity_bytes));
+      scan.tf_oom_lines.add(n, line);
+    }
+  }
+  // TensorFlow names the memory it manages: "Created TensorFlow device (/device:GPU:0 with 30404 MB
+  // memory)" (MB there are 2^20 bytes: memory_limit >> 20) and the BFC allocator's "Limit:"/"InUse:" at an
+  // OOM.
+  if (contains(line, "MB memory") && contains(line, "device")) {
+    static const std::regex created(R"(with (\d+) MB memory)");
+    if (std::regex_search(str(), m, created)) scan.tf_capacity_bytes = std::stod(m[1].str()) * 1024 * 1024;
+  }
+  if (contains(line, "Limit:") || contains(line, "InUse:")) {
+    static const std::regex limit(R"(\bLimit:\s+(\d+))");
+    static const std::regex in_use(R"(\bInUse:\s+(\d+))");
+    if (std::regex_search(str(), m, limit)) scan.tf_capacity_bytes = std::stod(m[1].str());
+    if (std::regex_search(str(), m, in_use)) scan.tf_in_use_bytes = std::stod(m[1].str());
+  }
+  if (contains(lower, "defaultcpuallocator: can't allocate memory") ||
+      contains(lower, "defaultcpuallocator: not enough memory") ||
+      (contains(lower, "cpuallocator") && contains(lower, "posix_memalign")) ||
+      contains(lower, "std::bad_alloc")) {
+    scan.host_oom.add(n, line);
+    if (!scan.host_oom_detail) scan.host_oom_detail = "the CPU allocator";
+  }
+}
+
+void LogScanner::scan_non_finite(std::size_t n, std::string_view line, std::string_view lower) {
   const bool nan = has_value_token(lower, "nan");
   const bool inf = has_value_token(lower, "inf");
-  if (nan || inf || contains(lower, "non-finite") || contains(lower, "loss became infinite")) {
-    static const std::regex loss_nan(
-        R"(\b(\w*loss\w*)\b['"]?\s*(?:[:=]|\bis\b)?\s*['"]?\s*(?:tensor\()?\s*(-?nan|-?inf(?:inity)?)\b)",
-        std::regex::icase);
-    static const std::regex grad_nan(
-        R"(\b(grad(?:ient)?[_ ]?norm|total[_ ]norm|gnorm)\b['"]?\s*(?:[:=]|\bis\b)?\s*['"]?\s*(-?nan|-?inf(?:inity)?)\b)",
-        std::regex::icase);
-    static const std::regex table_row(R"(^\s*\d+\s+\[\s*-?(nan|inf)\s*\])", std::regex::icase);
-    std::vector<std::string> kinds;
-    if (contains(lower, "loss became infinite or nan") || std::regex_search(str(), m, loss_nan) ||
-        (loss_table_ && std::regex_search(str(), m, table_row))) {
-      kinds.push_back("loss");
-    }
-    if (std::regex_search(str(), m, grad_nan) || contains(lower, "is non-finite, so it cannot be clipped") ||
-        (contains(line, "Function '") && contains(line, "returned nan values"))) {
-      kinds.push_back("gradients");
-    }
-    if (contains(line, "NaN or Inf found in input tensor")) kinds.push_back("tensor values");
-    if (!kinds.empty()) {
-      scan.non_finite.add(n, line);
-      for (const auto& kind : kinds) add_once(scan.non_finite_kinds, kind);
-    }
+  if (!nan && !inf && !contains(lower, "non-finite") && !contains(lower, "loss became infinite")) return;
+  Match m;
+  scan_text::RegexLine str(line);
+  static const std::regex loss_nan(
+      R"(\b(\w*loss\w*)\b['"]?\s*(?:[:=]|\bis\b)?\s*['"]?\s*(?:tensor\()?\s*(-?nan|-?inf(?:inity)?)\b)",
+      std::regex::icase);
+  static const std::regex grad_nan(
+      R"(\b(grad(?:ient)?[_ ]?norm|total[_ ]norm|gnorm)\b['"]?\s*(?:[:=]|\bis\b)?\s*['"]?\s*(-?nan|-?inf(?:inity)?)\b)",
+      std::regex::icase);
+  static const std::regex table_row(R"(^\s*\d+\s+\[\s*-?(nan|inf)\s*\])", std::regex::icase);
+  std::vector<std::string> kinds;
+  if (contains(lower, "loss became infinite or nan") || std::regex_search(str(), m, loss_nan) ||
+      (loss_table_ && std::regex_search(str(), m, table_row))) {
+    kinds.push_back("loss");
   }
-  // deepxde-style tables: a header naming a loss column, then rows of bracketed values.
-  if (contains(lower, "loss") && contains(lower, "step") && !contains(line, "[")) loss_table_ = true;
+  if (std::regex_search(str(), m, grad_nan) || contains(lower, "is non-finite, so it cannot be clipped") ||
+      (contains(line, "Function '") && contains(line, "returned nan values"))) {
+    kinds.push_back("gradients");
+  }
+  if (contains(line, "NaN or Inf found in input tensor")) kinds.push_back("tensor values");
+  if (!kinds.empty()) {
+    scan_.non_finite.add(n, line);
+    for (const auto& kind : kinds) add_once(scan_.non_finite_kinds, kind);
+  }
+}
 
+void LogScanner::scan_loss_scale(std::size_t n, std::string_view line, std::string_view lower) {
   const bool overflow_skip = contains(lower, "overflow") && contains(lower, "skipping step");
   std::optional<double> scale_named;
   if (contains(lower, "scale")) {
     // apex: "reducing loss scale to 0.03125"; fairseq: "setting loss scale to: 0.25", "loss_scale=0.062",
     // "| loss_scale 0.000"; DeepSpeed: "Attempted loss scale: 64, reducing to 32".
+    // Matched on the lower-case line (the same as ignoring case, without std::regex's slow icase), from each
+    // place one of its literal heads starts: the matches an iterator over the whole line would find.
     static const std::regex reduced(
-        R"((?:reducing loss scale to|setting loss scale to:?|reducing to|loss_scale[ =]|loss scale:)\s*([0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?))",
-        std::regex::icase);
+        R"((?:reducing loss scale to|setting loss scale to:?|reducing to|loss_scale[ =]|loss scale:)\s*([0-9]+(?:\.[0-9]*)?(?:e[-+]?[0-9]+)?))");
     std::optional<double> value;
-    for (std::sregex_iterator it(str().begin(), str().end(), reduced), end; it != end; ++it) {
-      value = std::strtod((*it)[1].str().c_str(), nullptr);  // the last one on the line ("reducing to" wins)
+    for (const auto& m : scan_text::matches_from(
+             lower, reduced, {"reducing loss scale to", "setting loss scale to", "reducing to", "loss_scale", "loss scale:"})) {
+      value = std::strtod(std::string(m[1].first, m[1].second).c_str(), nullptr);  // the last one ("reducing to" wins)
     }
     scale_named = value;
-    LossScaleTrace& t = scan.loss_scale;
+    LossScaleTrace& t = scan_.loss_scale;
     if (value) {
       ++t.reports;
       if (!t.first) {
@@ -359,38 +438,36 @@ void LogScanner::scan_line(std::size_t n, std::string_view line) {
   // A dynamic loss scaler starts high (DeepSpeed's initial_scale_power up to 2^32) and halves on every overflow
   // until the gradients fit: skips while the scale is still above GradScaler's default start (2^16) are that
   // search, not instability.
-  if (overflow_skip && !(scale_named && *scale_named > 65536)) scan.overflow_skips.add(n, line);
-  if (contains(lower, "norm")) {
-    if (auto v = grad_norm_in(lower)) add_norm(n, *v);
-  }
+  if (overflow_skip && !(scale_named && *scale_named > 65536)) scan_.overflow_skips.add(n, line);
+}
 
-  scan_libraries(n, line, lower, init_words);
-  scan_codes(n, line, lower);
-  scan_families(n, line, lower);
-
-  // --- hints -------------------------------------------------------------------------------------------
-  if (contains(line, "num_workers")) {
+void LogScanner::scan_hints(std::size_t n, std::string_view line, std::string_view lower, std::uint64_t groups) {
+  if ((groups & gate::bit(gate::workers)) && contains(line, "num_workers")) {
     static const std::regex workers_zero(R"(\bnum_workers\b['"]?\s*[:=]\s*0\b)");
-    if (std::regex_search(str(), m, workers_zero)) scan.workers_zero.add(n, line);
+    if (!scan_text::matches_from(line, workers_zero, {"num_workers"}, 1).empty()) scan_.workers_zero.add(n, line);
   }
-  if (!scan.batch_size && contains(lower, "batch") && contains(lower, "size")) {
-    static const std::regex batch(R"(\b(?:per_device_train_|train_)?batch[_ ]size\b['"]?\s*[:=]\s*(\d+))",
-                                  std::regex::icase);
-    if (std::regex_search(str(), m, batch)) scan.batch_size = std::stoi(m[1].str());
+  if ((groups & gate::bit(gate::batch_size)) && !scan_.batch_size &&
+      (contains(lower, "batch_size") || contains(lower, "batch size"))) {
+    // On the lower-case line, from where a match can start (as in scan_loss_scale).
+    static const std::regex batch(R"(\b(?:per_device_train_|train_)?batch[_ ]size\b['"]?\s*[:=]\s*(\d+))");
+    const auto found = scan_text::matches_from(lower, batch, {"per_device_train_", "train_", "batch"}, 1);
+    if (!found.empty()) {
+      scan_.batch_size = std::stoi(std::string(found.front()[1].first, found.front()[1].second));
+      active_ &= ~gate::bit(gate::batch_size);  // the first one is the one kept
+    }
   }
 }
 
-LogScan scan_log(std::string_view text) {
-  LogScanner scanner;
+LogScan scan_log(std::string_view text, Prefilter prefilter) {
+  LogScanner scanner(RuleTable::builtin().thresholds(), prefilter);
   scanner.feed_text(text);
   scanner.finish();
   return scanner.scan();
 }
 
-LogScan scan_log_file(const std::string& path, const Thresholds& thresholds) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("cannot read log file '{}'", path));
-  LogScanner scanner(thresholds);
+LogScan scan_log_stream(std::istream& in, const std::string& name, const Thresholds& thresholds,
+                        Prefilter prefilter) {
+  LogScanner scanner(thresholds, prefilter);
   std::vector<char> buffer(1 << 20);
   while (in) {
     in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
@@ -398,9 +475,15 @@ LogScan scan_log_file(const std::string& path, const Thresholds& thresholds) {
     if (got <= 0) break;
     scanner.feed_text(std::string_view(buffer.data(), static_cast<std::size_t>(got)));
   }
-  if (in.bad()) throw InputError(fmt::format("cannot read log file '{}'", path));
+  if (in.bad()) throw InputError(fmt::format("cannot read log file '{}'", name));
   scanner.finish();
   return scanner.scan();
+}
+
+LogScan scan_log_file(const std::string& path, const Thresholds& thresholds, Prefilter prefilter) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("cannot read log file '{}'", path));
+  return scan_log_stream(in, path, thresholds, prefilter);
 }
 
 }  // namespace gpusage::diagnose

@@ -14,7 +14,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <deque>
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,6 +24,7 @@
 
 #include "core/diagnose/error_codes.hpp"
 #include "core/diagnose/log_normalize.hpp"
+#include "core/diagnose/log_prefilter.hpp"
 #include "core/diagnose/rules.hpp"
 
 namespace gpusage::diagnose {
@@ -165,12 +168,22 @@ struct LogScan {
   bool worker_start_trailing = false;  // no exception line came after the last worker-start frame
   bool dataloader_frames = false;      // the log mentions a DataLoader
   bool windows_paths = false;          // "C:\…", "~\Anaconda3" paths
+
+  // The run's last error, whatever it is (issue 54's fallback, when no family explains the log): the exception
+  // line that ended the last Python traceback, a C++ terminate, a segmentation fault; and the library that
+  // raised it (the package of the traceback's last frame, else the exception's own namespace).
+  std::optional<LogLine> final_error;
+  std::optional<std::string> final_error_library;
 };
+
+// Whether the scanner gates its patterns behind the prefilter (log_prefilter.hpp). Off reads every line with
+// every pattern: the same findings, slower (the tests compare the two).
+enum class Prefilter { on, off };
 
 class LogScanner {
  public:
   LogScanner() : LogScanner(RuleTable::builtin().thresholds()) {}
-  explicit LogScanner(const Thresholds& thresholds);
+  explicit LogScanner(const Thresholds& thresholds, Prefilter prefilter = Prefilter::on);
 
   LogScanner(const LogScanner&) = delete;  // the normaliser calls back into this scanner
   LogScanner& operator=(const LogScanner&) = delete;
@@ -185,14 +198,26 @@ class LogScanner {
   const LogScan& scan() const { return scan_; }
 
  private:
-  void scan_line(std::size_t n, std::string_view line);
+  // One normalised line; `groups`: the prefilter groups whose words it holds (log_scan_text.hpp).
+  void scan_line(std::size_t n, std::string_view line, std::uint64_t groups);
+  // The steps of scan_line, each gated by its words.
+  void join_pending_oom(std::string_view line, bool new_cuda_oom);
+  void scan_memory(std::size_t n, std::string_view line, std::string_view lower, bool new_cuda_oom);
+  void scan_non_finite(std::size_t n, std::string_view line, std::string_view lower);
+  void scan_loss_scale(std::size_t n, std::string_view line, std::string_view lower);
+  void scan_hints(std::size_t n, std::string_view line, std::string_view lower, std::uint64_t groups);
+  // The last error and the library that raised it (log_scan_final_error.cpp).
+  void note_final_error(std::size_t n, std::string_view line);
   // GPU architecture and driver, NCCL, DataLoader workers, cuDNN (log_scan_libraries.cpp).
-  void scan_libraries(std::size_t n, std::string_view line, std::string_view lower, bool init_words);
+  void scan_libraries(std::size_t n, std::string_view line, std::string_view lower, bool init_words,
+                      std::uint64_t groups);
   // The error codes the line names, and the families added in issue 30 (log_scan_families.cpp).
-  void scan_codes(std::size_t n, std::string_view line, std::string_view lower);
+  void scan_codes(std::size_t n, std::string_view line, std::string_view lower, std::uint64_t groups);
   void scan_families(std::size_t n, std::string_view line, std::string_view lower);
+  // Issue 54's families by signal (log_scan_signals.cpp), filed with the others' OOM reports.
+  void scan_signal_families(std::size_t n, std::string_view line, std::string_view lower);
   // Whether the log is JAX's or TensorFlow's (an XLA out-of-memory reads the same in both), from a raw line.
-  void note_framework(std::string_view raw);
+  void note_framework(std::string_view raw, std::uint64_t groups);
   void complete_pending_oom();
   void add_oom(std::vector<OomReport>& list, std::size_t& count, OomReport report);
   void add_norm(std::size_t line, double value);
@@ -208,15 +233,32 @@ class LogScanner {
   bool nccl_text_seen_ = false;
   bool loss_table_ = false;         // a header line naming a loss column was seen
   std::deque<double> norm_window_;  // the last norms, for the explosion median
+  const LiteralMatcher* prefilter_ = nullptr;  // null: every line goes through every step
+  std::uint64_t active_ = ~std::uint64_t{0};   // groups still worth running (some only until they found once)
+  bool in_traceback_ = false;
+  // Python's unraisable-exception hook ("Exception ignored in: <function ...__del__>", typically at
+  // interpreter exit) prints a traceback that did not end the run: it is not the run's final error.
+  bool unraisable_next_ = false;
+  bool unraisable_traceback_ = false;
+  std::string frame_library_;  // the package of the current traceback's last frame
 };
 
 // The whole text at once (tests, small logs).
-LogScan scan_log(std::string_view text);
+LogScan scan_log(std::string_view text, Prefilter prefilter = Prefilter::on);
 
 // Streams a file through a LogScanner in fixed-size chunks. Throws InputError naming the path when it
 // cannot be read.
-LogScan scan_log_file(const std::string& path,
-                      const Thresholds& thresholds = RuleTable::builtin().thresholds());
+LogScan scan_log_file(const std::string& path, const Thresholds& thresholds = RuleTable::builtin().thresholds(),
+                      Prefilter prefilter = Prefilter::on);
+// Streams `in` likewise (standard input for `doctor --log -`); `name` names it in the error.
+LogScan scan_log_stream(std::istream& in, const std::string& name,
+                        const Thresholds& thresholds = RuleTable::builtin().thresholds(),
+                        Prefilter prefilter = Prefilter::on);
+
+// Every group's trigger words: the scanner's own lists and the error-code table's (ErrorCodeTable::
+// trigger_words), and the prefilter built from them once.
+std::vector<TriggerWords> scanner_trigger_words();
+const LiteralMatcher& scanner_prefilter();
 
 // Warnings that read like failures and are not (each with its reason in log_scan_families.cpp): PyTorch
 // 2.3.0's cuDNN "Plan failed" UserWarning, NCCL's optional net plugin not found, TensorFlow's "exceeds 10% of

@@ -93,9 +93,44 @@ std::optional<std::string> oom_killer_detail(std::string_view line, std::string_
 
 }  // namespace
 
-void LogScanner::scan_codes(std::size_t n, std::string_view line, std::string_view lower) {
+const std::vector<TriggerWords>& family_triggers() {
+  static const std::vector<TriggerWords> lists = {
+      // scan_families runs only on lines with one of these words: every pattern in it must hold one (a new
+      // pattern adds its word here; PrefilterTest fails on a fixture line the prefilter would hide).
+      {gate::families,
+       {// JAX/XLA out of memory
+        "alloc", "buffer", "xla label:",
+        // cuDNN other than the framework's
+        "cudnn",
+        // a compiler without the GPU's architecture
+        "sm_", "compute_", "ptx codegen error", "ptxas does not support cc",
+        // kernel module vs libcuda
+        "does not match dso version", "driver/library version mismatch",
+        // a kernel's assert
+        "assertion `",
+        // the OOM killer: its words, and the bare "Killed" of every locale is_bare_killed knows
+        "kill", "code", "getötet", "processus arrêté", "matado", "ucciso", "morto", "убито", "已杀死", "強制終了",
+        // DataLoader workers
+        "received 0 items of ancdata", "too many open files", "unexpected segmentation fault encountered in worker",
+        "unexpected bus error encountered in worker", "[errno 24]"}},
+      // note_framework, on raw lines.
+      {gate::framework_jax, {"jax", "xlaruntimeerror", "external/org_tensorflow", "external/xla/"}},
+      {gate::framework_tf,
+       {"resourceexhaustederror", "oom when allocating tensor", "tensorflow.python", "keras", "tensorflow/", "tensorflow\\"}},
+  };
+  return lists;
+}
+
+void LogScanner::scan_codes(std::size_t n, std::string_view line, std::string_view lower, std::uint64_t groups) {
   LogScan& scan = scan_;
-  const std::vector<const ErrorCode*> codes = ErrorCodeTable::builtin().identify(line, lower);
+  auto has = [groups](gate::Group g) { return (groups & gate::bit(g)) != 0; };
+  const ErrorCodeTable& table = ErrorCodeTable::builtin();
+  // The table's family gates, asked only for the families whose words the prefilter saw.
+  const ErrorGates gates{has(gate::codes_cuda) && table.gate_open(ErrorGate::cuda, lower),
+                         has(gate::codes_nccl) && table.gate_open(ErrorGate::nccl, lower),
+                         has(gate::codes_cudnn) && table.gate_open(ErrorGate::cudnn, lower),
+                         has(gate::codes_absl) && table.gate_open(ErrorGate::absl, lower)};
+  const std::vector<const ErrorCode*> codes = table.identify(line, lower, gates);
   if (codes.empty()) return;
   // A wrapper status ("XlaRuntimeError: INTERNAL: … CUDA_ERROR_ILLEGAL_ADDRESS") says less than the code it
   // wraps: codes with only a generic fix count when the line names nothing more specific.
@@ -141,23 +176,24 @@ void LogScanner::scan_codes(std::size_t n, std::string_view line, std::string_vi
   }
 }
 
-void LogScanner::note_framework(std::string_view raw) {
+void LogScanner::note_framework(std::string_view raw, std::uint64_t groups) {
   LogScan& scan = scan_;
-  if (scan.jax_seen && scan.tf_python_seen) return;
   // Read on the raw line: the prefixes normalisation strips (TensorFlow's "I tensorflow/core/…cc:42]") say
   // whose log it is. jaxlib before 0.4 built XLA from a vendored TensorFlow: its paths read
   // "external/org_tensorflow/…", TensorFlow's own "tensorflow/core/…".
   // jaxlib builds XLA as external/xla (TensorFlow 2.14+ as external/local_xla).
-  if (!scan.jax_seen && (contains(raw, "jax") || contains(raw, "JAX") || contains(raw, "Jax") ||
+  if ((groups & gate::bit(gate::framework_jax)) && !scan.jax_seen && (contains(raw, "jax") || contains(raw, "JAX") || contains(raw, "Jax") ||
                          contains(raw, "XlaRuntimeError") || contains(raw, "external/org_tensorflow") ||
                          contains(raw, "external/xla/"))) {
     scan.jax_seen = true;
+    active_ &= ~gate::bit(gate::framework_jax);  // known: no need to look again
   }
-  if (!scan.tf_python_seen &&
+  if ((groups & gate::bit(gate::framework_tf)) && !scan.tf_python_seen &&
       (contains(raw, "ResourceExhaustedError") || contains(raw, "OOM when allocating tensor") ||
        contains(raw, "tensorflow.python") || contains(raw, "keras") ||
        ((contains(raw, "tensorflow/") || contains(raw, "tensorflow\\")) && !contains(raw, "external/")))) {
     scan.tf_python_seen = true;
+    active_ &= ~gate::bit(gate::framework_tf);
   }
 }
 
@@ -269,7 +305,10 @@ void LogScanner::scan_families(std::size_t n, std::string_view line, std::string
     scan.dataloader_killed.add(n, line);
     if (!scan.dataloader_detail || *scan.dataloader_detail == "exited unexpectedly") scan.dataloader_detail = *worker;
   }
+}
 
+void LogScanner::scan_signal_families(std::size_t n, std::string_view line, std::string_view lower) {
+  LogScan& scan = scan_;
   SignalOoms ooms = scan_signals(scan, n, line, lower);
   if (ooms.cuda) {
     add_oom(scan.cuda_oom, scan.cuda_oom_count, std::move(*ooms.cuda));

@@ -25,14 +25,27 @@ std::optional<std::string> cuda_from_wheel_tag(const std::string& digits) {
 
 }  // namespace
 
-void LogScanner::scan_libraries(std::size_t n, std::string_view line, std::string_view lower, bool init_words) {
+const std::vector<TriggerWords>& library_triggers() {
+  // The gates below: architecture and driver, NCCL, DataLoader workers, cuDNN (with scan_line's init words).
+  static const std::vector<TriggerWords> lists = {
+      {gate::lib_arch, {"kernel image", "capabilit", "driver", "libcudart", "+cu", "no longer supports"}},
+      {gate::lib_nccl, {"nccl"}},
+      {gate::lib_dataloader, {"dataloader", "shared memory"}},
+      {gate::lib_cudnn, {"cudnn", "status_", "convolution algorithm", "handle"}},
+  };
+  return lists;
+}
+
+void LogScanner::scan_libraries(std::size_t n, std::string_view line, std::string_view lower, bool init_words,
+                                std::uint64_t groups) {
+  auto has = [groups](gate::Group g) { return (groups & gate::bit(g)) != 0; };
   LogScan& scan = scan_;
   std::match_results<std::string::const_iterator> m;
   scan_text::RegexLine str(line);
 
   // --- GPU architecture, driver ------------------------------------------------------------------
-  if (contains(lower, "kernel image") || contains(lower, "capabilit") || contains(lower, "driver") ||
-      contains(lower, "libcudart") || contains(lower, "+cu") || contains(lower, "no longer supports")) {
+  if (has(gate::lib_arch) && (contains(lower, "kernel image") || contains(lower, "capabilit") || contains(lower, "driver") ||
+      contains(lower, "libcudart") || contains(lower, "+cu") || contains(lower, "no longer supports"))) {
     if (contains(line, "no kernel image is available") ||
         contains(line, "PyTorch no longer supports this GPU")) {
       scan.no_kernel.add(n, line);
@@ -80,7 +93,7 @@ void LogScanner::scan_libraries(std::size_t n, std::string_view line, std::strin
   }
 
   // --- NCCL ----------------------------------------------------------------------------------------
-  const bool nccl = contains(lower, "nccl");
+  const bool nccl = has(gate::lib_nccl) && contains(lower, "nccl");
   if (nccl) {
     static const std::regex op_type(R"(OpType=(\w+))");
     static const std::regex timeout_ms(R"(Timeout\(ms\)=(\d+))");
@@ -119,7 +132,7 @@ void LogScanner::scan_libraries(std::size_t n, std::string_view line, std::strin
   }
 
   // --- DataLoader workers --------------------------------------------------------------------------
-  if (contains(lower, "dataloader") || contains(lower, "shared memory")) {
+  if (has(gate::lib_dataloader) && (contains(lower, "dataloader") || contains(lower, "shared memory"))) {
     static const std::regex killed_by(R"(killed by signal:\s*([A-Za-z][A-Za-z ]*[A-Za-z]))");
     const bool by_signal = std::regex_search(str(), m, killed_by);
     if (by_signal && m[1].str() == "Killed") {
@@ -145,7 +158,7 @@ void LogScanner::scan_libraries(std::size_t n, std::string_view line, std::strin
   }
 
   // --- cuDNN -----------------------------------------------------------------------------------------
-  if ((init_words || contains(lower, "cudnn")) &&
+  if (has(gate::lib_cudnn) && (init_words || contains(lower, "cudnn")) &&
       (contains(line, "CUDNN_STATUS_") || contains(lower, "cudnn error") ||
        contains(line, "Failed to get convolution algorithm"))) {
     scan.cudnn.add(n, line);

@@ -193,6 +193,32 @@ void note_spawn(LogScan& scan, std::size_t n, std::string_view line, std::string
 
 }  // namespace
 
+const std::vector<TriggerWords>& signal_triggers() {
+  static const std::vector<TriggerWords> lists = {
+      // scan_signals runs only on lines with one of these words: every pattern in it must hold one (a new
+      // pattern adds its word here; PrefilterTest fails on a fixture line the prefilter would hide).
+      {gate::signals,
+       {// an exception line ("ValueError: ...", "...MemoryError: ..."): non-finite checks, host memory, and the
+        // end of a worker-start traceback
+        "error:", "exception:",
+        // non-finite values in a framework's words (an exception naming NaN/Inf is an exception line above;
+        // "nan"/"inf" alone would wake this step on every INFO line)
+        "invalid loss, terminating training", "in local grad norm", "invalid value (", "debug_nans",
+        // host memory outside PyTorch
+        "memoryerror", "unable to allocate", "[errno 12]",
+        // the spawn start method, Windows paths, DataLoader frames
+        ":\\", "~\\", "dataloader", "bootstrapping phase", "_fixup_main_from_path", "popen_spawn_win32",
+        "pickle.load(from_parent)", "spawn_main", "brokenpipeerror", "forkingpickle", "w.start()",
+        // a GPU too old for a kernel library
+        "flashattention", "too old", "capability", "a100", "bfloat16",
+        // cuDNN's engine selection and mixed cuDNN libraries
+        "unable to find an engine", "libcudnn",
+        // TensorFlow's Eigen allocator, PyTorch's OOM by class or by the cudaMallocAsync backend
+        "eigenallocator", "outofmemoryerror", "allocation on device", "tried to allocate"}},
+  };
+  return lists;
+}
+
 namespace scan_text {
 
 std::string_view exception_at_start(std::string_view line) {

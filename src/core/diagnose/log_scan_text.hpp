@@ -2,12 +2,55 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
+#include <initializer_list>
+#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/common/text.hpp"
 #include "core/diagnose/log_scan.hpp"
+
+namespace gpusage::diagnose {
+
+// The prefilter's groups (log_prefilter.hpp): one bit each, one per step of the scanner.
+namespace gate {
+enum Group : unsigned {
+  benign,          // warnings that read like failures (is_benign_warning)
+  memory,          // log_scan.cpp: OOM wordings, allocator figures
+  init,            // cuBLAS/cuDNN handles that could not start
+  non_finite,      // NaN/inf losses and gradients
+  loss_table,      // a table header naming a loss column (until one is seen)
+  loss_scale,      // fp16 loss scale, overflow skips
+  grad_norm,       // gradient norms
+  workers,         // num_workers=0
+  batch_size,      // the first batch size (until one is seen)
+  lib_arch,        // log_scan_libraries.cpp: GPU architecture and driver
+  lib_nccl,        //   NCCL
+  lib_dataloader,  //   DataLoader workers
+  lib_cudnn,       //   cuDNN
+  codes_cuda,      // error_codes.cpp: ErrorCodeTable::identify, one group per family gate
+  codes_nccl,
+  codes_cudnn,
+  codes_absl,
+  families,        // log_scan_families.cpp
+  framework_jax,   // log_scan_families.cpp: whose log it is (raw lines, until it is known)
+  framework_tf,
+  final_error,     // log_scan_final_error.cpp
+  signals,         // log_scan_signals.cpp: issue 54's families by signal
+};
+constexpr std::uint64_t bit(Group g) { return std::uint64_t{1} << g; }
+}  // namespace gate
+
+// Each file's word lists, beside the gates they mirror.
+const std::vector<TriggerWords>& scan_line_triggers();    // log_scan.cpp
+const std::vector<TriggerWords>& library_triggers();      // log_scan_libraries.cpp
+const std::vector<TriggerWords>& family_triggers();       // log_scan_families.cpp
+const std::vector<TriggerWords>& final_error_triggers();  // log_scan_final_error.cpp
+const std::vector<TriggerWords>& signal_triggers();       // log_scan_signals.cpp
+
+}  // namespace gpusage::diagnose
 
 namespace gpusage::diagnose::scan_text {
 
@@ -42,5 +85,33 @@ class RegexLine {
   std::string_view line_;
   std::string owned_;
 };
+
+using ViewMatch = std::match_results<std::string_view::const_iterator>;
+
+// What iterating `re` over `text` finds (std::regex_iterator: leftmost matches that do not overlap), when
+// every match of `re` starts with one of `heads`: the regex runs only from where a head occurs, so a long
+// line without one costs a few finds instead of a regex attempt at every character. At most `limit` matches.
+inline std::vector<ViewMatch> matches_from(std::string_view text, const std::regex& re,
+                                           std::initializer_list<std::string_view> heads,
+                                           std::size_t limit = static_cast<std::size_t>(-1)) {
+  std::vector<std::size_t> starts;
+  for (std::string_view head : heads) {
+    for (std::size_t pos = text.find(head); pos != std::string_view::npos; pos = text.find(head, pos + 1))
+      starts.push_back(pos);
+  }
+  std::sort(starts.begin(), starts.end());
+  std::vector<ViewMatch> found;
+  std::size_t next = 0;  // where the last match ended: matches do not overlap
+  for (std::size_t pos : starts) {
+    if (pos < next || found.size() >= limit) continue;
+    ViewMatch m;
+    const auto flags = std::regex_constants::match_continuous |
+                       (pos > 0 ? std::regex_constants::match_prev_avail : std::regex_constants::match_default);
+    if (!std::regex_search(text.begin() + static_cast<std::ptrdiff_t>(pos), text.end(), m, re, flags)) continue;
+    next = pos + static_cast<std::size_t>(m.length(0));
+    found.push_back(std::move(m));
+  }
+  return found;
+}
 
 }  // namespace gpusage::diagnose::scan_text

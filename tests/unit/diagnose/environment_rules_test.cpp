@@ -285,7 +285,7 @@ TEST(RuleCoverage, EveryRuleInTheTableFiresSomewhere) {
                           "cudnn_error.log", "tf_oom.log", "workers_zero.log", "fp16_overflow.log", "overflow_skips.log",
                           "clean.log", "illegal_memory_access.log", "device_assert.log", "jax_oom.log",
                           "cudnn_version_mismatch.log", "arch_unsupported.log", "driver_mismatch.log", "cuda_error.log",
-                          "xla_error.log"}) {
+                          "xla_error.log", "unrecognised_error.log"}) {
     note(check_log(scan_log(read_log_file(std::string(GPUSAGE_SOURCE_DIR) + "/tests/fixtures/doctor/logs/" + log)),
                    RunContext{}));
   }

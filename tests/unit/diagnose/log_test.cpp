@@ -548,8 +548,9 @@ TEST(Doctor, JsonListsFindingsWithSeverityEvidenceFixAndSource) {
   EXPECT_TRUE(saw_cudnn);
   EXPECT_EQ(j["environment"]["gpu_available"], false);
   EXPECT_EQ(j["log"]["lines"], 1);
-  // Environment findings come before GPU findings, then the log's.
-  EXPECT_EQ(j["findings"].back()["category"], "log");
+  // The log's findings come first (what was asked), then the environment's and the GPUs'.
+  EXPECT_EQ(j["findings"].front()["category"], "log");
+  EXPECT_EQ(j["findings"].back()["category"], "gpu");
 }
 
 }  // namespace

@@ -1,0 +1,63 @@
+// The log scanner's prefilter (issue 54): one pass over a line finds which of the scanner's trigger words it
+// holds, so each rule group runs only on lines with one of its words and the lines with none (most of a
+// healthy log) skip the rules altogether.
+//
+// The words come from where the rules are: each group of patterns in log_scan*.cpp declares the words its
+// cheap gate looks for (a pattern can only match a line that holds one of them), and the error-code table
+// gives the words identify() needs (ErrorCodeTable::trigger_words). A group is one bit of a 64-bit mask.
+//
+// The matcher is an Aho-Corasick automaton (Aho & Corasick, "Efficient string matching", CACM 18(6), 1975)
+// turned into a dense DFA over byte classes, ASCII case folded into the classes: one table load per byte,
+// no lower-casing pass, no allocation. Portable C++ with no dependency (Hyperscan would be faster, but Debian
+// ships it for x86-64 only), so gpusage keeps building anywhere, statically too.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpusage::diagnose {
+
+// A group of patterns and the words that gate it (ASCII case ignored).
+struct TriggerWords {
+  unsigned group = 0;  // a bit index, < 64
+  std::vector<std::string_view> words;
+};
+
+class LiteralMatcher {
+ public:
+  // Throws std::logic_error for an empty word or a group >= 64 (a bug in a word list).
+  explicit LiteralMatcher(const std::vector<TriggerWords>& lists);
+
+  // The groups with a word in `text`: bit g set when some word of group g occurs (ASCII case ignored).
+  std::uint64_t groups_in(std::string_view text) const {
+    std::uint32_t state = 0;
+    std::uint64_t found = 0;
+    const std::uint8_t* cls = byte_class_.data();
+    const std::uint32_t* next = next_.data();
+    for (const char c : text) {
+      state = next[state + cls[static_cast<unsigned char>(c)]];
+      if (state >= first_output_) found |= output_[(state - first_output_) / classes_];
+    }
+    return found;
+  }
+
+  std::size_t states() const { return next_.size() / classes_; }
+  std::size_t words() const { return words_.size(); }
+  // Every word, folded to lower case (for tests).
+  const std::vector<std::string>& word_list() const { return words_; }
+
+ private:
+  std::array<std::uint8_t, 256> byte_class_{};  // 0: a byte no word has
+  std::uint32_t classes_ = 1;
+  // The DFA: next_[state * classes_ + class], states stored pre-multiplied by classes_; states with an output
+  // (a word ends there, directly or through a failure link) are numbered last, from first_output_ on.
+  std::vector<std::uint32_t> next_;
+  std::uint32_t first_output_ = 0;
+  std::vector<std::uint64_t> output_;  // for states >= first_output_
+  std::vector<std::string> words_;
+};
+
+}  // namespace gpusage::diagnose
