@@ -3,7 +3,7 @@
 # binary names in NEEDED (copied from this machine), the binary and two input files, and nothing else (no
 # /proc, /dev, /etc, no terminfo, no CA certificates, no shell). Under chroot: guide, an LLM QLoRA plan,
 # doctor --log (and its environment probe, which finds no driver, no Python and no /proc), report, and
-# monitor --once without NVML. Then NVML where WSL2 mounts it, /usr/lib/wsl/lib/libnvidia-ml.so.1 (the scripted stub, with
+# monitor --once without NVML; bench says how to get gpusage-bench. Then NVML where WSL2 mounts it, /usr/lib/wsl/lib/libnvidia-ml.so.1 (the scripted stub, with
 # the C++ runtime it links): monitor lists the stub's GPUs. Needs root (chroot); skipped (exit 77) otherwise.
 #   chroot_test.sh BINARY SOURCE_DIR NVML_STUB
 set -euo pipefail
@@ -58,7 +58,12 @@ run report --out /report.html >/dev/null || fail "report failed: $(run report --
 grep -q "<svg" "$root/report.html" || fail "report.html has no chart"
 gpus="$(run monitor --once)" || fail "monitor --once without NVML failed: $gpus"
 [[ $gpus == *"no NVIDIA driver found"* ]] || fail "monitor --once without NVML said: $gpus"
-echo "glibc-only root: guide, plan, doctor --log, report, monitor --once: ok"
+set +e
+bench="$(run bench resnet18)"
+code=$?
+set -e
+[[ $code == 2 && $bench == *"gpusage-bench"*"make bench"* ]] || fail "bench without gpusage-bench (exit $code): $bench"
+echo "glibc-only root: guide, plan, doctor --log, report, monitor --once, bench's pointer to make bench: ok"
 
 # NVML where WSL2 puts it, not on the loader's path: the loader's own fallback list finds it.
 mkdir -p "$root/usr/lib/wsl/lib"
