@@ -3,7 +3,8 @@
 # binary names in NEEDED (copied from this machine), the binary and two input files, and nothing else (no
 # /proc, /dev, /etc, no terminfo, no CA certificates, no shell). Under chroot: guide, an LLM QLoRA plan,
 # doctor --log (and its environment probe, which finds no driver, no Python and no /proc), report, and
-# monitor --once without NVML; bench says how to get gpusage-bench. Then NVML where WSL2 mounts it, /usr/lib/wsl/lib/libnvidia-ml.so.1 (the scripted stub, with
+# monitor --once without NVML; bench says how to get gpusage-bench; the interactive monitor on a pseudo-terminal
+# with the terminfo entry built in. Then NVML where WSL2 mounts it, /usr/lib/wsl/lib/libnvidia-ml.so.1 (the scripted stub, with
 # the C++ runtime it links): monitor lists the stub's GPUs. Needs root (chroot); skipped (exit 77) otherwise.
 #   chroot_test.sh BINARY SOURCE_DIR NVML_STUB
 set -euo pipefail
@@ -64,6 +65,21 @@ code=$?
 set -e
 [[ $code == 2 && $bench == *"gpusage-bench"*"make bench"* ]] || fail "bench without gpusage-bench (exit $code): $bench"
 echo "glibc-only root: guide, plan, doctor --log, report, monitor --once, bench's pointer to make bench: ok"
+
+# The interactive monitor (ncurses) on a terminal, in a root without a terminfo database: the entry built into
+# the binary is written to /tmp/gpusage-terminfo-UID and used. `script` gives the command a pseudo-terminal.
+if command -v script >/dev/null; then
+  mkdir -m 1777 "$root/tmp"
+  TERM=xterm-256color timeout 60 script -qec "chroot '$root' /gpusage monitor --count 2 --interval 0.2" /dev/null \
+    >"$root/tty.out" 2>&1 || fail "the interactive monitor failed: $(tail -c 400 "$root/tty.out")"
+  grep -q "Alerts: none" "$root/tty.out" || fail "the interactive monitor drew no screen: $(tail -c 400 "$root/tty.out")"
+  written="$(ls "$root"/tmp/gpusage-terminfo-*/x/xterm-256color)"
+  system_entry=/usr/share/terminfo/x/xterm-256color
+  [[ -e $system_entry ]] || system_entry=/lib/terminfo/x/xterm-256color
+  cmp -s "$written" "$system_entry" || fail "the terminfo written ($written) is not the system's xterm-256color"
+  rm -rf "$root/tmp" "$root/tty.out"
+  echo "interactive monitor without a terminfo database: ok (the built-in xterm-256color entry)"
+fi
 
 # NVML where WSL2 puts it, not on the loader's path: the loader's own fallback list finds it.
 mkdir -p "$root/usr/lib/wsl/lib"
