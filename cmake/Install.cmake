@@ -12,16 +12,21 @@ include(GNUInstallDirs)
 set(GPUSAGE_ZSH_COMPLETION_DIR "${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions" CACHE STRING
   "Where the zsh completion _gpusage is installed (relative to the prefix; Debian's zsh reads vendor-completions)")
 
-# The man page and completions, from the built binary (part of `all`, not of `--target gpusage`).
+# The man page and completions, from the built binary (part of `all`, not of `--target gpusage`): the one the
+# packages carry, so that `make package` links one binary.
 set(docs_dir ${CMAKE_BINARY_DIR}/generated/docs)
+set(docs_binary gpusage)
+if(TARGET gpusage-portable)
+  set(docs_binary gpusage-portable)
+endif()
 add_custom_command(
   OUTPUT ${docs_dir}/gpusage.1.gz ${docs_dir}/gpusage.bash ${docs_dir}/_gpusage
   COMMAND ${CMAKE_COMMAND} -E make_directory ${docs_dir}
-  COMMAND $<TARGET_FILE:gpusage> _docs --man > ${docs_dir}/gpusage.1
+  COMMAND $<TARGET_FILE:${docs_binary}> _docs --man > ${docs_dir}/gpusage.1
   COMMAND gzip -9 -n -f ${docs_dir}/gpusage.1
-  COMMAND $<TARGET_FILE:gpusage> _docs --bash > ${docs_dir}/gpusage.bash
-  COMMAND $<TARGET_FILE:gpusage> _docs --zsh > ${docs_dir}/_gpusage
-  DEPENDS gpusage
+  COMMAND $<TARGET_FILE:${docs_binary}> _docs --bash > ${docs_dir}/gpusage.bash
+  COMMAND $<TARGET_FILE:${docs_binary}> _docs --zsh > ${docs_dir}/_gpusage
+  DEPENDS ${docs_binary}
   COMMENT "Generating the man page and shell completions from gpusage's command definitions"
   VERBATIM)
 add_custom_target(gpusage_docs ALL DEPENDS ${docs_dir}/gpusage.1.gz ${docs_dir}/gpusage.bash ${docs_dir}/_gpusage)

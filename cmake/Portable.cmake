@@ -83,6 +83,9 @@ target_compile_options(gpusage_portable_httplib PUBLIC -DCPPHTTPLIB_OPENSSL_SUPP
   -DCPPHTTPLIB_BROTLI_SUPPORT)
 set_target_properties(gpusage_portable_fmt gpusage_portable_toml gpusage_portable_httplib PROPERTIES
   UNITY_BUILD OFF EXCLUDE_FROM_ALL ON)
+# Third-party code nobody steps through here: no debug info for httplib.cc (6,600 lines with OpenSSL's headers,
+# the longest compile of the portable parts).
+target_compile_options(gpusage_portable_httplib PRIVATE -g0)
 # Static archives in dependency order; OpenSSL's libcrypto calls dlopen (providers) and threads.
 target_link_libraries(gpusage_portable_httplib PUBLIC ${GPUSAGE_STATIC_ssl} ${GPUSAGE_STATIC_crypto}
   ${GPUSAGE_STATIC_brotlienc} ${GPUSAGE_STATIC_brotlidec} ${GPUSAGE_STATIC_brotlicommon} ${GPUSAGE_STATIC_z}
