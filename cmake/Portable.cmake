@@ -14,10 +14,13 @@ set(_portable "$<BOOL:$<TARGET_PROPERTY:GPUSAGE_PORTABLE>>")
 # The cpp-httplib implementation Debian compiles into libcpp-httplib.so: split from the single header of
 # Debian's source package by upstream's split.py (scripts/install-deps --portable fetches it). The split header
 # must be the installed /usr/include/httplib.h byte for byte, so that the objects built against it link.
-if(DEFINED ENV{XDG_CACHE_HOME})
+# The same folder as install-deps: $XDG_CACHE_HOME, else $HOME/.cache, else /tmp/.cache.
+if(DEFINED ENV{XDG_CACHE_HOME} AND NOT "$ENV{XDG_CACHE_HOME}" STREQUAL "")
   set(_cache "$ENV{XDG_CACHE_HOME}")
-else()
+elseif(DEFINED ENV{HOME} AND NOT "$ENV{HOME}" STREQUAL "")
   set(_cache "$ENV{HOME}/.cache")
+else()
+  set(_cache "/tmp/.cache")
 endif()
 set(GPUSAGE_HTTPLIB_SOURCE_DIR "${_cache}/gpusage/cpp-httplib" CACHE PATH
   "Folder with cpp-httplib's split httplib.h and httplib.cc (scripts/install-deps --portable)")
