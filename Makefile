@@ -2,6 +2,8 @@
 #   make run    the main job: installs only the CLI's build dependencies, builds only `gpusage`, prints the guide
 #   make test   installs everything, builds every target (LibTorch bench, tests, benchmarks) and runs the tests
 #   make bench  the same dependencies as test; builds gpusage and the LibTorch gpusage-bench
+#   make wheel  dist/gpusage-VERSION-py3-none-manylinux_2_34_x86_64.whl: gpusage-portable (glibc alone) and
+#               the Python package; make package: the .deb and the tarball of it (README "Install")
 PRESET ?= dev
 JOBS ?= $(shell nproc)
 # ctest runs two tests a core: many of them mostly wait (on gpusage's child processes, Prometheus, Chromium,
@@ -11,13 +13,16 @@ BUILD_DIR := build/$(PRESET)
 GPUSAGE := $(BUILD_DIR)/src/cli/gpusage
 ALL_TARGETS := -DGPUSAGE_BUILD_TESTS=ON -DGPUSAGE_BUILD_BENCH=ON -DGPUSAGE_BUILD_BENCHMARKS=ON
 
-.PHONY: deps deps-run configure configure-run build build-run test golden bench run report docs-report package wheel clean
+.PHONY: deps deps-run deps-portable configure configure-run configure-portable build build-run test golden bench run report docs-report package wheel clean
 
 deps:
 	scripts/install-deps --test
 
 deps-run:
 	scripts/install-deps --run
+
+deps-portable:
+	scripts/install-deps --portable
 
 # The presets use Ninja (it starts a target's compiles while the libraries it links are still building). A build
 # tree that the Makefile generator made cannot be reconfigured with another generator: it is removed first.
@@ -37,6 +42,13 @@ configure-run: deps-run
 	$(drop-makefile-tree)
 	@test -f $(BUILD_DIR)/CMakeCache.txt || cmake --preset $(PRESET) \
 	  -DGPUSAGE_BUILD_TESTS=OFF -DGPUSAGE_BUILD_BENCH=OFF -DGPUSAGE_BUILD_BENCHMARKS=OFF
+
+# gpusage-portable's tree: a new one has only the CLI; one that exists is configured again, so that it sees the
+# static archives and cpp-httplib's source that install-deps --portable just put in place (cmake/Portable.cmake).
+configure-portable: deps-portable
+	$(drop-makefile-tree)
+	@if test -f $(BUILD_DIR)/CMakeCache.txt; then cmake $(BUILD_DIR) >/dev/null; else cmake --preset $(PRESET) \
+	  -DGPUSAGE_BUILD_TESTS=OFF -DGPUSAGE_BUILD_BENCH=OFF -DGPUSAGE_BUILD_BENCHMARKS=OFF; fi
 
 build: configure
 	cmake --build --preset $(PRESET) -j $(JOBS)
@@ -74,12 +86,17 @@ docs-report: build
 	node web/check-report.mjs docs/report/gpusage-report.html --screenshot docs/report/gpusage-report.png \
 	  --max-height 2500 >/dev/null
 
-# A Debian package of everything built (gpusage, gpusage-bench, data, man page, completions) in $(BUILD_DIR).
-package: build
-	cd $(BUILD_DIR) && cpack -G DEB
+# dist/gpusage_VERSION_amd64.deb (Depends: libc6 alone) and dist/gpusage-VERSION-linux-x86_64.tar.gz: the
+# portable gpusage, its data, man page and completions (cmake/Install.cmake). gpusage-bench is never in them.
+package: configure-portable
+	cmake --build --preset $(PRESET) -j $(JOBS) --target gpusage-portable gpusage_docs
+	cd $(BUILD_DIR) && cpack -B $(CURDIR)/dist
+	rm -rf dist/_CPack_Packages
 
-# dist/gpusage-VERSION-py3-none-linux_x86_64.whl: the binary, gpusage-trace and the Python API (README, Install)
-wheel: build-run
+# dist/gpusage-VERSION-py3-none-manylinux_2_34_x86_64.whl: the portable binary, gpusage-trace and the Python
+# API (README, Install), written by scripts/build-wheel with any python3 >= 3.9 (the standard library alone).
+wheel: configure-portable
+	cmake --build --preset $(PRESET) -j $(JOBS) --target gpusage-portable
 	scripts/build-wheel $(BUILD_DIR) dist
 
 clean:

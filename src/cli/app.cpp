@@ -17,8 +17,9 @@ namespace gpusage::cli {
 namespace {
 
 std::string version_text() {
-  return fmt::format("gpusage {} (commit {}, {}, {} build, CUDA toolkit at build: {})", build_info::version,
-                     build_info::commit, build_info::compiler, build_info::build_type, build_info::cuda_toolkit);
+  return fmt::format("gpusage {} (commit {}, needs glibc {} or newer, {}, {} build, CUDA toolkit at build: {})",
+                     build_info::version, build_info::commit, build_info::glibc_floor, build_info::compiler,
+                     build_info::build_type, build_info::cuda_toolkit);
 }
 
 }  // namespace

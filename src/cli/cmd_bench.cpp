@@ -49,9 +49,11 @@ std::string find_bench_binary() {
       if (fs::exists(candidate, ec)) return candidate.string();
     }
   }
-  throw std::runtime_error(
-      "gpusage-bench was not found beside gpusage nor in the build tree (build it with -DGPUSAGE_BUILD_BENCH=ON, "
-      "or point GPUSAGE_BENCH_BINARY at it)");
+  // The wheel, tarball and .deb carry no gpusage-bench: it links the user's own LibTorch (README "Install").
+  throw InputError(
+      "gpusage bench needs gpusage-bench, the LibTorch benchmark, which the wheel, tarball and .deb do not carry "
+      "(it links your LibTorch): build it from source with `make bench` (or -DGPUSAGE_BUILD_BENCH=ON and "
+      "-DCMAKE_PREFIX_PATH=/path/to/libtorch), then put it beside gpusage or set GPUSAGE_BENCH_BINARY");
 }
 
 // Runs the benchmark, forwarding its progress lines to stderr. Returns its exit code and, when it was 2,

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# The Debian package as a user gets it: `cpack -G DEB` from this build tree, installed with dpkg, used from
-# `/` (gpusage guide, gpusage plan, validate against the installed data), its man page and completions in
-# place, then removed. Needs root (CI is root); skipped (exit 77) otherwise, or when a gpusage is already
-# installed on this machine that the test did not put there.
-#   deb_install_test.sh BUILD_DIR
+# The packages as a user gets them: `cpack` from this build tree (cmake/Install.cmake) writes the .deb and the
+# tarball. The tarball: its layout, and its gpusage run from the unpacked folder. The .deb: Depends, then
+# installed with dpkg, used from `/` (gpusage guide, gpusage plan, validate against the installed data), its
+# man page and completions in place, then removed. Installing needs root (CI is root); skipped (exit 77)
+# otherwise, or when a gpusage is already installed on this machine that the test did not put there.
+#   deb_install_test.sh BUILD_DIR GLIBC_FLOOR PORTABLE(ON|OFF)
 set -euo pipefail
 build_dir="$1"
+floor="$2"
+portable="$3"
 work="$(mktemp -d "${TMPDIR:-/tmp}/gpusage-deb-test.XXXXXX")"
 installed=0
 cleanup() {
@@ -18,18 +21,41 @@ fail() {
   exit 1
 }
 
-(cd "$build_dir" && cpack -G DEB -B "$work" >"$work/cpack.log" 2>&1) || { cat "$work/cpack.log"; fail "cpack -G DEB failed"; }
+(cd "$build_dir" && cpack -B "$work" >"$work/cpack.log" 2>&1) || { cat "$work/cpack.log"; fail "cpack failed"; }
 deb="$(ls "$work"/gpusage_*.deb)"
 echo "package: $(basename "$deb") ($(du -k "$deb" | cut -f1) KiB)"
+version="$(dpkg-deb -f "$deb" Version)"
+tarball="$work/gpusage-$version-linux-x86_64.tar.gz"
+[[ -f $tarball ]] || fail "no $(basename "$tarball") beside the .deb: $(ls "$work")"
+echo "tarball: $(basename "$tarball") ($(du -k "$tarball" | cut -f1) KiB)"
 
-# Depends from dpkg-shlibdeps: the C++ runtime and the libraries gpusage links (fmt, ncurses), never NVML.
+# The tarball: bin/ and share/ under one folder; its gpusage runs from there, with no install step.
+listing="$(tar tzf "$tarball")"
+top="gpusage-$version-linux-x86_64"
+for path in bin/gpusage share/man/man1/gpusage.1.gz share/bash-completion/completions/gpusage \
+  share/zsh/vendor-completions/_gpusage share/doc/gpusage/README.md share/gpusage/gpus.toml; do
+  grep -qx "$top/$path" <<<"$listing" || fail "the tarball lacks $top/$path"
+done
+! grep -v "^$top/" <<<"$listing" || fail "the tarball has files outside $top/"
+mkdir "$work/unpacked"
+tar xzf "$tarball" -C "$work/unpacked"
+plan="$(cd / && "$work/unpacked/$top/bin/gpusage" plan llama3-8b --qlora --gpu rtx4090 --seq-len 2048 \
+  --precision bf16 --checkpointing 2>&1)" || fail "the tarball's gpusage plan failed: $plan"
+[[ $plan == *"GeForce RTX 4090"* ]] || fail "the tarball's gpusage plan printed: $plan"
+
+# Depends from dpkg-shlibdeps. gpusage-portable needs glibc alone: libc6 at the floor, nothing else.
+# Without it (no static archives), the shared-library gpusage: the C++ runtime, fmt and ncurses too.
+# Never NVML (loaded at run time) and never LibTorch (gpusage-bench is not in the package).
 depends="$(dpkg-deb -f "$deb" Depends)"
 echo "Depends: $depends"
-# ncurses: libncurses6 or libncursesw6, whichever FindCurses linked.
-for lib in libc6 libstdc++6 libfmt9 libncurses; do
-  [[ $depends == *"$lib"* ]] || fail "Depends lacks $lib"
-done
-[[ $depends != *nvidia* ]] || fail "Depends names an NVIDIA package; NVML is loaded at run time"
+if [[ $portable == ON ]]; then
+  [[ $depends == "libc6 (>= $floor)" ]] || fail "Depends is '$depends', expected 'libc6 (>= $floor)'"
+else
+  for lib in libc6 libstdc++6 libfmt9 libncurses; do
+    [[ $depends == *"$lib"* ]] || fail "Depends lacks $lib"
+  done
+fi
+[[ $depends != *nvidia* && $depends != *torch* ]] || fail "Depends names NVML or LibTorch: $depends"
 contents="$(dpkg-deb -c "$deb")"
 for path in ./usr/bin/gpusage ./usr/share/man/man1/gpusage.1.gz ./usr/share/bash-completion/completions/gpusage \
   ./usr/share/zsh/vendor-completions/_gpusage ./usr/share/gpusage/gpus.toml ./usr/share/gpusage/doctor/rules.toml \
@@ -37,6 +63,7 @@ for path in ./usr/bin/gpusage ./usr/share/man/man1/gpusage.1.gz ./usr/share/bash
   grep -q " $path\$" <<<"$contents" || fail "the package lacks $path"
 done
 [[ $contents != *nvidia-ml-stub* ]] || fail "the package holds the tests' NVML stub"
+[[ $contents != *gpusage-bench* ]] || fail "the package holds gpusage-bench (it links LibTorch)"
 
 if [[ $(id -u) -ne 0 ]]; then
   echo "SKIP: installing the package needs root"

@@ -74,6 +74,8 @@ class HostEnvironment : public Environment {
     return std::nullopt;
   }
 
+  bool exists(const std::string& path) override { return ::access((options_.root + path).c_str(), F_OK) == 0; }
+
  private:
   HostOptions options_;
 };

@@ -35,6 +35,8 @@ class Environment {
   // two threads at once (probe() runs the python probe beside the rest); the other calls from one.
   virtual CommandResult run(const std::vector<std::string>& argv, double timeout_s) = 0;
   virtual std::optional<std::string> getenv(const std::string& name) = 0;
+  // Whether a file exists at its live-system path, without reading it (WSL2's libcuda.so.1 is megabytes).
+  virtual bool exists(const std::string& path) { return read_file(path).has_value(); }
 };
 
 struct HostOptions {

@@ -57,6 +57,8 @@ void check_driver_for(const std::string& what, const std::string& cuda_text, con
   std::optional<Version> driver_cuda;
   if (facts.cuda_driver_version) {
     driver_cuda = Version{{facts.cuda_driver_version->major, facts.cuda_driver_version->minor}};
+  } else if (facts.wsl) {
+    return;  // WSL2's driver is the Windows one, numbered unlike the Linux drivers of the table
   } else {
     driver_cuda = cuda_for_driver(*facts.driver_version, rules);
   }
@@ -75,6 +77,11 @@ void check_driver_for(const std::string& what, const std::string& cuda_text, con
   const auto driver = Version::parse(*facts.driver_version);
   const bool minor_ok = compat && driver && wanted.major() == driver_cuda->major() &&
                         *driver >= *Version::parse(compat->linux_driver);
+  // Under WSL2 the driver to update is the Windows one, never a Linux driver inside the VM.
+  if (facts.wsl) {
+    out.push_back(rules.make(minor_ok ? "wsl-driver-minor-compat" : "wsl-driver-too-old", Category::environment, args));
+    return;
+  }
   out.push_back(rules.make(minor_ok ? "driver-minor-compat" : "driver-too-old", Category::environment, args));
 }
 
@@ -235,6 +242,7 @@ std::vector<Finding> check_environment(const EnvironmentFacts& facts, const Rule
   check_gpus(facts, rules, out);
   if (facts.nvcc) check_driver_for("CUDA toolkit (nvcc)", facts.nvcc->version, facts, rules, out);
   check_python(facts, rules, out);
+  check_wsl(facts, rules, out);
   return out;
 }
 

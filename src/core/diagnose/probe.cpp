@@ -241,6 +241,7 @@ EnvironmentFacts probe(Environment& env, const ProbeOptions& options) {
   facts.python = python.get();
   facts.tf_force_gpu_allow_growth = env.getenv("TF_FORCE_GPU_ALLOW_GROWTH");
   if (auto cpuinfo = env.read_file("/proc/cpuinfo")) facts.cpu_count = parse_cpu_count(*cpuinfo);
+  facts.wsl = probe_wsl(env);
   return facts;
 }
 

@@ -9,6 +9,7 @@
 
 #include "core/device/backend.hpp"
 #include "core/diagnose/environment.hpp"
+#include "core/diagnose/environment_wsl.hpp"
 
 namespace gpusage::diagnose {
 
@@ -48,6 +49,7 @@ struct EnvironmentFacts {
   PythonInfo python;
   std::optional<std::string> tf_force_gpu_allow_growth;
   std::optional<unsigned> cpu_count;
+  std::optional<WslFacts> wsl;  // under WSL2 only (core/diagnose/environment_wsl.hpp)
 };
 
 struct ProbeOptions {

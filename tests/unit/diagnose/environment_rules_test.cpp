@@ -280,6 +280,17 @@ TEST(RuleCoverage, EveryRuleInTheTableFiresSomewhere) {
   no_torch.python.torch_error = "ModuleNotFoundError: No module named 'torch'";
   note(check_environment(no_torch));
 
+  // WSL 2 (wsl_test.cpp has the fixture machines): a Linux driver inside, libcuda off the loader's path, 16 GiB
+  // for an 80 GiB GPU, a framework newer than the Windows driver; then no GPU libraries, minor compatibility.
+  EnvironmentFacts wsl = healthy();
+  wsl.system.gpus[0].memory_total_bytes = 80ULL << 30;
+  wsl.wsl = WslFacts{"5.15.167.4-microsoft-standard-WSL2", true, false, {"nvidia-driver-550 550.120"}, 16ULL << 30};
+  wsl.python.torch_cuda = "13.0";
+  note(check_environment(wsl));
+  wsl.wsl->gpu_libraries = false;
+  wsl.python.torch_cuda = "12.8";
+  note(check_environment(wsl));
+
   for (const char* log : {"oom_pytorch1.log", "oom_pytorch2.log", "nan_loss.log", "grad_explosion.log",
                           "no_kernel_image.log", "nccl_timeout.log", "nccl_error.log", "dataloader_shm.log",
                           "cudnn_error.log", "tf_oom.log", "workers_zero.log", "fp16_overflow.log", "overflow_skips.log",
