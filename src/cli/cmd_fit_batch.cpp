@@ -33,7 +33,8 @@ std::optional<int> predicted_largest(const RunOptions& options, const std::strin
     const device::SystemInfo& system = backend->system();
     if (!system.available || system.gpus.empty()) return std::nullopt;
     try {
-      gpu = &estimate::resolve_device_name(system.gpus.front().name, catalog);
+      const device::GpuInfo& device = system.gpus.front();
+      gpu = &estimate::resolve_device_name(device.name, catalog, device.memory_total_bytes, device.pci_device_id);
     } catch (const InputError&) {
       return std::nullopt;  // a card the catalog does not know: the search starts from 1
     }

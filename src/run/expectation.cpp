@@ -26,13 +26,16 @@ double model_flops_per_sample(const workload::Workload& workload, bool lora) {
 ExpectationResult make_expectation(const ExpectationRequest& request, const device::SystemInfo& system) {
   ExpectationResult out;
   const catalog::Gpu* gpu = request.gpu;
+  std::string guess;  // what identifying the NVML device had to guess
   if (!gpu) {
     if (!system.available || system.gpus.empty()) {
       out.note = "no prediction: no GPU to predict for (give --gpu)";
       return out;
     }
     try {
-      gpu = &estimate::resolve_device_name(system.gpus.front().name, catalog::Catalog::active());
+      const device::GpuInfo& device = system.gpus.front();
+      gpu = &estimate::resolve_device_name(device.name, catalog::Catalog::active(), device.memory_total_bytes,
+                                           device.pci_device_id, &guess);
     } catch (const InputError& e) {
       out.note = fmt::format("no prediction: {} (give --gpu)", e.what());
       return out;
@@ -70,7 +73,8 @@ ExpectationResult make_expectation(const ExpectationRequest& request, const devi
   e.model_flops_per_sample = model_flops_per_sample(timed, e.lora);
   e.peak_tflops = gpu->matmul_tflops(e.precision);
   if (!request.gpu)
-    out.note = fmt::format("predicting for {} (NVML: {})", gpu->name, system.gpus.front().name);
+    out.note = fmt::format("predicting for {} ({}; NVML: {}){}", gpu->name, gpu->id, system.gpus.front().name,
+                           guess.empty() ? "" : "; " + guess);
   return out;
 }
 

@@ -67,8 +67,9 @@ TEST(GpusTable, DefaultIsTheRtx50FamilyAlignedWithUnitsAndSources) {
             "rtx5070    Blackwell   6,144    30.9    61.7       ?       ?    12     672  250    549     112.4    0.25\n"
             "FP16, FP8, FP4: dense tensor-core TFLOPS with FP32 accumulate. Price: launch MSRP. FP16/$1k: FP16 TFLOPS "
             "per $1,000.\n"
-            "\u2020: derived from NVIDIA's published AI TOPS by the architecture's whitepaper ratio (`gpusage gpus show "
-            "ID` lists it); \u2013: the hardware lacks the precision; ?: not published.\n"
+            "\u2020: derived from NVIDIA's published AI TOPS (or, where NVIDIA lists none, the FP32 rate) by the "
+            "architecture's whitepaper ratio (`gpusage gpus show ID` lists it); \u2013: the hardware lacks the precision; "
+            "?: not published.\n"
             "Figures: 3 cited sources in " +
                 mini_path() +
                 "; `gpusage gpus show ID` gives each field's source.\n"
@@ -139,13 +140,13 @@ TEST(GpusCsv, EveryOptionalFieldAndQuotedCommas) {
   // full.toml sets every field; its form factor holds a comma, so that cell is quoted.
   CliResult r = gpus("--family all --format csv", "GPUSAGE_CATALOG=" + fixture("catalog/full.toml"));
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("\ntestcard,Test Card 1000,workstation,Testwell,TC100,8.9,\"PCIe, dual slot\",100,12800,400,4,"
-                               "1500,2000,48,GDDR6,384,960,0.5,300,4,16,112.5,1.25,51.2,102.4,204.8,409.6,204.8,409.6,"
-                               "819.2,819.2,819,1638.4,test-rule,2024-03-15,4096,China,basecard,"));
+  EXPECT_THAT(r.out, HasSubstr("\ntestcard,Test Card 1000,laptop,Testwell,TC100,8.9,\"PCIe, dual slot\",100,12800,400,4,"
+                               "1500,2000,48,GDDR6,384,960,0.5,300,100,4,16,112.5,1.25,51.2,102.4,204.8,409.6,204.8,409.6,"
+                               "819.2,819.2,819,1638.4,test-rule,test-fp32-rule,2024-03-15,4096,China,basecard,"));
   EXPECT_THAT(r.out, HasSubstr(",https://example.invalid/testcard https://example.invalid/prices\n"));
   // The base card's FP16 and TF32 come from its AI TOPS by the fixture's rule: 2000 x 1/8, 2000 x 0.0625.
   EXPECT_THAT(r.out, HasSubstr("\nbasecard,Test Card 1000 Base,workstation,Testwell,TC100,8.9,,100,12800,,,,2000,48,"
-                               "GDDR6,384,960,,300,,,,,51.2,125,250,,,,,,,2000,test-rule,2024-03,"));
+                               "GDDR6,384,960,,300,,,,,,51.2,125,250,,,,,,,2000,test-rule,,2024-03,"));
 }
 
 TEST(GpusJson, EveryFieldWithNullsDerivedAndSources) {
@@ -247,7 +248,7 @@ TEST(GpusShow, JsonMapsEachKnownFieldToItsSources) {
 
 TEST(GpusErrors, BadFamily) {
   expect_one_line_error(gpus("--family rtx60"),
-                        "--family: 'rtx60' is not one of rtx50, rtx40, rtx30, datacenter, workstation, china, all");
+                        "--family: 'rtx60' is not one of rtx50, rtx40, rtx30, rtx20, gtx, laptop, datacenter, workstation, china, all");
 }
 
 TEST(GpusErrors, BadSortListsAcceptedNames) {
