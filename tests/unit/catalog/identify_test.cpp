@@ -83,7 +83,7 @@ TEST(CatalogIdentify, TheNamesDriversReallyReport) {
       {"NVIDIA L40S", 48, "l40s"},
       {"NVIDIA A30", 24, "a30"},
       {"NVIDIA GeForce RTX 2080 Ti", 11, "rtx2080ti"},
-      {"NVIDIA TITAN RTX", 24, "titanrtx"},
+      {"NVIDIA TITAN RTX", 24, "titan-rtx"},
       {"NVIDIA GeForce GTX 1080 Ti", 11, "gtx1080ti"},
       {"GeForce GTX 1080 Ti", 11, "gtx1080ti"},
       {"NVIDIA B200", 180, "b200"},

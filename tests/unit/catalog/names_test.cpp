@@ -82,7 +82,7 @@ TEST(CatalogNames, ANameIsTheCardNamedNeverOneWithMoreWords) {
       {"4090", "rtx4090"},                  {"RTX 4090 Laptop", "rtx4090-laptop"}, {"4090 laptop gpu", "rtx4090-laptop"},
       {"2080 ti", "rtx2080ti"},             {"RTX 2080", "rtx2080"},            {"2080 super", "rtx2080super"},
       {"2060", "rtx2060"},                  {"2060 super", "rtx2060super"},     {"2070", "rtx2070"},
-      {"titan rtx", "titanrtx"},            {"TITAN V", "titanv"},              {"GTX 1080 Ti", "gtx1080ti"},
+      {"titan rtx", "titan-rtx"},            {"TITAN V", "titanv"},              {"GTX 1080 Ti", "gtx1080ti"},
       {"1080", "gtx1080"},                  {"1070", "gtx1070"},                {"1660", "gtx1660"},
       {"1660 super", "gtx1660super"},       {"1660 Ti", "gtx1660ti"},           {"3060 ti", "rtx3060ti"},
       {"3070 ti", "rtx3070ti"},             {"3080 ti", "rtx3080ti"},           {"3050", "rtx3050"},
