@@ -59,8 +59,9 @@ TEST(RunE2E, AGuessedCardIsSaid) {
   const RunResult r = run_gpusage("identify-modified", {"--model", "resnet50", "--batch", "64", "--precision", "fp16"},
                                   {"sh", "-c", "echo trained"}, script);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(contains(r.err, "(rtx4090@48gb; NVML: NVIDIA GeForce RTX 4090; 'NVIDIA GeForce RTX 4090' reports 48.0 "
-                              "GiB, the catalog's rtx4090 has 24 GB: planned as a memory-modified rtx4090@48gb)"))
+  EXPECT_TRUE(contains(r.err, "gpusage: predicting for GeForce RTX 4090 (48 GB, modified) (rtx4090@48gb; NVML: NVIDIA "
+                              "GeForce RTX 4090); 'NVIDIA GeForce RTX 4090' reports 48.0 GiB, the catalog's rtx4090 "
+                              "has 24 GB: planned as a memory-modified rtx4090@48gb\n"))
       << r.err;
   EXPECT_EQ(read_json(r.dir + "/summary.json")["expectation"]["gpu"], "rtx4090@48gb");
 }
