@@ -28,8 +28,7 @@ std::vector<const Gpu*> select_gpus(const Catalog& catalog, const std::string& f
   if (!gpus.empty()) return catalog.select(gpus);
   for (const std::string& part : text::split(family, ',')) {
     if (text::to_lower(part) != "all" && !catalog::parse_family(part) && !catalog::is_market_group(part)) {
-      throw InputError(trf(
-          "--family: '{}' is not one of rtx50, rtx40, rtx30, datacenter, workstation, china, all", part));
+      throw InputError(trf("--family: '{}' is not one of {}, china, all", part, catalog::family_names()));
     }
   }
   return catalog.select(family);
@@ -132,8 +131,9 @@ report::Table comparison_table(const Catalog& catalog, const std::vector<const G
       tr("FP16, FP8, FP4: dense tensor-core TFLOPS with FP32 accumulate. Price: launch MSRP. "
          "FP16/$1k: FP16 TFLOPS per $1,000."));
   table.notes.push_back(trf(
-      "{}: derived from NVIDIA's published AI TOPS by the architecture's whitepaper ratio (`gpusage gpus show ID` "
-      "lists it); {}: the hardware lacks the precision; {}: not published.",
+      "{}: derived from NVIDIA's published AI TOPS (or, where NVIDIA lists none, the FP32 rate) by the "
+      "architecture's whitepaper ratio (`gpusage gpus show ID` lists it); {}: the hardware lacks the precision; {}: "
+      "not published.",
       kDerivedMarker, kUnsupported, kUnpublished));
   table.notes.push_back(trf("Figures: {} cited sources in {}; `gpusage gpus show ID` gives each field's source.",
                                     count_sources(gpus), catalog.origin()));

@@ -25,8 +25,9 @@ double model_flops_per_sample(const workload::Workload& workload, bool lora) {
   return lora ? 2 * workload.forward_flops() : workload.forward_flops() + workload.backward_flops();
 }
 
-const catalog::Gpu& catalog_card(const device::GpuInfo& gpu) {
-  return estimate::resolve_device_name(gpu.name, catalog::Catalog::active());
+const catalog::Gpu& catalog_card(const device::GpuInfo& gpu, std::string* guess) {
+  return estimate::resolve_device_name(gpu.name, catalog::Catalog::active(), gpu.memory_total_bytes,
+                                       gpu.pci_device_id, guess);
 }
 
 namespace {
@@ -65,13 +66,14 @@ Expectation expectation_of(const estimate::Sweep& sweep) {
 ExpectationResult make_expectation(const ExpectationRequest& request, const device::SystemInfo& system) {
   ExpectationResult out;
   const catalog::Gpu* gpu = request.gpu;
+  std::string guess;  // what identifying the NVML device had to guess
   if (!gpu) {
     if (!system.available || system.gpus.empty()) {
       out.note = "no prediction: no GPU to predict for (give --gpu)";
       return out;
     }
     try {
-      gpu = &catalog_card(system.gpus.front());
+      gpu = &catalog_card(system.gpus.front(), &guess);
     } catch (const InputError& e) {
       out.note = fmt::format("no prediction: {} (give --gpu)", e.what());
       return out;
@@ -91,7 +93,8 @@ ExpectationResult make_expectation(const ExpectationRequest& request, const devi
     return out;
   }
   if (!request.gpu)
-    out.note = fmt::format("predicting for {} (NVML: {})", gpu->name, system.gpus.front().name);
+    out.note = fmt::format("predicting for {} ({}; NVML: {}){}", gpu->name, gpu->id, system.gpus.front().name,
+                           guess.empty() ? "" : "; " + guess);
   return out;
 }
 

@@ -66,7 +66,7 @@ struct ExpectationResult {
 
 // The catalog card a GPU NVML reports is. The one call run's expectation and fit-batch's start make for it.
 // Throws InputError (with the catalog's suggestions) when none matches.
-const catalog::Gpu& catalog_card(const device::GpuInfo& gpu);
+const catalog::Gpu& catalog_card(const device::GpuInfo& gpu, std::string* guess = nullptr);
 
 // Predicts once, through plan's own path (setup::run_plan: tensor rates completed, calibration, the 80%
 // interval), for the setup's batch on one card: the same figures `plan --gpu CARD --batch B` prints. The GPU is

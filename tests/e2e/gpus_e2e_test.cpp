@@ -67,8 +67,9 @@ TEST(GpusTable, DefaultIsTheRtx50FamilyAlignedWithUnitsAndSources) {
             "rtx5070    Blackwell   6,144    30.9    61.7       ?       ?    12     672  250    549     112.4    0.25\n"
             "FP16, FP8, FP4: dense tensor-core TFLOPS with FP32 accumulate. Price: launch MSRP. FP16/$1k: FP16 TFLOPS "
             "per $1,000.\n"
-            "\u2020: derived from NVIDIA's published AI TOPS by the architecture's whitepaper ratio (`gpusage gpus show "
-            "ID` lists it); \u2013: the hardware lacks the precision; ?: not published.\n"
+            "\u2020: derived from NVIDIA's published AI TOPS (or, where NVIDIA lists none, the FP32 rate) by the "
+            "architecture's whitepaper ratio (`gpusage gpus show ID` lists it); \u2013: the hardware lacks the precision; "
+            "?: not published.\n"
             "Figures: 3 cited sources in " +
                 mini_path() +
                 "; `gpusage gpus show ID` gives each field's source.\n"
@@ -126,12 +127,12 @@ TEST(GpusCsv, EveryFieldRawWithDerivedMetricsAndSources) {
   EXPECT_EQ(r.out,
             "id,name,family,architecture,chip,compute_capability,form_factor,sm_count,cuda_cores,tensor_cores,"
             "tensor_core_generation,base_clock_mhz,boost_clock_mhz,memory_gb,memory_type,memory_bus_bits,"
-            "memory_bandwidth_gbs,l2_cache_mb,tdp_w,pcie_gen,pcie_lanes,nvlink_gbs,fp64_tflops,fp32_tflops,tf32_tflops,"
+            "memory_bandwidth_gbs,l2_cache_mb,tdp_w,power_min_w,pcie_gen,pcie_lanes,nvlink_gbs,fp64_tflops,fp32_tflops,tf32_tflops,"
             "fp16_tflops,fp16_acc16_tflops,bf16_tflops,fp8_tflops,fp8_acc16_tflops,fp4_tflops,int8_tops,ai_tops,"
-            "ai_tops_rule,launch_date,msrp_usd,market,variant_of,fp16_tflops_per_usd,fp16_tflops_per_watt,fp32_tflops_per_usd,fp32_tflops_per_watt,"
+            "ai_tops_rule,tensor_rule,launch_date,msrp_usd,market,variant_of,fp16_tflops_per_usd,fp16_tflops_per_watt,fp32_tflops_per_usd,fp32_tflops_per_watt,"
             "vram_gb_per_usd,bandwidth_gbs_per_fp16_tflop,ridge_point_flop_per_byte,sources\n"
-            "rtx5090,GeForce RTX 5090,rtx50,Blackwell,GB202,12.0,,170,21760,,,,2407,32,GDDR7,512,1792,96,575,,,,,104.8,"
-            "104.8,209.5,419,209.5,419,,,,,,2025-01-30,1999,,,0.104802,0.364348,0.0524262,0.182261,0.016008,8.5537,"
+            "rtx5090,GeForce RTX 5090,rtx50,Blackwell,GB202,12.0,,170,21760,,,,2407,32,GDDR7,512,1792,96,575,,,,,,104.8,"
+            "104.8,209.5,419,209.5,419,,,,,,,2025-01-30,1999,,,0.104802,0.364348,0.0524262,0.182261,0.016008,8.5537,"
             "116.908,https://example.invalid/rtx5090\n");
 }
 
@@ -139,13 +140,13 @@ TEST(GpusCsv, EveryOptionalFieldAndQuotedCommas) {
   // full.toml sets every field; its form factor holds a comma, so that cell is quoted.
   CliResult r = gpus("--family all --format csv", "GPUSAGE_CATALOG=" + fixture("catalog/full.toml"));
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("\ntestcard,Test Card 1000,workstation,Testwell,TC100,8.9,\"PCIe, dual slot\",100,12800,400,4,"
-                               "1500,2000,48,GDDR6,384,960,0.5,300,4,16,112.5,1.25,51.2,102.4,204.8,409.6,204.8,409.6,"
-                               "819.2,819.2,819,1638.4,test-rule,2024-03-15,4096,China,basecard,"));
+  EXPECT_THAT(r.out, HasSubstr("\ntestcard,Test Card 1000,laptop,Testwell,TC100,8.9,\"PCIe, dual slot\",100,12800,400,4,"
+                               "1500,2000,48,GDDR6,384,960,0.5,300,100,4,16,112.5,1.25,51.2,102.4,204.8,409.6,204.8,409.6,"
+                               "819.2,819.2,819,1638.4,test-rule,test-fp32-rule,2024-03-15,4096,China,basecard,"));
   EXPECT_THAT(r.out, HasSubstr(",https://example.invalid/testcard https://example.invalid/prices\n"));
   // The base card's FP16 and TF32 come from its AI TOPS by the fixture's rule: 2000 x 1/8, 2000 x 0.0625.
   EXPECT_THAT(r.out, HasSubstr("\nbasecard,Test Card 1000 Base,workstation,Testwell,TC100,8.9,,100,12800,,,,2000,48,"
-                               "GDDR6,384,960,,300,,,,,51.2,125,250,,,,,,,2000,test-rule,2024-03,"));
+                               "GDDR6,384,960,,300,,,,,,51.2,125,250,,,,,,,2000,test-rule,,2024-03,"));
 }
 
 TEST(GpusJson, EveryFieldWithNullsDerivedAndSources) {
@@ -157,13 +158,13 @@ TEST(GpusJson, EveryFieldWithNullsDerivedAndSources) {
   for (const char* key : {"id", "name", "family", "architecture", "chip", "compute_capability", "form_factor",
                           "sm_count", "cuda_cores", "tensor_cores", "tensor_core_generation", "base_clock_mhz",
                           "boost_clock_mhz", "memory_gb", "memory_type", "memory_bus_bits", "memory_bandwidth_gbs",
-                          "l2_cache_mb", "tdp_w", "pcie_gen", "pcie_lanes", "nvlink_gbs", "fp64_tflops", "fp32_tflops",
+                          "l2_cache_mb", "tdp_w", "power_min_w", "pcie_gen", "pcie_lanes", "nvlink_gbs", "fp64_tflops", "fp32_tflops",
                           "tf32_tflops", "fp16_tflops", "fp16_acc16_tflops", "bf16_tflops", "fp8_tflops",
-                          "fp8_acc16_tflops", "fp4_tflops", "int8_tops", "ai_tops", "ai_tops_rule", "launch_date",
+                          "fp8_acc16_tflops", "fp4_tflops", "int8_tops", "ai_tops", "ai_tops_rule", "tensor_rule", "launch_date",
                           "msrp_usd", "market", "variant_of", "sources", "derived", "status", "derivations"}) {
     EXPECT_TRUE(g.contains(key)) << key;
   }
-  EXPECT_EQ(g.size(), 42u);
+  EXPECT_EQ(g.size(), 44u);
   EXPECT_EQ(g["id"], "rtx5090");
   EXPECT_EQ(g["family"], "rtx50");
   EXPECT_EQ(g["cuda_cores"], 21760);
@@ -247,7 +248,7 @@ TEST(GpusShow, JsonMapsEachKnownFieldToItsSources) {
 
 TEST(GpusErrors, BadFamily) {
   expect_one_line_error(gpus("--family rtx60"),
-                        "--family: 'rtx60' is not one of rtx50, rtx40, rtx30, datacenter, workstation, china, all");
+                        "--family: 'rtx60' is not one of rtx50, rtx40, rtx30, rtx20, gtx, laptop, datacenter, workstation, china, all");
 }
 
 TEST(GpusErrors, BadSortListsAcceptedNames) {
@@ -273,7 +274,9 @@ TEST(GpusErrors, UnknownGpuSuggests) {
 }
 
 TEST(GpusErrors, AmbiguousGpuListsCandidates) {
-  expect_one_line_error(gpus("show h100"), "GPU name 'h100' is ambiguous: it matches h100-sxm5-80gb, h100-pcie-80gb");
+  expect_one_line_error(gpus("show h100"),
+                        "GPU name 'h100' is ambiguous: it matches h100-sxm5-80gb (H100 SXM5 80GB), h100-pcie-80gb (H100 PCIe "
+                        "80GB); give the id of the one you mean");
 }
 
 TEST(GpusErrors, FamilyAndGpuTogether) {
@@ -369,7 +372,17 @@ TEST(GpusBuiltin, AllFamiliesListTheContractIdsInOrderEachWithSources) {
                 "h200-sxm-141gb", "h20",            "b300",           "b200",
                 // cards measured in the validation data, appended at the end of gpus.toml
                 "quadro-rtx8000", "quadro-rtx6000", "quadro-rtx5000", "rtxa5500", "rtxa5000", "rtxa4500", "rtxa4000",
-                "a40", "a10", "a10g"}));
+                "a40", "a10", "a10g",
+                // the cards people own (issue 51): RTX 20, TITAN, GTX 16/10, RTX 30/40 additions, laptops, data center
+                "rtx2080ti", "rtx2080super", "rtx2080", "rtx2070super", "rtx2070", "rtx2060super", "rtx2060",
+                "titan-rtx", "titanv", "gtx1660ti", "gtx1660super", "gtx1660", "gtx1080ti", "gtx1080", "gtx1070",
+                "rtx3080ti", "rtx3070ti", "rtx3060ti", "rtx3060-8gb", "rtx3050", "rtx4070ti", "rtx4060ti-8gb",
+                "rtx3080ti-laptop", "rtx3080-laptop-16gb", "rtx3080-laptop-8gb", "rtx3070ti-laptop",
+                "rtx3070-laptop", "rtx3060-laptop", "rtx3050ti-laptop", "rtx3050-laptop", "rtx4090-laptop",
+                "rtx4080-laptop", "rtx4070-laptop", "rtx4060-laptop", "rtx4050-laptop", "rtx5090-laptop",
+                "rtx5080-laptop", "a800-sxm4-80gb", "a800-pcie-80gb", "a800-pcie-40gb", "h800-sxm5-80gb",
+                "h800-pcie-80gb", "h100-nvl", "l40", "a30", "v100-pcie-16gb", "p100-pcie-16gb", "p100-pcie-12gb",
+                "p40"}));
   for (const auto& gpu : nlohmann::json::parse(r.out)) {
     ASSERT_TRUE(gpu["sources"].is_array()) << gpu["id"];
     EXPECT_FALSE(gpu["sources"].empty()) << gpu["id"];
@@ -466,11 +479,12 @@ TEST(GpusBuiltin, ExportVariantsStateWhatDiffers) {
 
 TEST(GpusBuiltin, ChinaAndWorkstationGroups) {
   EXPECT_EQ(ids_of(builtin_gpus("--family china --format json").out),
-            (std::vector<std::string>{"rtx5090d", "rtx5090d-v2", "rtx4090d", "l20", "h20"}));
+            (std::vector<std::string>{"rtx5090d", "rtx5090d-v2", "rtx4090d", "l20", "h20", "a800-sxm4-80gb",
+                                      "a800-pcie-80gb", "a800-pcie-40gb", "h800-sxm5-80gb", "h800-pcie-80gb"}));
   EXPECT_EQ(ids_of(builtin_gpus("--family workstation --format json").out),
             (std::vector<std::string>{"rtxpro6000", "rtxpro5000", "rtxpro4500", "rtxpro4000", "gb10", "rtx6000ada",
                                       "rtxa6000", "quadro-rtx8000", "quadro-rtx6000", "quadro-rtx5000", "rtxa5500",
-                                      "rtxa5000", "rtxa4500", "rtxa4000"}));
+                                      "rtxa5000", "rtxa4500", "rtxa4000", "titanv"}));
 }
 
 TEST(GpusBuiltin, NamesResolveAsTypedAndNeverToAnotherCard) {
@@ -480,9 +494,13 @@ TEST(GpusBuiltin, NamesResolveAsTypedAndNeverToAnotherCard) {
   // The A10 is its own card (in the catalog for the validation data), never an A100.
   EXPECT_THAT(builtin_gpus("show a10").out, StartsWith("NVIDIA A10 (a10)\n"));
   EXPECT_THAT(builtin_gpus("show a40").out, StartsWith("NVIDIA A40 (a40)\n"));
-  CliResult a30 = builtin_gpus("show a30");
-  EXPECT_EQ(a30.exit_code, 2);
-  EXPECT_THAT(a30.err, StartsWith("gpusage: unknown GPU 'a30'; did you mean: "));
+  EXPECT_THAT(builtin_gpus("show a30").out, StartsWith("NVIDIA A30 (a30)\n"));
+  // A name never becomes a card with more words in its name; a name that fits several variants asks which.
+  EXPECT_THAT(builtin_gpus("show RTX 4070 Ti").out, StartsWith("GeForce RTX 4070 Ti (rtx4070ti)\n"));
+  EXPECT_THAT(builtin_gpus("show L40").out, StartsWith("NVIDIA L40 (l40)\n"));
+  CliResult a800 = builtin_gpus("show A800");
+  EXPECT_EQ(a800.exit_code, 2);
+  EXPECT_THAT(a800.err, StartsWith("gpusage: GPU name 'A800' is ambiguous: it matches a800-sxm4-80gb"));
 }
 
 }  // namespace

@@ -283,7 +283,7 @@ TEST_F(ReportDir, BadInputsAreOneLineErrorsAndLeaveNoFile) {
                         "--monitor-log '" + text + "' is not a gpusage monitor log (expected the CSV or JSON Lines "
                         "that `gpusage monitor --log FILE.csv|FILE.jsonl` writes)");
   expect_one_line_error(run_cli("report --family rtx60 --out " + path("r.html")),
-                        "--family: 'rtx60' is not one of rtx50, rtx40, rtx30, datacenter, workstation, china, all");
+                        "--family: 'rtx60' is not one of rtx50, rtx40, rtx30, rtx20, gtx, laptop, datacenter, workstation, china, all");
   EXPECT_EQ(files(), (std::vector<std::string>{"broken.json", "notes.txt"})) << "no page, no temporary file";
 }
 

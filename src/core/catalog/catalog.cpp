@@ -23,7 +23,8 @@ extern const char* const kBuiltinCatalogText;  // generated from data/gpus.toml 
 namespace {
 
 const std::set<std::string>& known_memory_types() {
-  static const std::set<std::string> types{"GDDR6", "GDDR6X", "GDDR7", "HBM2", "HBM2e", "HBM3", "HBM3e", "LPDDR5X"};
+  static const std::set<std::string> types{"GDDR5",   "GDDR5X", "GDDR6", "GDDR6X", "GDDR7",
+                                           "HBM2",    "HBM2e",  "HBM3",  "HBM3e",  "LPDDR5X"};
   return types;
 }
 
@@ -108,7 +109,7 @@ class GpuReader : public toml_data::TableReader {
             if (!f.is_string()) fail("sources", "'fields' must list field names");
             std::string field = **f.as_string();
             // A misspelt claim would silently leave the figure backed by the general sources instead.
-            if (!find_field(field)) {
+            if (!find_field(field) && field != "nvml_names" && field != "pci_device_ids") {
               fail("sources", fmt::format("lists '{}' in 'fields', which is not a catalog field{}", field,
                                           did_you_mean(field)));
             }
@@ -127,10 +128,24 @@ class GpuReader : public toml_data::TableReader {
     return out;
   }
 
+  // A list of non-empty strings (nvml_names, pci_device_ids); empty when the key is absent.
+  std::vector<std::string> strings(const char* key) {
+    std::vector<std::string> out;
+    const toml::node* node = table_.get(key);
+    if (!node) return out;
+    if (!node->is_array()) fail(key, "must be a list of strings");
+    for (const toml::node& item : *node->as_array()) {
+      if (!item.is_string() || text::trim(**item.as_string()).empty()) fail(key, "must be a list of strings");
+      out.push_back(**item.as_string());
+    }
+    return out;
+  }
+
   // Checked before any field is read, so that a misspelt required field is reported as the misspelling.
   void reject_unknown_keys() const {
     for (auto&& [key, value] : table_) {
-      if (key.str() != "sources" && !find_field(key.str())) {
+      if (key.str() != "sources" && key.str() != "nvml_names" && key.str() != "pci_device_ids" &&
+          !find_field(key.str())) {
         fail(key.str(), fmt::format("is not a catalog field{} (schema: data/README.md)",
                                     did_you_mean(key.str())));
       }
@@ -165,13 +180,17 @@ DerivationRule read_rule(const toml::table& table, const std::string& origin, st
   GpuReader r(table, origin, fmt::format("derivation '{}'", id));
   for (auto&& [key, value] : table) {
     const std::string_view k = key.str();
-    if (k != "id" && k != "basis" && k != "ratios" && k != "sources") {
-      r.fail(k, "is not a derivation key (accepted: id, basis, ratios, sources)");
+    if (k != "id" && k != "basis" && k != "basis_field" && k != "ratios" && k != "sources") {
+      r.fail(k, "is not a derivation key (accepted: id, basis, basis_field, ratios, sources)");
     }
   }
   DerivationRule rule;
   rule.id = r.string("id");
   rule.basis = r.string("basis");
+  rule.basis_field = r.optional_string("basis_field").value_or("ai_tops");
+  if (rule.basis_field != "ai_tops" && rule.basis_field != "fp32_tflops") {
+    r.fail("basis_field", fmt::format("'{}' is not ai_tops or fp32_tflops", rule.basis_field));
+  }
   const toml::table* ratios = table.get_as<toml::table>("ratios");
   if (!ratios || ratios->empty()) r.fail("ratios", "is required: { field = \"1/2\", ... }");
   for (auto&& [key, value] : *ratios) {
@@ -197,8 +216,8 @@ SupportRule read_support(const toml::table& table, const std::string& origin, st
   GpuReader r(table, origin, fmt::format("support #{}", index + 1));
   for (auto&& [key, value] : table) {
     const std::string_view k = key.str();
-    if (k != "fields" && k != "min_compute_capability" && k != "sources") {
-      r.fail(k, "is not a support key (accepted: fields, min_compute_capability, sources)");
+    if (k != "fields" && k != "min_compute_capability" && k != "requires" && k != "sources") {
+      r.fail(k, "is not a support key (accepted: fields, min_compute_capability, requires, sources)");
     }
   }
   SupportRule rule;
@@ -210,7 +229,15 @@ SupportRule read_support(const toml::table& table, const std::string& origin, st
     }
     rule.fields.push_back(**f.as_string());
   }
-  rule.min_compute_capability = r.string("min_compute_capability");
+  // Either a compute capability, or a unit the card must have ("tensor_cores": Pascal and the GTX 16 cards
+  // share compute capabilities with cards that have tensor cores).
+  if (auto requires_unit = r.optional_string("requires")) {
+    if (*requires_unit != "tensor_cores") r.fail("requires", fmt::format("'{}' is not tensor_cores", *requires_unit));
+    if (table.get("min_compute_capability")) r.fail("requires", "goes without min_compute_capability");
+    rule.requires_tensor_cores = true;
+  } else {
+    rule.min_compute_capability = r.string("min_compute_capability");
+  }
   rule.sources = r.sources();
   return rule;
 }
@@ -229,7 +256,7 @@ Gpu read_gpu(const toml::table& table, const std::string& origin, std::size_t in
   std::string family = r.string("family");
   auto parsed_family = parse_family(family);
   if (!parsed_family) {
-    r.fail("family", fmt::format("'{}' is not one of rtx50, rtx40, rtx30, datacenter, workstation", family));
+    r.fail("family", fmt::format("'{}' is not one of {}", family, family_names()));
   }
   g.family = *parsed_family;
   g.architecture = r.string("architecture");
@@ -253,13 +280,18 @@ Gpu read_gpu(const toml::table& table, const std::string& origin, std::size_t in
   g.memory_type = r.string("memory_type");
   if (!known_memory_types().count(g.memory_type)) {
     r.fail("memory_type",
-           fmt::format("'{}' is not a known memory type (GDDR6, GDDR6X, GDDR7, HBM2, HBM2e, HBM3, HBM3e, LPDDR5X)",
+           fmt::format("'{}' is not a known memory type (GDDR5, GDDR5X, GDDR6, GDDR6X, GDDR7, HBM2, HBM2e, HBM3, "
+                       "HBM3e, LPDDR5X)",
                        g.memory_type));
   }
   g.memory_bus_bits = r.integer("memory_bus_bits");
   g.memory_bandwidth_gbs = r.number("memory_bandwidth_gbs");
   g.l2_cache_mb = r.optional_number("l2_cache_mb");
   g.tdp_w = r.number("tdp_w");
+  g.power_min_w = r.optional_number("power_min_w");
+  if (g.power_min_w && (*parsed_family != Family::laptop || *g.power_min_w > g.tdp_w)) {
+    r.fail("power_min_w", "belongs to a laptop GPU (family laptop) and is at most its tdp_w");
+  }
   g.pcie_gen = r.optional_integer("pcie_gen");
   g.pcie_lanes = r.optional_integer("pcie_lanes");
   g.nvlink_gbs = r.optional_number("nvlink_gbs");
@@ -275,6 +307,14 @@ Gpu read_gpu(const toml::table& table, const std::string& origin, std::size_t in
   g.int8_tops = r.optional_number("int8_tops");
   g.ai_tops = r.optional_number("ai_tops");
   g.ai_tops_rule = r.optional_string("ai_tops_rule");
+  g.tensor_rule = r.optional_string("tensor_rule");
+  g.nvml_names = r.strings("nvml_names");
+  g.pci_device_ids = r.strings("pci_device_ids");
+  for (const auto& pci : g.pci_device_ids) {
+    if (pci.size() != 4 || !std::all_of(pci.begin(), pci.end(), [](char c) { return std::isxdigit(c) && !std::isupper(c); })) {
+      r.fail("pci_device_ids", fmt::format("'{}' is not a PCI device id in lower-case hex (\"2684\")", pci));
+    }
+  }
   g.launch_date = r.string("launch_date");
   {
     const auto& d = g.launch_date;

@@ -1,6 +1,7 @@
 // The GPU catalog: loading with validation, lookup by what users type, and derived metrics.
 #pragma once
 
+#include <deque>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,6 +17,7 @@ namespace gpusage::catalog {
 struct DerivationRule {
   std::string id;
   std::string basis;  // what the published figure is: "sparse FP4 TOPS (NVIDIA's AI TOPS)"
+  std::string basis_field = "ai_tops";  // the card's figure it reads: ai_tops (ai_tops_rule) or fp32_tflops (tensor_rule)
   std::vector<std::pair<std::string, double>> ratios;     // field -> ratio, in the file's order
   std::vector<Source> sources;
 };
@@ -23,7 +25,9 @@ struct DerivationRule {
 // A precision the hardware has only from some compute capability on ([[support]] tables).
 struct SupportRule {
   std::vector<std::string> fields;
-  std::string min_compute_capability;
+  std::string min_compute_capability;  // empty when the rule requires tensor cores instead
+  bool requires_tensor_cores = false;  // the card lacks the fields when it has no tensor cores (neither a
+                                       // tensor_cores count nor a tensor_core_generation)
   std::vector<Source> sources;
 };
 
@@ -51,7 +55,13 @@ class Catalog {
   // Exact id first, then what users type: "RTX 5090", "5090", "5070 ti", "h100", "4090 d". Names match
   // by whole model tokens: a number never matches a longer number ("h20" is not the H200, "a10" not an
   // A100). Throws InputError when nothing matches (naming the nearest ids) or several do (listing them).
+  // A name may end in modifications, each after an '@' (modified.cpp): "rtx4090@48gb" is the card with 48 GB
+  // (a memory-modified board), "rtx4090-laptop@115w" the laptop GPU at a 115 W limit within its range. The
+  // modified card lives as long as the catalog; its id is the canonical spelling ("rtx4090@48gb") and
+  // Gpu::modification says what changed. Throws InputError for a modification the card cannot take.
   const Gpu& resolve(std::string_view name) const;
+  // resolve() without modifications.
+  const Gpu& resolve_plain(std::string_view name) const;
   const Gpu* find(std::string_view id) const;
 
   // A comma list of names, families (rtx50 …), market groups (china) or "all", in catalog order without
@@ -65,7 +75,12 @@ class Catalog {
   std::vector<Gpu> gpus_;
   std::vector<DerivationRule> rules_;
   std::vector<SupportRule> support_;
+  mutable std::deque<Gpu> modified_;  // the cards resolve() made from a name with '@' modifications
 };
+
+// The power a laptop GPU is planned at when the name gives none (ID@W): the top of its range (tdp_w), what
+// the laptop's maker may allow and NVIDIA's spec page lists last. Empty for other cards.
+std::optional<double> default_laptop_power_w(const Gpu& gpu);
 
 // The tokens a GPU name is matched by: lower case, split at non-alphanumerics and between letters and
 // digits, vendor words dropped. "NVIDIA GeForce RTX 5090D v2" -> rtx 5090 d v 2.

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 
@@ -53,33 +54,48 @@ void apply_rules(Gpu& g, const std::vector<DerivationRule>& rules, const std::ve
     fail(g.ai_tops ? "ai_tops_rule" : "ai_tops", "is required with the other: a published AI TOPS figure and the "
                                                  "rule that reads it go together");
   }
-  if (g.ai_tops_rule) {
+  // Each rule the card names reads its basis figure: ai_tops_rule the AI TOPS, tensor_rule the FP32 rate.
+  auto derive_with = [&](const char* key, const std::string& id, const std::string& basis_field, double basis) {
     const DerivationRule* rule = nullptr;
     for (const auto& candidate : rules) {
-      if (candidate.id == *g.ai_tops_rule) rule = &candidate;
+      if (candidate.id == id) rule = &candidate;
     }
-    if (!rule) {
+    if (!rule || rule->basis_field != basis_field) {
       std::vector<std::string> ids;
-      for (const auto& candidate : rules) ids.push_back(candidate.id);
-      fail("ai_tops_rule", fmt::format("'{}' is not a [[derivation]] of this catalog (accepted: {})",
-                                       *g.ai_tops_rule, ids.empty() ? "none defined" : text::join(ids)));
+      for (const auto& candidate : rules) {
+        if (candidate.basis_field == basis_field) ids.push_back(candidate.id);
+      }
+      fail(key, fmt::format("'{}' is not a [[derivation]] of this catalog that reads {} (accepted: {})", id,
+                            basis_field, ids.empty() ? "none defined" : text::join(ids)));
     }
     // A published figure wins: the rule only fills what the spec sheets leave empty.
     for (const auto& [field, ratio] : rule->ratios) {
       auto member = rate_member(field);
       if (g.*member) continue;
-      Derivation d{field, rule->id, "ai_tops", *g.ai_tops, ratio};
+      Derivation d{field, rule->id, basis_field, basis, ratio};
       g.*member = d.value();
       g.derivations.push_back(std::move(d));
     }
-  }
+  };
+  if (g.ai_tops_rule) derive_with("ai_tops_rule", *g.ai_tops_rule, "ai_tops", *g.ai_tops);
+  if (g.tensor_rule) derive_with("tensor_rule", *g.tensor_rule, "fp32_tflops", g.fp32_tflops);
   for (const auto& rule : support) {
-    if (g.compute_capability_value() >= std::strtod(rule.min_compute_capability.c_str(), nullptr)) continue;
+    // A card has tensor cores when the catalog gives their count or their generation (GB10 and H20: only the
+    // generation is published).
+    const bool tensor_cores = g.tensor_cores.has_value() || g.tensor_core_generation.has_value();
+    if (rule.requires_tensor_cores ? tensor_cores
+                                   : g.compute_capability_value() >= std::strtod(rule.min_compute_capability.c_str(),
+                                                                                 nullptr)) {
+      continue;
+    }
     for (const auto& field : rule.fields) {
+      if (std::find(g.unsupported.begin(), g.unsupported.end(), field) != g.unsupported.end()) continue;
       if (g.*rate_member(field)) {
-        fail(field, fmt::format("is set, but compute capability {} lacks it (the catalog's support rule: {} and "
-                                "later)",
-                                g.compute_capability, rule.min_compute_capability));
+        fail(field, rule.requires_tensor_cores
+                        ? std::string("is set, but the card has no tensor cores (the catalog's support rule)")
+                        : fmt::format("is set, but compute capability {} lacks it (the catalog's support rule: {} "
+                                      "and later)",
+                                      g.compute_capability, rule.min_compute_capability));
       }
       g.unsupported.push_back(field);
     }

@@ -11,10 +11,19 @@ const char* to_string(Family family) {
     case Family::rtx50: return "rtx50";
     case Family::rtx40: return "rtx40";
     case Family::rtx30: return "rtx30";
+    case Family::rtx20: return "rtx20";
+    case Family::gtx: return "gtx";
+    case Family::laptop: return "laptop";
     case Family::datacenter: return "datacenter";
     case Family::workstation: return "workstation";
   }
   return "?";
+}
+
+std::string family_names() {
+  std::string out;
+  for (Family f : kFamilies) out += (out.empty() ? "" : ", ") + std::string(to_string(f));
+  return out;
 }
 
 const char* to_string(FigureStatus status) {

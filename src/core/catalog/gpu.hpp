@@ -12,11 +12,16 @@
 
 namespace gpusage::catalog {
 
-enum class Family { rtx50, rtx40, rtx30, datacenter, workstation };
+enum class Family { rtx50, rtx40, rtx30, rtx20, gtx, laptop, datacenter, workstation };
+inline constexpr Family kFamilies[] = {Family::rtx50, Family::rtx40,  Family::rtx30,      Family::rtx20,
+                                       Family::gtx,   Family::laptop, Family::datacenter, Family::workstation};
 const char* to_string(Family family);
-// GeForce RTX 30/40/50 boards (consumer cards): GPU Boost clocks, no NVLink, no PCIe peer-to-peer.
+// "rtx50, rtx40, …, workstation": the accepted family names, for messages.
+std::string family_names();
+// GeForce boards (consumer cards, desktop and laptop, and the TITAN RTX): GPU Boost clocks, no PCIe
+// peer-to-peer.
 inline bool is_geforce(Family family) {
-  return family == Family::rtx50 || family == Family::rtx40 || family == Family::rtx30;
+  return family != Family::datacenter && family != Family::workstation;
 }
 
 // Where a figure comes from. `fields` empty: the source backs every figure no other source claims.
@@ -63,7 +68,8 @@ struct Gpu {
   int memory_bus_bits = 0;
   double memory_bandwidth_gbs = 0;
   std::optional<double> l2_cache_mb;
-  double tdp_w = 0;
+  double tdp_w = 0;  // a laptop GPU: the top of its power range (the laptop maker sets the limit within it)
+  std::optional<double> power_min_w;  // a laptop GPU: the bottom of its power range
   std::optional<int> pcie_gen;
   std::optional<int> pcie_lanes;
   std::optional<double> nvlink_gbs;
@@ -79,10 +85,18 @@ struct Gpu {
   std::optional<double> int8_tops;          // tensor, dense
   std::optional<double> ai_tops;            // NVIDIA's "AI TOPS": a sparse rate, the precision per its rule
   std::optional<std::string> ai_tops_rule;  // the catalog rule that turns ai_tops into dense rates
+  std::optional<std::string> tensor_rule;   // a rule that derives the tensor rates from fp32_tflops (Turing)
   std::string launch_date;
   std::optional<double> msrp_usd;
   std::optional<std::string> market;      // where it is sold when that is not worldwide ("China")
   std::optional<std::string> variant_of;  // the catalog id of the card this is a regional variant of
+  // How the driver names the card and which PCI device ids it has (catalog::identify): NVML's names where
+  // they differ from `name` ("NVIDIA H100 80GB HBM3"), the ids in lower-case hex ("2684").
+  std::vector<std::string> nvml_names;
+  std::vector<std::string> pci_device_ids;
+  // Set when the user changed the card (ID@48gb, ID@115w: catalog::resolve_modified): what differs from
+  // the catalog's card, as a person reads it.
+  std::optional<std::string> modification;
   std::vector<Source> sources;
   std::vector<Derivation> derivations;    // figures the loader computed (their values are set above)
   std::vector<std::string> unsupported;   // fields the hardware cannot do (the catalog's support rules)
@@ -103,6 +117,7 @@ struct Gpu {
   double memory_bytes() const { return memory_gb * units::kGiB; }
   double compute_capability_value() const;  // "12.0" -> 12.0
   bool supports(Precision precision) const { return matmul_tflops(precision).has_value(); }
+  bool is_laptop() const { return family == Family::laptop; }
 };
 
 }  // namespace gpusage::catalog

@@ -19,7 +19,7 @@ bool is_market_group(std::string_view name) {
 }
 
 std::optional<Family> parse_family(std::string_view name) {
-  for (Family f : {Family::rtx50, Family::rtx40, Family::rtx30, Family::datacenter, Family::workstation}) {
+  for (Family f : kFamilies) {
     if (text::to_lower(name) == to_string(f)) return f;
   }
   return std::nullopt;
@@ -64,28 +64,51 @@ bool token_matches(const std::string& typed, const std::string& token, bool last
 
 enum class Fit { none, partial, complete, exact };
 
+// Words that make a name another card: a typed name without them never fits a card that has them ("RTX 4070 Ti"
+// is not the 4070 Ti SUPER, "L40" not the L40S, "4090" not the 4090 Laptop GPU or the 4090 D, "H100" not the H100
+// NVL). Memory sizes, form factors and generation words may be left out: "A800" fits every A800, and asks which.
+bool names_another_card(const std::string& token) {
+  static const char* const kWords[] = {"ti", "super", "s", "d", "laptop", "nvl", "max", "q", "x", "xp", "mobile"};
+  for (const char* word : kWords) {
+    if (token == word) return true;
+  }
+  return false;
+}
+
 // How `typed` fits one spelling of a GPU: its tokens in order within the spelling's (none if not); exact
 // when they are the same tokens; complete when the spelling has nothing more than the series word "rtx"
-// ("5090" is all of "GeForce RTX 5090", only part of "RTX 5090 D").
+// ("5090" is all of "GeForce RTX 5090", only part of "RTX 5090 D"); none when what is left over names
+// another card (names_another_card).
 Fit fit(const std::vector<std::string>& typed, const std::vector<std::string>& tokens) {
   std::size_t at = 0;
   std::vector<bool> used(tokens.size(), false);
+  bool abbreviated = false;  // the last word stood for a longer one: at best a partial fit ("4070 ti" of "tisuper")
   for (std::size_t i = 0; i < typed.size(); ++i) {
     const std::string& t = typed[i];
     while (at < tokens.size() && !token_matches(t, tokens[at], i + 1 == typed.size())) ++at;
     if (at == tokens.size()) return Fit::none;
+    abbreviated = abbreviated || t != tokens[at];
     used[at++] = true;
   }
   if (typed == tokens) return Fit::exact;
+  Fit result = abbreviated ? Fit::partial : Fit::complete;
   for (std::size_t i = 0; i < tokens.size(); ++i) {
-    if (!used[i] && tokens[i] != "rtx") return Fit::partial;
+    if (used[i] || tokens[i] == "rtx") continue;
+    if (names_another_card(tokens[i])) return Fit::none;
+    result = Fit::partial;
   }
-  return Fit::complete;
+  return result;
+}
+
+std::string candidates_text(const std::vector<const Gpu*>& gpus) {
+  std::vector<std::string> out;
+  for (const Gpu* gpu : gpus) out.push_back(fmt::format("{} ({})", gpu->id, gpu->name));
+  return text::join(out);
 }
 
 }  // namespace
 
-const Gpu& Catalog::resolve(std::string_view name) const {
+const Gpu& Catalog::resolve_plain(std::string_view name) const {
   if (const Gpu* exact = find(text::to_lower(text::trim(name)))) return *exact;
   const std::vector<std::string> typed = name_tokens(name);
   if (typed.empty()) throw InputError("empty GPU name");
@@ -102,9 +125,8 @@ const Gpu& Catalog::resolve(std::string_view name) const {
     }
     if (at_level.size() == 1) return *at_level.front();
     if (at_level.size() > 1) {
-      std::vector<std::string> ids;
-      for (const Gpu* gpu : at_level) ids.push_back(gpu->id);
-      throw InputError(fmt::format("GPU name '{}' is ambiguous: it matches {}", name, text::join(ids)));
+      throw InputError(fmt::format("GPU name '{}' is ambiguous: it matches {}; give the id of the one you mean",
+                                   name, candidates_text(at_level)));
     }
   }
   std::vector<std::string> all_ids;

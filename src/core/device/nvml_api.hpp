@@ -75,6 +75,18 @@ inline constexpr unsigned NVML_DEVICE_UUID_V2_BUFFER_SIZE = 96;
 inline constexpr unsigned NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE = 80;
 inline constexpr unsigned long long NVML_VALUE_NOT_AVAILABLE_ULL = ~0ULL;  // NVML_VALUE_NOT_AVAILABLE (-1)
 
+// What nvmlDeviceGetPciInfo_v3/_v2 fill (nvml.h, nvmlPciInfo_t). The plain nvmlDeviceGetPciInfo fills an
+// older, shorter layout whose members up to pciSubSystemId sit at the same offsets, so this buffer serves all.
+typedef struct nvmlPciInfo_st {
+  char busIdLegacy[16];
+  unsigned int domain;
+  unsigned int bus;
+  unsigned int device;
+  unsigned int pciDeviceId;  // the device id in the upper 16 bits, the vendor id (0x10de) in the lower
+  unsigned int pciSubSystemId;
+  char busId[32];
+} nvmlPciInfo_t;
+
 typedef struct nvmlUtilization_st {
   unsigned int gpu;     // percent of time a kernel was running over the past sample period
   unsigned int memory;  // percent of time device memory was read or written
@@ -117,6 +129,7 @@ struct Api {
   nvmlReturn_t (*device_get_uuid)(nvmlDevice_t, char*, unsigned int) = nullptr;
   nvmlReturn_t (*device_get_cuda_compute_capability)(nvmlDevice_t, int*, int*) = nullptr;
   nvmlReturn_t (*device_get_memory_info)(nvmlDevice_t, nvmlMemory_t*) = nullptr;
+  nvmlReturn_t (*device_get_pci_info)(nvmlDevice_t, nvmlPciInfo_t*) = nullptr;  // _v3, _v2, then plain
   nvmlReturn_t (*device_get_utilization_rates)(nvmlDevice_t, nvmlUtilization_t*) = nullptr;
   nvmlReturn_t (*device_get_temperature)(nvmlDevice_t, nvmlTemperatureSensors_t, unsigned int*) = nullptr;
   nvmlReturn_t (*device_get_power_usage)(nvmlDevice_t, unsigned int*) = nullptr;            // mW

@@ -205,6 +205,10 @@ class NvmlBackend final : public GpuBackend {
       info.uuid = text.data();
     nvmlMemory_t memory{};
     if (GPUSAGE_NVML_CALL(device_get_memory_info, h, &memory) == NVML_SUCCESS) info.memory_total_bytes = memory.total;
+    nvmlPciInfo_t pci{};
+    if (GPUSAGE_NVML_CALL(device_get_pci_info, h, &pci) == NVML_SUCCESS && pci.pciDeviceId != 0) {
+      info.pci_device_id = fmt::format("{:04x}", pci.pciDeviceId >> 16);
+    }
     int major = 0, minor = 0;
     if (GPUSAGE_NVML_CALL(device_get_cuda_compute_capability, h, &major, &minor) == NVML_SUCCESS)
       info.compute_capability = ComputeCapability{major, minor};

@@ -34,6 +34,7 @@ struct GpuInfo {
   std::string name;  // "NVIDIA H100 80GB HBM3"
   std::string uuid;  // "GPU-8d2c…"
   std::optional<std::uint64_t> memory_total_bytes;
+  std::optional<std::string> pci_device_id;  // "2684": the PCI device id in lower-case hex (nvmlPciInfo_t)
   std::optional<ComputeCapability> compute_capability;
   // PCIe link: the current link trains down when idle, so current < max at rest is normal; current < max
   // under load means a riser, slot or BIOS setting is holding the card back.

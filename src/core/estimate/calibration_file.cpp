@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
-
 #include "core/common/error.hpp"
 #include "core/common/stats.hpp"
 #include "core/estimate/bench_file.hpp"
+#include "core/estimate/compare.hpp"
 #include "core/estimate/gpu_rates.hpp"
 #include "core/estimate/planner.hpp"
 
@@ -18,7 +18,7 @@ void apply_bench_results(Calibration& calibration, const std::string& json_text,
     throw InputError(fmt::format("--calibration '{}': measured on '{}' ({}), not an NVIDIA GPU: nothing to calibrate",
                                  origin, file.device_name, file.device));
   }
-  const catalog::Gpu& gpu = catalog.resolve(file.device_name);
+  const catalog::Gpu& gpu = resolve_device_name(file.device_name, catalog);
   const CompletedGpu completed = complete_tensor_rates(gpu, catalog);
 
   workload::WorkloadOptions options;

@@ -2,22 +2,19 @@
 
 #include <fmt/format.h>
 
+#include "core/catalog/identify.hpp"
 #include "core/common/error.hpp"
 
 namespace gpusage::estimate {
 
-const catalog::Gpu& resolve_device_name(const std::string& device_name, const catalog::Catalog& catalog) {
-  std::string name = device_name;
-  std::string last_error;
-  for (const std::string prefix : {"", "NVIDIA ", "GeForce "}) {
-    if (!prefix.empty() && name.rfind(prefix, 0) == 0) name.erase(0, prefix.size());
-    try {
-      return catalog.resolve(name);
-    } catch (const InputError& e) {
-      last_error = e.what();
-    }
-  }
-  throw InputError(fmt::format("'{}' is not in the GPU catalog ({})", device_name, last_error));
+const catalog::Gpu& resolve_device_name(const std::string& device_name, const catalog::Catalog& catalog,
+                                        std::optional<std::uint64_t> memory_bytes,
+                                        std::optional<std::string> pci_device_id, std::string* note) {
+  const catalog::Identification id =
+      catalog::identify(catalog, {device_name, memory_bytes, std::move(pci_device_id)});
+  if (!id.gpu) throw InputError(id.note);
+  if (note) *note = id.note;
+  return *id.gpu;
 }
 
 BenchComparison compare_bench(const BenchFile& file, const Calibration& calibration, const catalog::Catalog& catalog) {

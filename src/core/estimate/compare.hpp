@@ -3,6 +3,7 @@
 // tensor rates completed, calibration applied). `gpusage bench` and `gpusage report` render this.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,10 +29,13 @@ struct BenchComparison {
   Sweep sweep;                        // owns the predictions the runs point at
 };
 
-// The catalog card a CUDA device name is: "NVIDIA GeForce RTX 4090" is tried as it is, then without the
-// vendor and brand words the catalog's names leave out. Throws InputError (with the catalog's suggestions)
-// when none resolves.
-const catalog::Gpu& resolve_device_name(const std::string& device_name, const catalog::Catalog& catalog);
+// The catalog card a device is (catalog::identify): by its PCI device id where known, then its name and memory.
+// Throws InputError when nothing in the catalog fits; `note`, when given, receives what identify had to
+// guess (empty when the card is certain).
+const catalog::Gpu& resolve_device_name(const std::string& device_name, const catalog::Catalog& catalog,
+                                        std::optional<std::uint64_t> memory_bytes = std::nullopt,
+                                        std::optional<std::string> pci_device_id = std::nullopt,
+                                        std::string* note = nullptr);
 
 // Never throws for a model, shape or GPU plan cannot predict: that is a reason, and the runs have no prediction.
 BenchComparison compare_bench(const BenchFile& file, const Calibration& calibration, const catalog::Catalog& catalog);

@@ -35,15 +35,20 @@ bool same_sm(const catalog::Gpu& a, const catalog::Gpu& b) {
 CompletedGpu complete_tensor_rates(const catalog::Gpu& gpu, const catalog::Catalog& catalog) {
   CompletedGpu out{gpu, {}};
   std::vector<std::string> derived;
+  const catalog::Derivation* first = nullptr;
   for (const RateField& rate : kRates) {
     if (const catalog::Derivation* d = gpu.derivation(rate.name)) {
+      if (!first) first = d;
       derived.push_back(fmt::format("{} {:.1f} = {} x {}", rate.name, d->value(), d->basis, catalog::ratio_text(d->ratio)));
     }
   }
-  if (!derived.empty()) {
-    out.notes.push_back(fmt::format("{}: derived from NVIDIA's {:g} AI TOPS by the catalog rule '{}' (no sibling "
-                                    "model): {}",
-                                    gpu.id, *gpu.ai_tops, gpu.ai_tops_rule.value_or("?"), fmt::join(derived, ", ")));
+  if (first) {
+    // The rule reads NVIDIA's AI TOPS (ai_tops_rule) or the card's FP32 rate (tensor_rule, Turing).
+    const std::string basis = first->basis_field == "ai_tops" ? fmt::format("NVIDIA's {:g} AI TOPS", first->basis)
+                                                              : fmt::format("its {:g} {}", first->basis,
+                                                                            first->basis_field);
+    out.notes.push_back(fmt::format("{}: derived from {} by the catalog rule '{}' (no sibling model): {}", gpu.id,
+                                    basis, first->rule, fmt::join(derived, ", ")));
   }
   // Regional variants have cut AI rates, and a card without a boost clock cannot be scaled: what stays
   // unpublished runs at the FP32 rate, a lower bound, and the note says so.

@@ -224,6 +224,13 @@ void add_advice(Prediction& p, const workload::Workload& w, const catalog::Gpu& 
   auto& advice = p.advice;
   using catalog::Precision;
 
+  if (gpu.modification) {
+    advice.push_back(fmt::format("{} ({}) is a modified card: {}", gpu.name, gpu.id, *gpu.modification));
+  } else if (const auto watts = catalog::default_laptop_power_w(gpu)) {
+    advice.push_back(fmt::format("{} is planned at {:g} W, the top of its {:g}-{:g} W range; its laptop's maker sets "
+                                 "the limit (nvidia-smi -q -d POWER shows it): give {}@<W>w for yours",
+                                 gpu.name, *watts, gpu.power_min_w.value_or(*watts), gpu.tdp_w, gpu.id));
+  }
   if (!gpu.matmul_tflops(c.precision)) {
     advice.push_back(fmt::format("{} has no {} tensor cores: matrix math runs at its FP32 rate of {:.1f} TFLOPS; "
                                  "use {} instead",

@@ -76,6 +76,16 @@ int largest_power_of_two_at_most(int n) {
   return p;
 }
 
+// bfloat16 needs compute capability 8.0 (the catalog's support rule): PyTorch's autocast emulates it on older
+// cards at a fraction of fp16's speed, which no one plans for, so a card without it is refused, not planned.
+void check_precision(const catalog::Gpu& gpu, catalog::Precision precision) {
+  if (precision != catalog::Precision::bf16 || !gpu.is_unsupported("bf16_tflops")) return;
+  throw InputError(fmt::format("--precision bf16: the {} ({}, compute capability {}) has no bfloat16, which needs "
+                               "compute capability 8.0 (Ampere) or later; use --precision fp16 (AMP with a loss "
+                               "scaler) on it",
+                               gpu.name, gpu.id, gpu.compute_capability));
+}
+
 }  // namespace
 
 std::vector<int> batch_ladder(workload::Domain domain, const std::vector<int>& vision, const std::vector<int>& largest) {
@@ -101,6 +111,7 @@ Sweep run_sweep(workload::Workload workload, const TrainingConfig& base, const C
   Sweep sweep{std::move(workload), std::move(timed_workload), {}, calibration.notes, {}};
   const workload::Workload* timed = sweep.timed_workload ? &*sweep.timed_workload : nullptr;
   const workload::Workload& w = sweep.workload;
+  for (const catalog::Gpu* listed : request.gpus) check_precision(*listed, base.precision);
   std::vector<int> largest;  // per GPU
   for (const catalog::Gpu* listed : request.gpus) {
     CompletedGpu completed = complete_tensor_rates(*listed, catalog);

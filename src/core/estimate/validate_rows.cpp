@@ -127,7 +127,10 @@ const char* gpu_class(const catalog::Gpu& gpu) {
   switch (gpu.family) {
     case catalog::Family::rtx50:
     case catalog::Family::rtx40:
-    case catalog::Family::rtx30: return "geforce";
+    case catalog::Family::rtx30:
+    case catalog::Family::rtx20:
+    case catalog::Family::gtx:
+    case catalog::Family::laptop: return "geforce";
     case catalog::Family::workstation: return "workstation";
     case catalog::Family::datacenter: return "datacenter";
   }

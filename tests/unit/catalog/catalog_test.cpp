@@ -212,15 +212,15 @@ TEST(CatalogValidation, WrongType) {
 }
 
 TEST(CatalogValidation, BadMemoryType) {
-  EXPECT_EQ(load_error(with(valid_entry(), "memory_type", "\"GDDR5\"")),
-            "bad.toml: gpu 'testgpu': field 'memory_type' 'GDDR5' is not a known memory type "
-            "(GDDR6, GDDR6X, GDDR7, HBM2, HBM2e, HBM3, HBM3e, LPDDR5X)");
+  EXPECT_EQ(load_error(with(valid_entry(), "memory_type", "\"GDDR4\"")),
+            "bad.toml: gpu 'testgpu': field 'memory_type' 'GDDR4' is not a known memory type "
+            "(GDDR5, GDDR5X, GDDR6, GDDR6X, GDDR7, HBM2, HBM2e, HBM3, HBM3e, LPDDR5X)");
 }
 
 TEST(CatalogValidation, BadFamily) {
   EXPECT_EQ(load_error(with(valid_entry(), "family", "\"rtx60\"")),
-            "bad.toml: gpu 'testgpu': field 'family' 'rtx60' is not one of rtx50, rtx40, rtx30, datacenter, "
-            "workstation");
+            "bad.toml: gpu 'testgpu': field 'family' 'rtx60' is not one of rtx50, rtx40, rtx30, rtx20, gtx, "
+            "laptop, datacenter, workstation");
 }
 
 TEST(CatalogValidation, BadIdComputeCapabilityAndDate) {
@@ -326,7 +326,9 @@ TEST(CatalogResolve, TiSuffixTellsTheCardsApart) {
 }
 
 TEST(CatalogResolve, AmbiguousNameListsEveryCandidate) {
-  EXPECT_EQ(resolve_error("h100"), "GPU name 'h100' is ambiguous: it matches h100-sxm5-80gb, h100-pcie-80gb");
+  EXPECT_EQ(resolve_error("h100"),
+            "GPU name 'h100' is ambiguous: it matches h100-sxm5-80gb (H100 SXM5 80GB), h100-pcie-80gb (H100 PCIe 80GB); "
+            "give the id of the one you mean");
   EXPECT_EQ(mini().resolve("h100 sxm").id, "h100-sxm5-80gb");
 }
 
@@ -349,7 +351,9 @@ TEST(CatalogSelect, FamiliesNamesAndAllWithoutRepeats) {
 TEST(CatalogParse, FamilyAndPrecisionNames) {
   EXPECT_EQ(parse_family("RTX50"), Family::rtx50);
   EXPECT_EQ(parse_family("workstation"), Family::workstation);
-  EXPECT_FALSE(parse_family("rtx20").has_value());
+  EXPECT_EQ(parse_family("rtx20"), Family::rtx20);
+  EXPECT_EQ(parse_family("Laptop"), Family::laptop);
+  EXPECT_FALSE(parse_family("rtx10").has_value());
   EXPECT_EQ(parse_precision("BF16"), Precision::bf16);
   EXPECT_FALSE(parse_precision("int4").has_value());
 }

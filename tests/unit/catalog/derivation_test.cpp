@@ -5,6 +5,8 @@
 #include <cmath>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/catalog/catalog.hpp"
 #include "core/catalog/fields.hpp"
@@ -57,13 +59,59 @@ TEST(CatalogDerivation, EveryDerivedFigureIsTheAiTopsTimesItsRatio) {
       for (const auto& [field, r] : rule->ratios) {
         if (field == d.field) ratio = r;
       }
-      EXPECT_EQ(d.basis, *gpu.ai_tops) << gpu.id;
+      // The basis is NVIDIA's AI TOPS (ai_tops_rule) or the card's FP32 rate (tensor_rule).
+      const double basis = rule->basis_field == "ai_tops" ? *gpu.ai_tops : gpu.fp32_tflops;
+      EXPECT_EQ(d.basis_field, rule->basis_field) << gpu.id;
+      EXPECT_EQ(d.basis, basis) << gpu.id;
       EXPECT_EQ(d.ratio, ratio) << gpu.id << " " << d.field;
-      EXPECT_EQ(*find_field(d.field)->number(gpu), *gpu.ai_tops * ratio) << gpu.id << " " << d.field;
+      EXPECT_EQ(*find_field(d.field)->number(gpu), basis * ratio) << gpu.id << " " << d.field;
       ++derived;
     }
   }
   EXPECT_GT(derived, 100);
+}
+
+// The FP32-based rules against the cards whose whitepaper tables give both figures: the Turing rule against the
+// RTX 2080 Ti, 2080 and 2070 (Turing whitepaper, Appendix A), the Ampere and Ada ones against the RTX 3090 and 4090
+// (GA102 and Ada whitepapers), to the whitepapers' rounding.
+TEST(CatalogDerivation, TheFp32RulesReproduceTheWhitepaperTables) {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> rules{
+      {"turing-geforce", {"rtx2080ti", "rtx2080", "rtx2070"}},
+      {"ampere-geforce-fp32", {"rtx3090"}},
+      {"ada-geforce-fp32", {"rtx4090"}},
+  };
+  int comparisons = 0;
+  for (const auto& [rule_id, cards] : rules) {
+    const DerivationRule* rule = builtin().rule(rule_id);
+    ASSERT_NE(rule, nullptr) << rule_id;
+    EXPECT_EQ(rule->basis_field, "fp32_tflops");
+    for (const std::string& id : cards) {
+      const Gpu& gpu = builtin().resolve(id);
+      for (const auto& [field, ratio] : rule->ratios) {
+        EXPECT_EQ(status(gpu, field.c_str()), FigureStatus::sourced) << id << " " << field;
+        const double published = *find_field(field)->number(gpu);
+        EXPECT_NEAR(gpu.fp32_tflops * ratio, published, published * 0.01) << id << " " << field;
+        ++comparisons;
+      }
+    }
+  }
+  EXPECT_EQ(comparisons, 9 + 5 + 7);
+  // The derived cards: the RTX 2060's FP16 tensor rate with FP32 accumulate is 4x its 6.45 FP32 TFLOPS.
+  const Gpu& rtx2060 = builtin().resolve("rtx2060");
+  EXPECT_EQ(status(rtx2060, "fp16_tflops"), FigureStatus::derived);
+  EXPECT_DOUBLE_EQ(*rtx2060.fp16_tflops, rtx2060.fp32_tflops * 4);
+}
+
+// Pascal and the GTX 16 cards have no tensor cores: every tensor rate is unsupported, not unpublished.
+TEST(CatalogDerivation, CardsWithoutTensorCoresSupportNoTensorRate) {
+  for (const char* id : {"gtx1080ti", "gtx1660super", "p40", "p100-pcie-16gb"}) {
+    const Gpu& gpu = builtin().resolve(id);
+    for (const char* field : {"tf32_tflops", "fp16_tflops", "bf16_tflops", "int8_tops"}) {
+      EXPECT_EQ(status(gpu, field), FigureStatus::unsupported) << id << " " << field;
+    }
+    EXPECT_FALSE(gpu.supports(Precision::fp16)) << id;
+  }
+  EXPECT_EQ(status(builtin().resolve("rtx2060"), "bf16_tflops"), FigureStatus::unsupported);  // cc 7.5
 }
 
 TEST(CatalogDerivation, EveryRtx50And40CardAndAllBut3080_12GbOf30HaveAnFp16Figure) {
@@ -131,7 +179,8 @@ TEST(CatalogHoles, FilledWithTheirSources) {
 TEST(CatalogGroups, ChinaSelectsTheExportVariantsInCatalogOrder) {
   std::vector<std::string> ids;
   for (const Gpu* gpu : builtin().select("china")) ids.push_back(gpu->id);
-  EXPECT_EQ(ids, (std::vector<std::string>{"rtx5090d", "rtx5090d-v2", "rtx4090d", "l20", "h20"}));
+  EXPECT_EQ(ids, (std::vector<std::string>{"rtx5090d", "rtx5090d-v2", "rtx4090d", "l20", "h20", "a800-sxm4-80gb",
+                                           "a800-pcie-80gb", "a800-pcie-40gb", "h800-sxm5-80gb", "h800-pcie-80gb"}));
 }
 
 TEST(CatalogGroups, WorkstationHasTheRtxProLineAndDgxSpark) {
@@ -245,7 +294,7 @@ TEST(CatalogRules, AiTopsNeedsItsRule) {
             "rules.toml: gpu 'card': field 'ai_tops_rule' is required with the other: a published AI TOPS figure "
             "and the rule that reads it go together");
   EXPECT_EQ(load_error(std::string(kRule) + kCard + "ai_tops = 284\nai_tops_rule = \"ampere\"\n"),
-            "rules.toml: gpu 'card': field 'ai_tops_rule' 'ampere' is not a [[derivation]] of this catalog "
+            "rules.toml: gpu 'card': field 'ai_tops_rule' 'ampere' is not a [[derivation]] of this catalog that reads ai_tops "
             "(accepted: r)");
 }
 

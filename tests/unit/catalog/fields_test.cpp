@@ -37,7 +37,7 @@ TEST(CatalogFields, NamesAreUniqueAndIncludeTheJsonContract) {
 TEST(CatalogFields, ValuesReadTheRightMembers) {
   Catalog catalog = Catalog::load(fixture("full.toml"));
   const Gpu& gpu = catalog.gpus().front();
-  EXPECT_EQ(find_field("family")->text(gpu), "workstation");
+  EXPECT_EQ(find_field("family")->text(gpu), "laptop");
   EXPECT_EQ(find_field("memory_bandwidth_gbs")->number(gpu), 960);
   EXPECT_EQ(find_field("fp8_acc16_tflops")->number(gpu), 819.2);
   EXPECT_EQ(find_field("tensor_core_generation")->number(gpu), 4);

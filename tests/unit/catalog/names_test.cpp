@@ -60,9 +60,64 @@ TEST(CatalogNames, TheNewCardsResolveAsTyped) {
 
 TEST(CatalogNames, ShortenedModelsAreAmbiguousNotGuessed) {
   EXPECT_EQ(resolve_error(Catalog::builtin(), "5060 ti"),
-            "GPU name '5060 ti' is ambiguous: it matches rtx5060ti-16gb, rtx5060ti-8gb");
-  EXPECT_EQ(resolve_error(Catalog::builtin(), "a100"),
-            "GPU name 'a100' is ambiguous: it matches a100-sxm4-40gb, a100-sxm4-80gb, a100-pcie-40gb, a100-pcie-80gb");
+            "GPU name '5060 ti' is ambiguous: it matches rtx5060ti-16gb (GeForce RTX 5060 Ti 16 GB), rtx5060ti-8gb "
+            "(GeForce RTX 5060 Ti 8 GB); give the id of the one you mean");
+  EXPECT_EQ(resolve_error(Catalog::builtin(), "A800"),
+            "GPU name 'A800' is ambiguous: it matches a800-sxm4-80gb (NVIDIA A800 SXM4 80 GB), a800-pcie-80gb "
+            "(NVIDIA A800 PCIe 80 GB), a800-pcie-40gb (NVIDIA A800 PCIe 40 GB); give the id of the one you mean");
+  for (const char* typed : {"a100", "h100", "h800", "p100", "3060", "4060 ti", "3080 laptop", "v100"}) {
+    EXPECT_TRUE(resolve_error(Catalog::builtin(), typed).starts_with("GPU name '" + std::string(typed) +
+                                                                    "' is ambiguous"))
+        << typed;
+  }
+}
+
+// A name never becomes a card with more words in its name: the Ti is not the Ti SUPER, the L40 not the L40S, the
+// 4090 not the 4090 D or the 4090 Laptop GPU, the H100 not the H100 NVL.
+TEST(CatalogNames, ANameIsTheCardNamedNeverOneWithMoreWords) {
+  const Catalog& c = Catalog::builtin();
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"RTX 4070 Ti", "rtx4070ti"},         {"4070 ti", "rtx4070ti"},           {"4070 Ti SUPER", "rtx4070tisuper"},
+      {"L40", "l40"},                       {"NVIDIA L40", "l40"},              {"L40S", "l40s"},
+      {"4090", "rtx4090"},                  {"RTX 4090 Laptop", "rtx4090-laptop"}, {"4090 laptop gpu", "rtx4090-laptop"},
+      {"2080 ti", "rtx2080ti"},             {"RTX 2080", "rtx2080"},            {"2080 super", "rtx2080super"},
+      {"2060", "rtx2060"},                  {"2060 super", "rtx2060super"},     {"2070", "rtx2070"},
+      {"titan rtx", "titan-rtx"},            {"TITAN V", "titanv"},              {"GTX 1080 Ti", "gtx1080ti"},
+      {"1080", "gtx1080"},                  {"1070", "gtx1070"},                {"1660", "gtx1660"},
+      {"1660 super", "gtx1660super"},       {"1660 Ti", "gtx1660ti"},           {"3060 ti", "rtx3060ti"},
+      {"3070 ti", "rtx3070ti"},             {"3080 ti", "rtx3080ti"},           {"3050", "rtx3050"},
+      {"3060 8gb", "rtx3060-8gb"},          {"4060 ti 8 gb", "rtx4060ti-8gb"},  {"3080 laptop 16gb", "rtx3080-laptop-16gb"},
+      {"5090 laptop", "rtx5090-laptop"},    {"4060 laptop", "rtx4060-laptop"},  {"4080 laptop", "rtx4080-laptop"},
+      {"a800 sxm", "a800-sxm4-80gb"},       {"A800 PCIe 80GB", "a800-pcie-80gb"}, {"h800 sxm", "h800-sxm5-80gb"},
+      {"Tesla P40", "p40"},                 {"p100 16gb", "p100-pcie-16gb"},    {"A30", "a30"},
+      {"H100 NVL", "h100-nvl"},             {"v100 pcie 16gb", "v100-pcie-16gb"}, {"3080", "rtx3080-10gb"},
+  };
+  for (const auto& [typed, id] : cases) EXPECT_EQ(c.resolve(typed).id, id) << "'" << typed << "'";
+}
+
+// ID@48gb and ID@115w: a memory-modified board and a laptop's (or any card's capped) power limit.
+TEST(CatalogNames, ModificationsMakeACardWithThatMemoryOrPower) {
+  const Catalog& c = Catalog::builtin();
+  const Gpu& big = c.resolve("rtx4090@48gb");
+  EXPECT_EQ(big.id, "rtx4090@48gb");
+  EXPECT_EQ(big.memory_gb, 48);
+  EXPECT_EQ(big.memory_bandwidth_gbs, c.resolve("rtx4090").memory_bandwidth_gbs);
+  EXPECT_EQ(*big.modification, "48 GB memory (the catalog's card has 24 GB; a modified board)");
+  EXPECT_EQ(&c.resolve("RTX 4090 @48GB"), &big);  // one card per spelling, however typed
+  const Gpu& laptop = c.resolve("rtx4090-laptop@115w");
+  EXPECT_EQ(laptop.tdp_w, 115);
+  EXPECT_EQ(*laptop.modification, "power limit 115 W (range 80-175 W)");
+  EXPECT_EQ(c.resolve("2080 ti@22gb").memory_gb, 22);
+  EXPECT_EQ(resolve_error(c, "rtx4090-laptop@200w"),
+            "GPU 'rtx4090-laptop@200w': 200 W is outside the GeForce RTX 4090 Laptop GPU's power range of 80-175 W "
+            "(its laptop's maker sets the limit within it)");
+  EXPECT_EQ(resolve_error(c, "rtx4090@500w"),
+            "GPU 'rtx4090@500w': 500 W is above the GeForce RTX 4090's 450 W board power (a power cap can only lower "
+            "it; overclocks are not modelled)");
+  EXPECT_EQ(resolve_error(c, "rtx4090@48"),
+            "GPU 'rtx4090@48': '@48' is not a modification (accepted: @<memory>gb such as @48gb, @<power>w such as "
+            "@115w)");
+  EXPECT_FALSE(c.resolve("rtx4090").modification.has_value());
 }
 
 // A catalog of the cards whose names are prefixes of one another, without (first) and with (second) the

@@ -171,7 +171,7 @@ TEST(SelectGpus, AnUnknownFamilyIsNamedWithTheAcceptedOnes) {
     select_gpus(catalog::Catalog::active(), "rtx 5090", "");
     FAIL() << "no InputError";
   } catch (const InputError& e) {
-    EXPECT_STREQ(e.what(), "--family: 'rtx 5090' is not one of rtx50, rtx40, rtx30, datacenter, workstation, china, all");
+    EXPECT_STREQ(e.what(), "--family: 'rtx 5090' is not one of rtx50, rtx40, rtx30, rtx20, gtx, laptop, datacenter, workstation, china, all");
   }
 }
 

@@ -122,7 +122,7 @@ TEST(CompareBench, ADeviceTheCatalogLacksIsNamed) {
   BenchFile file = bench_fixture();
   file.device_name = "NVIDIA Imaginary 9000";
   const BenchComparison c = compare_bench(file, Calibration{}, catalog_());
-  EXPECT_THAT(c.reason, HasSubstr("'NVIDIA Imaginary 9000' is not in the GPU catalog"));
+  EXPECT_THAT(c.reason, HasSubstr("'NVIDIA Imaginary 9000' is not a card of the GPU catalog"));
   EXPECT_EQ(c.gpu, nullptr);
 }
 
