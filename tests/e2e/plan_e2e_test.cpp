@@ -28,6 +28,30 @@ TEST(PlanE2E, SeedTableShowsEveryRtx50CardAtEveryBatchWithWhatDoesNotFit) {
   EXPECT_NE(r.out.find("Ranking"), std::string::npos);
 }
 
+TEST(PlanE2E, Bf16OnACardWithoutItIsRefusedWithTheFixWhenItIsTheOnlyCard) {
+  auto r = run_cli("plan resnet50 --gpu rtx2080ti --batch 64 --precision bf16");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--precision bf16: the GeForce RTX 2080 Ti (rtx2080ti, compute capability 7.5) has no "
+                       "bfloat16"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("use --precision fp16"), std::string::npos) << r.err;
+}
+
+TEST(PlanE2E, Bf16AmongSeveralCardsLeavesOutThoseWithoutItAndSaysWhich) {
+  auto r = run_cli("plan resnet50 --gpu rtx2080ti,rtx3090,t4 --batch 64 --precision bf16 --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  ASSERT_EQ(doc["results"].size(), 1u);
+  EXPECT_EQ(doc["results"][0]["gpu"], "rtx3090");
+  bool said = false;
+  for (const auto& note : doc["notes"]) {
+    said = said || note.get<std::string>().find("Left out for --precision bf16") != std::string::npos &&
+                       note.get<std::string>().find("rtx2080ti, t4") != std::string::npos;
+  }
+  EXPECT_TRUE(said) << doc["notes"].dump();
+}
+
 TEST(PlanE2E, JsonFollowsTheContract) {
   auto r = run_cli("plan resnet50 --gpu rtx5090,rtx5060 --batch 64,256 --precision fp16 --format json");
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -1,6 +1,7 @@
 #include "core/estimate/sweep.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -111,9 +112,26 @@ Sweep run_sweep(workload::Workload workload, const TrainingConfig& base, const C
   Sweep sweep{std::move(workload), std::move(timed_workload), {}, calibration.notes, {}};
   const workload::Workload* timed = sweep.timed_workload ? &*sweep.timed_workload : nullptr;
   const workload::Workload& w = sweep.workload;
-  for (const catalog::Gpu* listed : request.gpus) check_precision(*listed, base.precision);
-  std::vector<int> largest;  // per GPU
+  // A card without bf16 is refused when it is the only one asked; among several (--gpu all, a family) it is left
+  // out with a note, so that the cards that have it are still compared.
+  std::vector<const catalog::Gpu*> listed_gpus;
+  std::vector<std::string> without_bf16;
   for (const catalog::Gpu* listed : request.gpus) {
+    if (request.gpus.size() > 1 && base.precision == catalog::Precision::bf16 && listed->is_unsupported("bf16_tflops")) {
+      without_bf16.push_back(listed->id);
+      continue;
+    }
+    check_precision(*listed, base.precision);
+    listed_gpus.push_back(listed);
+  }
+  if (listed_gpus.empty() && !request.gpus.empty()) check_precision(*request.gpus.front(), base.precision);
+  if (!without_bf16.empty()) {
+    sweep.notes.push_back(fmt::format("Left out for --precision bf16 (no bfloat16 before compute capability 8.0; "
+                                      "plan them with --precision fp16): {}.",
+                                      fmt::join(without_bf16, ", ")));
+  }
+  std::vector<int> largest;  // per GPU
+  for (const catalog::Gpu* listed : listed_gpus) {
     CompletedGpu completed = complete_tensor_rates(*listed, catalog);
     for (auto& note : completed.notes) sweep.notes.push_back(std::move(note));
     sweep.gpus.push_back(std::make_unique<catalog::Gpu>(std::move(completed.gpu)));
