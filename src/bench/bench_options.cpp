@@ -2,11 +2,11 @@
 
 #include <fmt/format.h>
 
-#include <filesystem>
 #include <cctype>
+#include <filesystem>
+#include <thread>
 #include <utility>
 #include <vector>
-#include <thread>
 
 #include "bench/model_catalog.hpp"
 #include "core/common/batch_list.hpp"
@@ -128,18 +128,21 @@ void validate(BenchOptions& o) {
     // The folder's contents are checked by gpusage-bench when it scans it (pipeline::scan_image_folder).
     std::error_code ec;
     if (!std::filesystem::is_directory(o.data, ec))
-      throw InputError(fmt::format("--data '{}': not a directory; give an ImageFolder directory (one sub-folder of "
-                                   "images per class) or synthetic",
-                                   o.data));
+      throw InputError(
+          fmt::format("--data '{}': not a directory; give an ImageFolder directory (one sub-folder of "
+                      "images per class) or synthetic",
+                      o.data));
     if (info.language())
-      throw InputError(fmt::format("--data '{}': {} is a language model; an ImageFolder feeds vision models "
-                                   "(use --data synthetic)",
-                                   o.data, o.model));
+      throw InputError(
+          fmt::format("--data '{}': {} is a language model; an ImageFolder feeds vision models "
+                      "(use --data synthetic)",
+                      o.data, o.model));
   }
   if (o.channels_last && !info.convolutional())
-    throw InputError(fmt::format("--channels-last: {} has no convolutions to lay out (accepted with the resnet "
-                                 "and mobilenet models)",
-                                 o.model));
+    throw InputError(
+        fmt::format("--channels-last: {} has no convolutions to lay out (accepted with the resnet "
+                    "and mobilenet models)",
+                    o.model));
   if (info.family == ModelFamily::vit && o.resolution && *o.resolution % 16 != 0)
     throw InputError(fmt::format("--resolution {}: {} needs a multiple of its patch size 16", *o.resolution, o.model));
 }
@@ -148,7 +151,8 @@ void resolve_for_device(BenchOptions& o, DeviceKind device) {
   o.device = device;
   const bool cuda = device == DeviceKind::cuda;
   if (!cuda && (o.precision == Precision::fp16 || o.precision == Precision::tf32))
-    throw InputError(fmt::format("--precision {} needs --device cuda; on CPU use fp32 or bf16", to_string(o.precision)));
+    throw InputError(
+        fmt::format("--precision {} needs --device cuda; on CPU use fp32 or bf16", to_string(o.precision)));
   if (o.batch_text.empty()) o.batches = {cuda ? 32 : 8};
   if (!o.steps) o.steps = cuda ? 50 : 10;
   if (!o.warmup) o.warmup = cuda ? 10 : 2;

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -27,18 +26,18 @@ struct BenchOptions {
   std::string batch_text;            // "32", "2,4,8" or "auto"; empty: the device's default
   Precision precision = Precision::fp32;
   OptimizerKind optimizer = OptimizerKind::momentum;
-  std::optional<int> steps;          // timed steps; default 50 on CUDA, 10 on CPU
-  std::optional<int> warmup;         // untimed steps first; default 10 on CUDA, 2 on CPU
-  std::optional<int> resolution;     // vision input side in pixels; default 224
-  std::optional<int> seq_len;        // language models: tokens per sample; default 1024
-  std::string data = "synthetic";    // "synthetic" or an ImageFolder directory
-  int workers = 0;                   // data-loading threads (ImageFolder only)
-  bool channels_last = false;        // NHWC activations and weights (convolutional models), as plan's flag
-  int accumulate = 1;                // micro-batches per optimizer step
-  std::optional<double> clip_norm;   // gradient-norm clipping threshold
-  int distributed = 1;               // data-parallel processes on this machine
+  std::optional<int> steps;         // timed steps; default 50 on CUDA, 10 on CPU
+  std::optional<int> warmup;        // untimed steps first; default 10 on CUDA, 2 on CPU
+  std::optional<int> resolution;    // vision input side in pixels; default 224
+  std::optional<int> seq_len;       // language models: tokens per sample; default 1024
+  std::string data = "synthetic";   // "synthetic" or an ImageFolder directory
+  int workers = 0;                  // data-loading threads (ImageFolder only)
+  bool channels_last = false;       // NHWC activations and weights (convolutional models), as plan's flag
+  int accumulate = 1;               // micro-batches per optimizer step
+  std::optional<double> clip_norm;  // gradient-norm clipping threshold
+  int distributed = 1;              // data-parallel processes on this machine
   std::optional<std::int64_t> memory_limit_bytes;  // allocator limit for --batch auto (injected on CPU)
-  std::optional<int> threads;        // intra-op CPU threads (torch::set_num_threads)
+  std::optional<int> threads;                      // intra-op CPU threads (torch::set_num_threads)
   std::uint64_t seed = 0;
 
   // Filled by validate():

@@ -32,8 +32,10 @@ DeviceInfo device_info(int device_index) {
   info.compute_capability_major = props->major;
   info.compute_capability_minor = props->minor;
   int version = 0;
-  if (cudaDriverGetVersion(&version) == cudaSuccess && version > 0) info.driver_cuda_version = cuda_version_text(version);
-  if (cudaRuntimeGetVersion(&version) == cudaSuccess && version > 0) info.runtime_cuda_version = cuda_version_text(version);
+  if (cudaDriverGetVersion(&version) == cudaSuccess && version > 0)
+    info.driver_cuda_version = cuda_version_text(version);
+  if (cudaRuntimeGetVersion(&version) == cudaSuccess && version > 0)
+    info.runtime_cuda_version = cuda_version_text(version);
   const long cudnn = at::detail::getCUDAHooks().versionCuDNN();
   if (cudnn > 0) info.cudnn_version = std::to_string(cudnn);
   return info;

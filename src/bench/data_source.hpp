@@ -36,7 +36,7 @@ class SyntheticSource final : public DataSource {
     std::int64_t batch = 1;
     std::int64_t resolution = 224;  // vision
     std::int64_t num_classes = 1000;
-    std::int64_t seq_len = 1024;    // language
+    std::int64_t seq_len = 1024;  // language
     std::int64_t vocab = 50257;
     bool channels_last = false;
   };
@@ -52,8 +52,7 @@ class SyntheticSource final : public DataSource {
     }
     batch_.input = batch_.input.to(device);
     batch_.target = batch_.target.to(device);
-    if (shape.channels_last && !shape.language)
-      batch_.input = batch_.input.contiguous(at::MemoryFormat::ChannelsLast);
+    if (shape.channels_last && !shape.language) batch_.input = batch_.input.contiguous(at::MemoryFormat::ChannelsLast);
   }
   Batch next() override { return batch_; }
   std::string mode() const override { return "synthetic, resident on the device"; }

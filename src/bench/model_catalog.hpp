@@ -13,9 +13,9 @@ enum class ModelFamily { resnet, mobilenet, vit, gpt2 };
 struct ModelInfo {
   std::string id;
   ModelFamily family;
-  int depth = 0;    // resnet depth, or transformer layers
-  int width = 0;    // transformer hidden size
-  int heads = 0;    // transformer attention heads
+  int depth = 0;  // resnet depth, or transformer layers
+  int width = 0;  // transformer hidden size
+  int heads = 0;  // transformer attention heads
   bool language() const { return family == ModelFamily::gpt2; }
   bool convolutional() const { return family == ModelFamily::resnet || family == ModelFamily::mobilenet; }
   // Trainable parameters at the default shape (224 px, 1000 classes; GPT-2 with 1024 positions) as the

@@ -52,9 +52,8 @@ struct BlockImpl : nn::Module {
       bn2 = register_module("bn2", nn::BatchNorm2d(planes));
     }
     if (stride != 1 || inplanes != planes * expansion) {
-      downsample = register_module(
-          "downsample", nn::Sequential(conv(inplanes, planes * expansion, 1, stride, 0),
-                                       nn::BatchNorm2d(planes * expansion)));
+      downsample = register_module("downsample", nn::Sequential(conv(inplanes, planes * expansion, 1, stride, 0),
+                                                                nn::BatchNorm2d(planes * expansion)));
     }
   }
 
@@ -144,13 +143,8 @@ class MobileNetV2Impl : public BenchModelImpl {
  public:
   explicit MobileNetV2Impl(std::int64_t num_classes) {
     // t (expansion), c (channels), n (repeats), s (stride of the first repeat): Table 2 of the paper.
-    const std::array<std::array<std::int64_t, 4>, 7> settings{{{1, 16, 1, 1},
-                                                               {6, 24, 2, 2},
-                                                               {6, 32, 3, 2},
-                                                               {6, 64, 4, 2},
-                                                               {6, 96, 3, 1},
-                                                               {6, 160, 3, 2},
-                                                               {6, 320, 1, 1}}};
+    const std::array<std::array<std::int64_t, 4>, 7> settings{
+        {{1, 16, 1, 1}, {6, 24, 2, 2}, {6, 32, 3, 2}, {6, 64, 4, 2}, {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}}};
     nn::Sequential features;
     features->push_back(ConvBn(3, 32, 3, 2, 1, true));
     std::int64_t in = 32;

@@ -58,9 +58,8 @@ struct EncoderBlockImpl : nn::Module {
     self_attention = register_module("self_attention", SelfAttention(c.hidden_dim, c.num_heads, 0.0));
     dropout = register_module("dropout", nn::Dropout(c.dropout));
     ln_2 = register_module("ln_2", nn::LayerNorm(nn::LayerNormOptions({c.hidden_dim}).eps(1e-6)));
-    mlp = register_module("mlp", nn::Sequential(nn::Linear(c.hidden_dim, c.mlp_dim), nn::GELU(),
-                                                nn::Dropout(c.dropout), nn::Linear(c.mlp_dim, c.hidden_dim),
-                                                nn::Dropout(c.dropout)));
+    mlp = register_module("mlp", nn::Sequential(nn::Linear(c.hidden_dim, c.mlp_dim), nn::GELU(), nn::Dropout(c.dropout),
+                                                nn::Linear(c.mlp_dim, c.hidden_dim), nn::Dropout(c.dropout)));
     for (auto& m : mlp->modules(false)) {
       if (auto* l = m->as<nn::Linear>()) {
         nn::init::xavier_uniform_(l->weight);
@@ -96,8 +95,8 @@ class VitImpl : public BenchModelImpl {
  public:
   explicit VitImpl(const VitConfig& c) : patch_(c.patch_size), hidden_(c.hidden_dim) {
     const std::int64_t patches_per_side = c.image_size / c.patch_size;
-    conv_proj_ = register_module(
-        "conv_proj", nn::Conv2d(nn::Conv2dOptions(3, c.hidden_dim, c.patch_size).stride(c.patch_size)));
+    conv_proj_ =
+        register_module("conv_proj", nn::Conv2d(nn::Conv2dOptions(3, c.hidden_dim, c.patch_size).stride(c.patch_size)));
     const double fan_in = 3.0 * static_cast<double>(c.patch_size * c.patch_size);
     // torchvision: trunc_normal_(std=sqrt(1/fan_in)), truncated at ±2 std (LibTorch 1.13 has no trunc_normal_).
     const double std_dev = std::sqrt(1.0 / fan_in);
@@ -195,9 +194,12 @@ class Gpt2Impl : public BenchModelImpl {
     torch::NoGradGuard no_grad;
     for (auto& item : named_parameters()) {
       const std::string& name = item.key();
-      if (name.ends_with(".bias") && name.find("ln_") == std::string::npos) item.value().zero_();
-      else if (name.ends_with("c_proj.weight")) item.value().normal_(0, 0.02 / std::sqrt(2.0 * static_cast<double>(c.n_layer)));
-      else if (name.find("ln_") == std::string::npos) item.value().normal_(0, 0.02);
+      if (name.ends_with(".bias") && name.find("ln_") == std::string::npos)
+        item.value().zero_();
+      else if (name.ends_with("c_proj.weight"))
+        item.value().normal_(0, 0.02 / std::sqrt(2.0 * static_cast<double>(c.n_layer)));
+      else if (name.find("ln_") == std::string::npos)
+        item.value().normal_(0, 0.02);
     }
   }
 

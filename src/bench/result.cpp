@@ -100,8 +100,8 @@ json to_json(const TrialResult& r) {
   j["samples"] = r.samples;
   j["timed_wall_s"] = r.timed_wall_s;
   j["throughput"] = json_util::optional(r.throughput());
-  j["tokens_per_s"] = (r.tokens_per_sample > 0 && r.throughput()) ? json(*r.throughput() * r.tokens_per_sample)
-                                                                 : json(nullptr);
+  j["tokens_per_s"] =
+      (r.tokens_per_sample > 0 && r.throughput()) ? json(*r.throughput() * r.tokens_per_sample) : json(nullptr);
   j["tokens_per_sample"] = r.tokens_per_sample;
   j["step_time_s"] = distribution_json(r.step_time_s);
   j["data_wait_fraction"] = r.step_time_s.empty() ? json(nullptr) : json(r.data_wait_fraction());
@@ -129,10 +129,8 @@ json to_json(const TrialResult& r) {
   } else {
     j["loader"] = nullptr;
   }
-  j["per_step"] = {{"step_time_s", r.step_time_s},
-                   {"data_wait_s", r.data_wait_s},
-                   {"loss", r.loss},
-                   {"grad_norm", r.grad_norm}};
+  j["per_step"] = {
+      {"step_time_s", r.step_time_s}, {"data_wait_s", r.data_wait_s}, {"loss", r.loss}, {"grad_norm", r.grad_norm}};
   return j;
 }
 
@@ -227,10 +225,10 @@ json to_json(const BenchReport& report) {
   if (report.search) {
     json trials = json::array();
     for (const auto& t : report.search->trials())
-      trials.push_back({{"batch", t.batch}, {"fits", t.fits}, {"reason", t.reason.empty() ? json(nullptr) : json(t.reason)}});
-    j["batch_search"] = {{"max_batch", report.search->best()},
-                         {"reached_limit", report.search->reached_limit()},
-                         {"trials", trials}};
+      trials.push_back(
+          {{"batch", t.batch}, {"fits", t.fits}, {"reason", t.reason.empty() ? json(nullptr) : json(t.reason)}});
+    j["batch_search"] = {
+        {"max_batch", report.search->best()}, {"reached_limit", report.search->reached_limit()}, {"trials", trials}};
   } else {
     j["batch_search"] = nullptr;
   }

@@ -2,9 +2,8 @@
 // `gpusage bench`, `gpusage plan --calibration` and bench/compare-pytorch.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,15 +15,15 @@ namespace gpusage::bench {
 
 // Where the numbers came from (BENCHMARKING.md "Output").
 struct Environment {
-  std::string device;        // "cpu" or "cuda"
-  std::string device_name;   // "NVIDIA H100 80GB HBM3" or the CPU model
+  std::string device;       // "cpu" or "cuda"
+  std::string device_name;  // "NVIDIA H100 80GB HBM3" or the CPU model
   std::optional<std::string> driver_version;
-  std::optional<std::string> cuda_version;   // runtime LibTorch was built with
+  std::optional<std::string> cuda_version;  // runtime LibTorch was built with
   std::optional<std::string> cudnn_version;
   std::string libtorch_version;
   std::string cpu_model;
-  int cpu_threads = 0;        // logical CPUs of the machine
-  int torch_threads = 0;      // LibTorch intra-op threads per process
+  int cpu_threads = 0;    // logical CPUs of the machine
+  int torch_threads = 0;  // LibTorch intra-op threads per process
   std::string gpusage_version;
   std::string gpusage_commit;
   std::string build_type;
@@ -36,40 +35,40 @@ const char* to_string(FailureKind kind);
 // The input pipeline of a --data DIR run (BENCHMARKING.md: data mode and data-stall fraction).
 struct LoaderResult {
   int workers = 0;
-  std::int64_t probe_images = 0;        // images of the loader-alone pass before training
-  double images_per_s = 0;              // that pass, wall clock, all workers
-  double per_worker_images_per_s = 0;   // that pass, images / the workers' summed busy time
-  std::int64_t failed_files = 0;        // distinct unreadable or corrupt files, skipped
-  std::vector<std::string> failed;      // "path: reason", the first 20
+  std::int64_t probe_images = 0;       // images of the loader-alone pass before training
+  double images_per_s = 0;             // that pass, wall clock, all workers
+  double per_worker_images_per_s = 0;  // that pass, images / the workers' summed busy time
+  std::int64_t failed_files = 0;       // distinct unreadable or corrupt files, skipped
+  std::vector<std::string> failed;     // "path: reason", the first 20
 };
 
 // One training run at one batch size (one process).
 struct TrialResult {
-  int batch = 0;          // per process, per micro-batch
-  int accumulate = 1;     // micro-batches per optimizer step
+  int batch = 0;       // per process, per micro-batch
+  int accumulate = 1;  // micro-batches per optimizer step
   FailureKind failure = FailureKind::none;
-  std::string reason;     // why it failed, empty when it did not
+  std::string reason;  // why it failed, empty when it did not
   int warmup_steps = 0;
-  int tokens_per_sample = 0;                 // language models
-  std::vector<double> step_time_s;           // each timed optimizer step
-  std::vector<double> data_wait_s;           // time of each timed step spent waiting for the next batch
-  std::vector<double> loss;                  // each timed step
-  std::vector<double> grad_norm;             // each timed step, with --clip (before clipping)
-  double timed_wall_s = 0;                   // timed region, device synchronised at both ends
-  std::int64_t samples = 0;                  // samples processed in the timed region
-  int nonfinite_steps = 0;                   // steps whose loss or gradients were not finite (update skipped)
-  std::optional<int> first_nonfinite_step;   // index among all steps (warm-up included)
-  std::optional<double> final_loss_scale;    // fp16
+  int tokens_per_sample = 0;                    // language models
+  std::vector<double> step_time_s;              // each timed optimizer step
+  std::vector<double> data_wait_s;              // time of each timed step spent waiting for the next batch
+  std::vector<double> loss;                     // each timed step
+  std::vector<double> grad_norm;                // each timed step, with --clip (before clipping)
+  double timed_wall_s = 0;                      // timed region, device synchronised at both ends
+  std::int64_t samples = 0;                     // samples processed in the timed region
+  int nonfinite_steps = 0;                      // steps whose loss or gradients were not finite (update skipped)
+  std::optional<int> first_nonfinite_step;      // index among all steps (warm-up included)
+  std::optional<double> final_loss_scale;       // fp16
   std::optional<double> peak_allocated_bytes;   // CUDA caching allocator
   std::optional<double> peak_reserved_bytes;    // CUDA caching allocator
   std::optional<double> peak_rss_growth_bytes;  // CPU: peak resident set above the trial's start
   std::optional<double> average_power_w;        // NVML
   std::optional<double> energy_j_per_sample;    // NVML
-  std::string power_note;                        // why power is null
-  std::optional<LoaderResult> loader;            // --data DIR
+  std::string power_note;                       // why power is null
+  std::optional<LoaderResult> loader;           // --data DIR
 
   bool ok() const { return failure == FailureKind::none; }
-  std::optional<double> throughput() const;     // samples/s; empty when failed
+  std::optional<double> throughput() const;         // samples/s; empty when failed
   std::optional<double> peak_memory_bytes() const;  // reserved on CUDA, RSS growth on CPU
   double data_wait_fraction() const;
   // Samples/s the model would take if data were instant: samples / (step time - data wait).
@@ -80,9 +79,9 @@ struct TrialResult {
 
 struct DistributedResult {
   int processes = 0;
-  std::string backend;                       // "gloo" or "nccl"
-  std::vector<TrialResult> ranks;            // one per process, rank order
-  std::optional<TrialResult> baseline;       // one process alone, same per-process batch and threads
+  std::string backend;                  // "gloo" or "nccl"
+  std::vector<TrialResult> ranks;       // one per process, rank order
+  std::optional<TrialResult> baseline;  // one process alone, same per-process batch and threads
   std::optional<double> total_throughput() const;
   std::optional<double> scaling_efficiency() const;  // total / (processes × baseline)
 };

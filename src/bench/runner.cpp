@@ -98,7 +98,6 @@ int free_loopback_port() {
   return port;
 }
 
-
 // --data DIR, scanned once per run (torchvision's ImageFolder order); null for synthetic data.
 std::shared_ptr<const pipeline::ImageFolder> scan_data(const BenchOptions& o) {
   if (o.data == "synthetic") return nullptr;
@@ -167,8 +166,7 @@ DistributedResult run_distributed(const BenchOptions& o, bool channels_last, int
   d.baseline = run_with_progress(baseline, progress, trial_label(o, batch) + ", 1 process (baseline)");
 
   const int port = free_loopback_port();
-  const auto dir = std::filesystem::temp_directory_path() /
-                   fmt::format("gpusage-bench-{}-{}", ::getpid(), port);
+  const auto dir = std::filesystem::temp_directory_path() / fmt::format("gpusage-bench-{}-{}", ::getpid(), port);
   std::filesystem::create_directories(dir);
   std::vector<pid_t> children;
   std::vector<std::string> outputs;
@@ -179,9 +177,9 @@ DistributedResult run_distributed(const BenchOptions& o, bool channels_last, int
     std::vector<std::string> args{"/proc/self/exe"};
     for (auto& a : to_arguments(child)) args.push_back(a);
     outputs.push_back((dir / fmt::format("rank{}.json", rank)).string());
-    for (auto& a : std::vector<std::string>{"--rank", std::to_string(rank), "--world-size", std::to_string(o.distributed),
-                                            "--master-port", std::to_string(port), "--rank-output", outputs.back(),
-                                            "--no-progress"})
+    for (auto& a : std::vector<std::string>{"--rank", std::to_string(rank), "--world-size",
+                                            std::to_string(o.distributed), "--master-port", std::to_string(port),
+                                            "--rank-output", outputs.back(), "--no-progress"})
       args.push_back(a);
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
@@ -191,8 +189,8 @@ DistributedResult run_distributed(const BenchOptions& o, bool channels_last, int
       throw std::runtime_error("could not start distributed rank " + std::to_string(rank));
     children.push_back(pid);
   }
-  progress.note(fmt::format("{} {} processes running, batch {} each, {} threads each", o.distributed, d.backend, batch,
-                            threads));
+  progress.note(
+      fmt::format("{} {} processes running, batch {} each, {} threads each", o.distributed, d.backend, batch, threads));
   for (int rank = 0; rank < o.distributed; ++rank) {
     int status = 0;
     ::waitpid(children[rank], &status, 0);
@@ -217,10 +215,10 @@ void run_batch_search(const BenchOptions& o, bool channels_last, BenchReport& re
   std::optional<std::int64_t> limit = o.memory_limit_bytes;
   if (o.device == DeviceKind::cpu && !limit) {
     if (const auto available = device::available_memory_bytes()) limit = *available / 2;
-    report.warnings.push_back(fmt::format(
-        "--batch auto on CPU: a trial counts as out of memory when its peak RSS growth exceeds {} bytes "
-        "(--memory-limit; default half of the available memory)",
-        limit.value_or(0)));
+    report.warnings.push_back(
+        fmt::format("--batch auto on CPU: a trial counts as out of memory when its peak RSS growth exceeds {} bytes "
+                    "(--memory-limit; default half of the available memory)",
+                    limit.value_or(0)));
   }
   if (o.device == DeviceKind::cuda && limit) cuda::set_memory_limit(0, *limit);
   BatchSearch search;
@@ -256,8 +254,8 @@ void run_batch_search(const BenchOptions& o, bool channels_last, BenchReport& re
     return;
   }
   if (search.reached_limit())
-    report.warnings.push_back(fmt::format("--batch auto stopped at its cap {}: the largest batch may be higher",
-                                          search.best()));
+    report.warnings.push_back(
+        fmt::format("--batch auto stopped at its cap {}: the largest batch may be higher", search.best()));
   TrialConfig measured = base_trial(o, channels_last, folder);
   measured.memory_limit_bytes = limit;
   measured.batch = search.best();
@@ -324,37 +322,42 @@ int run(BenchOptions& o, const RankOptions& rank, const std::string& out, bool s
   if (device == DeviceKind::cuda) report.cudnn_benchmark = true;
   report.command_line = joined_command_line(argc, argv);
   if (*o.steps < *o.warmup)
-    report.warnings.push_back(fmt::format("timed steps ({}) are fewer than warm-up steps ({}): the distribution "
-                                          "rests on few samples",
-                                          *o.steps, *o.warmup));
+    report.warnings.push_back(
+        fmt::format("timed steps ({}) are fewer than warm-up steps ({}): the distribution "
+                    "rests on few samples",
+                    *o.steps, *o.warmup));
   if (device == DeviceKind::cuda && *o.warmup < 10)
-    report.warnings.push_back(fmt::format("--warmup {} on CUDA: cuDNN autotuning and allocator growth may still be "
-                                          "in the timed steps (10 or more is the convention)",
-                                          *o.warmup));
+    report.warnings.push_back(
+        fmt::format("--warmup {} on CUDA: cuDNN autotuning and allocator growth may still be "
+                    "in the timed steps (10 or more is the convention)",
+                    *o.warmup));
   if (folder) {
     report.data_images = static_cast<std::int64_t>(folder->samples.size());
     report.data_classes = static_cast<int>(folder->classes.size());
-    report.data_mode = fmt::format("ImageFolder from disk, {} worker{} per process (libjpeg-turbo), "
-                                   "RandomResizedCrop({}) + flip + normalize{}",
-                                   o.workers, o.workers == 1 ? "" : "s", *o.resolution,
-                                   device == DeviceKind::cuda ? ", pinned host memory" : "");
+    report.data_mode = fmt::format(
+        "ImageFolder from disk, {} worker{} per process (libjpeg-turbo), "
+        "RandomResizedCrop({}) + flip + normalize{}",
+        o.workers, o.workers == 1 ? "" : "s", *o.resolution, device == DeviceKind::cuda ? ", pinned host memory" : "");
     if (!folder->empty_classes.empty())
-      report.warnings.push_back(fmt::format("--data: {} class folder{} without images (torchvision's ImageFolder "
-                                            "refuses them): {}",
-                                            folder->empty_classes.size(), folder->empty_classes.size() == 1 ? "" : "s",
-                                            folder->empty_classes.front()));
+      report.warnings.push_back(fmt::format(
+          "--data: {} class folder{} without images (torchvision's ImageFolder "
+          "refuses them): {}",
+          folder->empty_classes.size(), folder->empty_classes.size() == 1 ? "" : "s", folder->empty_classes.front()));
     if (device == DeviceKind::cpu)
-      report.warnings.push_back("--data on CPU: the loader's workers share the cores with LibTorch's threads, so "
-                                "data wait includes that contention");
+      report.warnings.push_back(
+          "--data on CPU: the loader's workers share the cores with LibTorch's threads, so "
+          "data wait includes that contention");
   }
   if (o.distributed > 1) {
     report.distributed = run_distributed(o, channels_last, threads, progress, folder);
     report.results.push_back(report.distributed->ranks.front());
     if (device == DeviceKind::cpu)
-      report.warnings.push_back("distributed CPU processes share this machine's cores; scaling efficiency "
-                                "includes that contention as well as the all-reduce");
-    report.warnings.push_back("gradients are all-reduced in one bucket after backward (no overlap with backward, "
-                              "unlike DDP)");
+      report.warnings.push_back(
+          "distributed CPU processes share this machine's cores; scaling efficiency "
+          "includes that contention as well as the all-reduce");
+    report.warnings.push_back(
+        "gradients are all-reduced in one bucket after backward (no overlap with backward, "
+        "unlike DDP)");
   } else if (o.batch_auto) {
     run_batch_search(o, channels_last, report, progress, folder);
   } else {
@@ -367,12 +370,12 @@ int run(BenchOptions& o, const RankOptions& rank, const std::string& out, bool s
   for (const TrialResult& r : report.results)
     if (r.loader && r.loader->failed_files > 0) {
       std::string names;
-      for (std::size_t i = 0; i < r.loader->failed.size() && i < 3; ++i)
-        names += (i ? "; " : "") + r.loader->failed[i];
-      report.warnings.push_back(fmt::format("--data: {} unreadable or corrupt file{} skipped, each replaced by the "
-                                            "next image (all in runs[].loader.failed): {}{}",
-                                            r.loader->failed_files, r.loader->failed_files == 1 ? "" : "s", names,
-                                            r.loader->failed_files > 3 ? "; …" : ""));
+      for (std::size_t i = 0; i < r.loader->failed.size() && i < 3; ++i) names += (i ? "; " : "") + r.loader->failed[i];
+      report.warnings.push_back(
+          fmt::format("--data: {} unreadable or corrupt file{} skipped, each replaced by the "
+                      "next image (all in runs[].loader.failed): {}{}",
+                      r.loader->failed_files, r.loader->failed_files == 1 ? "" : "s", names,
+                      r.loader->failed_files > 3 ? "; …" : ""));
       break;
     }
   const std::string json = to_json(report).dump(2) + "\n";
@@ -387,8 +390,9 @@ int run(BenchOptions& o, const RankOptions& rank, const std::string& out, bool s
 }  // namespace
 
 int run_main(int argc, char** argv) {
-  CLI::App app{"gpusage-bench: measured training throughput on LibTorch (synthetic data by default).\n"
-               "Prints JSON (see `gpusage bench` for the side-by-side table)."};
+  CLI::App app{
+      "gpusage-bench: measured training throughput on LibTorch (synthetic data by default).\n"
+      "Prints JSON (see `gpusage bench` for the side-by-side table)."};
   app.name("gpusage-bench");
   BenchOptions options;
   add_bench_options(app, options);

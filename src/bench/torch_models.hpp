@@ -19,8 +19,8 @@ class BenchModelImpl : public torch::nn::Module {
 };
 
 struct ModelShape {
-  int resolution = 224;   // vision input side in pixels
-  int seq_len = 1024;     // language: tokens per sample
+  int resolution = 224;  // vision input side in pixels
+  int seq_len = 1024;    // language: tokens per sample
   int num_classes = 1000;
 };
 

@@ -1,6 +1,8 @@
 // The training loop and its measurement (BENCHMARKING.md): warm-up excluded, the device synchronised
 // at both ends of the timed region, one host sync per step (the loss and gradient-norm read-back, which
 // also times each step on the GPU rather than the launch queue), memory peaks reset per trial.
+#include "bench/train.hpp"
+
 #include <ATen/autocast_mode.h>
 #include <torch/cuda.h>
 #include <torch/torch.h>
@@ -13,7 +15,6 @@
 
 #include "bench/cuda_support.hpp"
 #include "bench/model_catalog.hpp"
-#include "bench/train.hpp"
 #include "bench/trainer.hpp"
 #include "core/common/error.hpp"
 #include "core/device/host.hpp"
@@ -23,9 +24,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // torch.autocast(device_type, dtype) as a scope; the API changed in LibTorch 2.4.
 class AutocastScope {
@@ -56,8 +55,10 @@ class AutocastScope {
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
     at::autocast::set_autocast_enabled(cuda_ ? at::kCUDA : at::kCPU, false);
 #else
-    if (cuda_) at::autocast::set_enabled(false);
-    else at::autocast::set_cpu_enabled(false);
+    if (cuda_)
+      at::autocast::set_enabled(false);
+    else
+      at::autocast::set_cpu_enabled(false);
 #endif
   }
   AutocastScope(const AutocastScope&) = delete;
@@ -191,8 +192,8 @@ void run_trial_inner(const TrialConfig& c, TrialResult& result) {
   const BenchOptions& o = c.options;
   const ModelInfo& info = model_info(o.model);
   const bool cuda = o.device == DeviceKind::cuda;
-  const torch::Device device = cuda ? torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(c.device_index))
-                                    : torch::Device(torch::kCPU);
+  const torch::Device device =
+      cuda ? torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(c.device_index)) : torch::Device(torch::kCPU);
   torch::manual_seed(o.seed);
   std::optional<std::int64_t> rss_start;
   if (cuda) {
@@ -319,7 +320,8 @@ void run_trial_inner(const TrialConfig& c, TrialResult& result) {
     result.peak_reserved_bytes = static_cast<double>(peak.reserved_bytes);
   } else {
     if (rss_start) {
-      if (const auto peak = device::peak_rss_bytes()) result.peak_rss_growth_bytes = static_cast<double>(*peak - *rss_start);
+      if (const auto peak = device::peak_rss_bytes())
+        result.peak_rss_growth_bytes = static_cast<double>(*peak - *rss_start);
     }
     result.power_note = "no power counter on CPU";
   }
@@ -385,8 +387,8 @@ TorchEnvironment torch_environment(DeviceKind device, int device_index) {
     const cuda::DeviceInfo info = cuda::device_info(device_index);
     env.device_name = info.name;
     env.device_memory_bytes = info.total_memory_bytes;
-    env.driver_version = info.driver_cuda_version ? std::optional<std::string>("CUDA " + *info.driver_cuda_version)
-                                                  : std::nullopt;
+    env.driver_version =
+        info.driver_cuda_version ? std::optional<std::string>("CUDA " + *info.driver_cuda_version) : std::nullopt;
     env.cuda_version = info.runtime_cuda_version;
     env.cudnn_version = info.cudnn_version;
   } else {

@@ -17,14 +17,14 @@ namespace gpusage::bench {
 class Communicator;
 
 struct TrialConfig {
-  BenchOptions options;           // resolved for the device (resolve_for_device)
-  int batch = 1;                  // per process, per micro-batch
-  int steps = 1;                  // timed optimizer steps
-  int warmup = 0;                 // untimed steps first
-  int device_index = 0;           // CUDA device of this process
+  BenchOptions options;  // resolved for the device (resolve_for_device)
+  int batch = 1;         // per process, per micro-batch
+  int steps = 1;         // timed optimizer steps
+  int warmup = 0;        // untimed steps first
+  int device_index = 0;  // CUDA device of this process
   bool channels_last = false;
   std::optional<std::int64_t> memory_limit_bytes;  // CPU: peak RSS growth above this counts as out of memory
-  Communicator* communicator = nullptr;           // null: one process
+  Communicator* communicator = nullptr;            // null: one process
   // --data DIR: the scanned folder (scanned once per run); null: synthetic batches.
   std::shared_ptr<const pipeline::ImageFolder> folder;
   // Called after every step (warm-up included) with the step index and the total.

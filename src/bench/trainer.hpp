@@ -61,7 +61,9 @@ class Trainer {
   torch::Tensor accumulate_gradients(DataSource& source, double& data_wait_s);
   // All-reduce, unscale, clip, check, update; reads the loss (and norm) back: one host sync per step.
   StepOutcome finish_step(const torch::Tensor& loss);
-  StepOutcome step(DataSource& source, double& data_wait_s) { return finish_step(accumulate_gradients(source, data_wait_s)); }
+  StepOutcome step(DataSource& source, double& data_wait_s) {
+    return finish_step(accumulate_gradients(source, data_wait_s));
+  }
 
   BenchModelImpl& model() { return *model_; }
   const std::vector<torch::Tensor>& parameters() const { return parameters_; }

@@ -31,7 +31,8 @@ int run(int argc, char** argv) {
     std::cerr << "gpusage: " << e.what() << "\n";
     return 2;
   }
-  CLI::App app{i18n::N_("gpusage: which GPU, will it fit, how fast, and what is wrong — for deep-learning training.\n"
+  CLI::App app{
+      i18n::N_("gpusage: which GPU, will it fit, how fast, and what is wrong — for deep-learning training.\n"
                "Run `gpusage COMMAND --help` for each command's options and examples.")};
   app.name("gpusage");
   app.set_version_flag("--version", version_text());

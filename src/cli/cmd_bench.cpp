@@ -44,8 +44,8 @@ std::string find_bench_binary() {
   std::error_code ec;
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
-    for (const fs::path& candidate : {self.parent_path() / "gpusage-bench",
-                                      self.parent_path().parent_path() / "bench" / "gpusage-bench"}) {
+    for (const fs::path& candidate :
+         {self.parent_path() / "gpusage-bench", self.parent_path().parent_path() / "bench" / "gpusage-bench"}) {
       if (fs::exists(candidate, ec)) return candidate.string();
     }
   }
@@ -103,8 +103,8 @@ int run_child(const std::string& binary, const std::vector<std::string>& args, s
 }
 
 json null_prediction(const std::string& reason) {
-  return {{"throughput", nullptr}, {"step_time_s", nullptr}, {"max_batch", nullptr}, {"memory_bytes", nullptr},
-          {"gpu", nullptr}, {"reason", reason}};
+  return {{"throughput", nullptr},   {"step_time_s", nullptr}, {"max_batch", nullptr},
+          {"memory_bytes", nullptr}, {"gpu", nullptr},         {"reason", reason}};
 }
 
 // The comparison written into the JSON document gpusage-bench produced: beside each run, plan's prediction
@@ -115,12 +115,9 @@ void add_predictions(json& report, const estimate::BenchComparison& compared) {
     const estimate::RunComparison& r = compared.runs[i];
     if (r.prediction) {
       const estimate::Prediction& p = *r.prediction;
-      runs[i]["prediction"] = {{"throughput", p.throughput},
-                               {"step_time_s", p.time.step_s},
-                               {"max_batch", p.max_batch},
-                               {"memory_bytes", p.memory.total_bytes()},
-                               {"gpu", p.gpu->id},
-                               {"reason", nullptr}};
+      runs[i]["prediction"] = {{"throughput", p.throughput}, {"step_time_s", p.time.step_s},
+                               {"max_batch", p.max_batch},   {"memory_bytes", p.memory.total_bytes()},
+                               {"gpu", p.gpu->id},           {"reason", nullptr}};
     } else {
       runs[i]["prediction"] = null_prediction(compared.reason);
     }
@@ -128,7 +125,8 @@ void add_predictions(json& report, const estimate::BenchComparison& compared) {
   }
   if (report["batch_search"].is_object()) {
     const bool predicted = !compared.runs.empty() && compared.runs.front().prediction;
-    report["batch_search"]["plan_max_batch"] = predicted ? json(compared.runs.front().prediction->max_batch) : json(nullptr);
+    report["batch_search"]["plan_max_batch"] =
+        predicted ? json(compared.runs.front().prediction->max_batch) : json(nullptr);
   }
 }
 
@@ -199,10 +197,10 @@ std::string render_table(const estimate::BenchFile& file, const estimate::BenchC
                                      : "predicted: " + compared.reason);
   if (file.batch_search) {
     const bool predicted = !compared.runs.empty() && compared.runs.front().prediction;
-    table.notes.push_back(fmt::format("--batch auto: largest batch that trains: {} ({} trials); plan's max_batch: {}",
-                                      file.batch_search->max_batch, file.batch_search->trials,
-                                      predicted ? report::format_number(compared.runs.front().prediction->max_batch)
-                                                : "n/a"));
+    table.notes.push_back(
+        fmt::format("--batch auto: largest batch that trains: {} ({} trials); plan's max_batch: {}",
+                    file.batch_search->max_batch, file.batch_search->trials,
+                    predicted ? report::format_number(compared.runs.front().prediction->max_batch) : "n/a"));
   }
   if (file.distributed) {
     const estimate::DistributedSummary& d = *file.distributed;

@@ -217,7 +217,8 @@ void zsh_functions(const CLI::App& command, const std::string& path, std::string
   }
   auto subs = visible_subcommands(command);
   if (!subs.empty()) specs += "    '1: :->command' '*:: :->args' \\\n";
-  out += fmt::format("{}() {{\n  local state line\n  _arguments -s \\\n{}    && return\n", zsh_function_name(path), specs);
+  out +=
+      fmt::format("{}() {{\n  local state line\n  _arguments -s \\\n{}    && return\n", zsh_function_name(path), specs);
   if (!subs.empty()) {
     out += "  case $state in\n    command)\n      local -a commands=(\n";
     for (const CLI::App* sub : subs)

@@ -49,7 +49,8 @@ std::string environment_text(const EnvironmentFacts& f) {
   }
   for (const auto& g : f.system.gpus) {
     std::string line = g.name;
-    if (g.compute_capability) line += fmt::format(", sm_{}{}", g.compute_capability->major, g.compute_capability->minor);
+    if (g.compute_capability)
+      line += fmt::format(", sm_{}{}", g.compute_capability->major, g.compute_capability->minor);
     if (g.memory_total_bytes) line += ", " + units::format_gib(static_cast<double>(*g.memory_total_bytes));
     rows.emplace_back(fmt::format("GPU {}", g.index), line);
   }
@@ -64,10 +65,10 @@ std::string environment_text(const EnvironmentFacts& f) {
     rows.emplace_back("Python", fmt::format("{} ({}){}", py.version.value_or("?"), py.path,
                                             py.timed_out ? ", stopped at the deadline" : ""));
     if (py.torch_version) {
-      rows.emplace_back("PyTorch", fmt::format("{}, CUDA {}, compiled for {}", *py.torch_version,
-                                               py.torch_cuda.value_or("none (CPU-only)"),
-                                               py.torch_arch_list.empty() ? "no GPU architectures"
-                                                                          : short_arch_list(py.torch_arch_list)));
+      rows.emplace_back(
+          "PyTorch",
+          fmt::format("{}, CUDA {}, compiled for {}", *py.torch_version, py.torch_cuda.value_or("none (CPU-only)"),
+                      py.torch_arch_list.empty() ? "no GPU architectures" : short_arch_list(py.torch_arch_list)));
     } else {
       rows.emplace_back("PyTorch", py.torch_reported ? "not installed" : "not checked");
     }

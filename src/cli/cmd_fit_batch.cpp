@@ -14,8 +14,8 @@
 #include "core/common/time.hpp"
 #include "core/device/backend.hpp"
 #include "core/setup/plan.hpp"
-#include "run/expectation.hpp"
 #include "run/child.hpp"
+#include "run/expectation.hpp"
 #include "run/fit_batch.hpp"
 #include "run/supervisor.hpp"
 
@@ -85,9 +85,7 @@ void add_fit_batch_command(CLI::App& app) {
   command->add_option("--max-batch", state->max_batch, "Largest batch to try")
       ->check(CLI::Range(1, 1 << 24))
       ->capture_default_str();
-  command
-      ->add_option("--try-timeout", state->try_timeout_s,
-                   "Seconds one try may run before it is stopped (a failure)")
+  command->add_option("--try-timeout", state->try_timeout_s, "Seconds one try may run before it is stopped (a failure)")
       ->check(CLI::Range(1.0, 604800.0))
       ->capture_default_str();
   command->add_option("--timeout", state->timeout_s, "Seconds the whole search may take")
@@ -95,8 +93,7 @@ void add_fit_batch_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--log-dir", state->log_dir, "Directory for the tries' logs")
       ->default_str("gpusage-runs/<UTC time>-fit-batch");
-  command->add_option("--interval", state->interval_s, "Seconds between GPU samples, 0.1 to 3600")
-      ->default_str("1");
+  command->add_option("--interval", state->interval_s, "Seconds between GPU samples, 0.1 to 3600")->default_str("1");
   add_format_option(*command, state->format, {Format::table, Format::json});
   state->workload.precision = "fp32";  // as `gpusage run`: PyTorch's default without autocast
   SetupDoor door;
@@ -104,12 +101,10 @@ void add_fit_batch_command(CLI::App& app) {
   door.gpu_help = "GPU for the prediction (default: the card NVML names)";
   door.target_batch_help = "Global batch per GPU to keep: prints the accumulation plan with the largest batch that ran";
   bind_setup(*command, state->workload, door);
-  command->add_option("command", state->command, "The program and its arguments, after --, with {batch}")
-      ->required();
+  command->add_option("command", state->command, "The program and its arguments, after --, with {batch}")->required();
   command->callback([state] {
     bool has_placeholder = false;
-    for (const auto& a : state->command)
-      has_placeholder = has_placeholder || a.find("{batch}") != std::string::npos;
+    for (const auto& a : state->command) has_placeholder = has_placeholder || a.find("{batch}") != std::string::npos;
     if (!has_placeholder)
       throw InputError(
           "fit-batch: the command has no {batch}: write it where the batch size goes, e.g. "
@@ -118,9 +113,8 @@ void add_fit_batch_command(CLI::App& app) {
     report.target_batch = state->workload.target_batch;
     if (state->workload.has_model()) report.predicted = predicted_largest(state->workload);
     const int start = state->start.value_or(report.predicted.value_or(1));
-    const std::string dir = state->log_dir.empty()
-                                ? run::default_log_dir({"fit-batch"}, wallclock::unix_now_s())
-                                : state->log_dir;
+    const std::string dir =
+        state->log_dir.empty() ? run::default_log_dir({"fit-batch"}, wallclock::unix_now_s()) : state->log_dir;
     run::BatchSearch search(std::min(start, state->max_batch), state->max_batch);
     const double began_s = run::monotonic_s();
     while (auto batch = search.next()) {
@@ -132,8 +126,7 @@ void add_fit_batch_command(CLI::App& app) {
       run::RunRequest request;
       request.command = run::with_batch(state->command, *batch);
       request.log_dir =
-          (std::filesystem::path(dir) / fmt::format("try-{}-batch-{}", report.tries.size() + 1, *batch))
-              .string();
+          (std::filesystem::path(dir) / fmt::format("try-{}-batch-{}", report.tries.size() + 1, *batch)).string();
       request.interval_s = state->interval_s;
       request.stop_after_steps = state->steps;
       request.output_to_stderr = true;  // stdout holds only the report
@@ -149,8 +142,7 @@ void add_fit_batch_command(CLI::App& app) {
       t.log_dir = summary.log_dir;
       for (const auto& g : summary.gpus)
         if (g.memory_peak_bytes)
-          t.memory_peak_bytes =
-              std::max(t.memory_peak_bytes.value_or(0), static_cast<double>(*g.memory_peak_bytes));
+          t.memory_peak_bytes = std::max(t.memory_peak_bytes.value_or(0), static_cast<double>(*g.memory_peak_bytes));
       if (!summary.throughput.empty()) t.throughput = summary.throughput.front();
       report.tries.push_back(t);
       if (t.result == run::TryResult::failed) {

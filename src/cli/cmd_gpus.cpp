@@ -32,7 +32,6 @@ using Json = nlohmann::ordered_json;  // keys in schema order, as a person reads
 using i18n::tr;
 using i18n::trf;
 
-
 struct ListOptions {
   std::string family = "rtx50";
   std::string gpus;  // --gpu: names, ids, families
@@ -121,8 +120,12 @@ Json gpu_json(const Gpu& gpu) {
   j["status"] = std::move(status);
   Json derivations = Json::array();
   for (const auto& d : gpu.derivations) {
-    derivations.push_back({{"field", d.field}, {"rule", d.rule}, {"basis_field", d.basis_field}, {"basis", d.basis},
-                           {"ratio", d.ratio}, {"value", d.value()}});
+    derivations.push_back({{"field", d.field},
+                           {"rule", d.rule},
+                           {"basis_field", d.basis_field},
+                           {"basis", d.basis},
+                           {"ratio", d.ratio},
+                           {"value", d.value()}});
   }
   j["derivations"] = std::move(derivations);
   return j;
@@ -158,22 +161,20 @@ void run_list(const ListOptions& options) {
     // "rtx50 (8 GPUs)" for a family; the ids themselves for a short --gpu list.
     std::vector<std::string> ids;
     for (const Gpu* gpu : gpus) ids.push_back(gpu->id);
-    const std::string selection = options.gpus.empty() || gpus.size() > 6
-                                      ? trf("{} ({} GPUs)",
-                                            options.gpus.empty() ? text::join(text::split(options.family, ','))
-                                                                 : tr("selected"),
-                                            gpus.size())
-                                      : text::join(ids);
+    const std::string selection =
+        options.gpus.empty() || gpus.size() > 6
+            ? trf("{} ({} GPUs)", options.gpus.empty() ? text::join(text::split(options.family, ',')) : tr("selected"),
+                  gpus.size())
+            : text::join(ids);
     if (is_html_path(options.chart)) {
-      chart_message = write_gpus_page(catalog, gpus, selection, options.chart,
-                                      "gpusage gpus " + (options.gpus.empty() ? "--family " + options.family
-                                                                              : "--gpu \"" + options.gpus + "\"") +
-                                          " --chart " + options.chart);
+      chart_message = write_gpus_page(
+          catalog, gpus, selection, options.chart,
+          "gpusage gpus " + (options.gpus.empty() ? "--family " + options.family : "--gpu \"" + options.gpus + "\"") +
+              " --chart " + options.chart);
     } else {
       io::write_file_atomically(options.chart,
-                                    report::render_svg(comparison_chart(catalog, gpus, chart_metrics, selection)));
-      chart_message = trf("gpusage: wrote {} ({} GPUs, {} metrics)", options.chart, gpus.size(),
-                          chart_metrics.size());
+                                report::render_svg(comparison_chart(catalog, gpus, chart_metrics, selection)));
+      chart_message = trf("gpusage: wrote {} ({} GPUs, {} metrics)", options.chart, gpus.size(), chart_metrics.size());
     }
   }
 
@@ -212,9 +213,8 @@ std::string show_value(const catalog::Field& field, const Gpu& gpu) {
   // As many decimals as the shortest exact form has ("0.5", "1978.9"), grouped like the table.
   const std::string exact = raw_number(*value);
   const std::size_t dot = exact.find('.');
-  const int decimals = dot == std::string::npos || exact.find('e') != std::string::npos
-                           ? 0
-                           : static_cast<int>(exact.size() - dot - 1);
+  const int decimals =
+      dot == std::string::npos || exact.find('e') != std::string::npos ? 0 : static_cast<int>(exact.size() - dot - 1);
   std::string s = report::format_number(*value, decimals, kGroupFrom);
   return *field.unit ? s + " " + field.unit : s;
 }
@@ -232,8 +232,8 @@ std::string variant_note(const Catalog& catalog, const Gpu& gpu) {
     }
     const double a = *field.number(gpu), b = *field.number(base);
     if (a == b) continue;
-    differences.push_back(trf("{} {} ({}: {})", tr(field.label), show_value(field, gpu), base.id,
-                                      show_value(field, base)));
+    differences.push_back(
+        trf("{} {} ({}: {})", tr(field.label), show_value(field, gpu), base.id, show_value(field, base)));
   }
   return trf("Variant of {} ({}){}. Differs in: {}.", base.id, base.name,
              gpu.market ? trf(", sold in {}", *gpu.market) : std::string(),
@@ -290,8 +290,8 @@ void run_show(const ShowOptions& options) {
     std::string value = show_value(field, gpu);
     std::string source;
     if (const catalog::Derivation* d = gpu.derivation(field.name)) {
-      source = trf("derived: {} {} x {} ({}) [{}]", report::format_number(d->basis, 0, kGroupFrom),
-                           d->basis_field, catalog::ratio_text(d->ratio), d->rule, rule_number(d->rule));
+      source = trf("derived: {} {} x {} ({}) [{}]", report::format_number(d->basis, 0, kGroupFrom), d->basis_field,
+                   catalog::ratio_text(d->ratio), d->rule, rule_number(d->rule));
     } else if (catalog::figure_status(gpu, field) == catalog::FigureStatus::sourced) {
       source = source_numbers(field.name);
     }
@@ -316,8 +316,8 @@ void run_show(const ShowOptions& options) {
     const catalog::DerivationRule& rule = *rules[i];
     std::vector<std::string> titles;
     for (const auto& source : rule.sources) titles.push_back(fmt::format("{}: {}", source.title, source.url));
-    table.notes.push_back(trf("[{}] rule '{}', from {}: {}", gpu.sources.size() + i + 1, rule.id, rule.basis,
-                                      text::join(titles, "; ")));
+    table.notes.push_back(
+        trf("[{}] rule '{}', from {}: {}", gpu.sources.size() + i + 1, rule.id, rule.basis, text::join(titles, "; ")));
   }
   if (gpu.variant_of) table.notes.push_back(variant_note(catalog, gpu));
   table.notes.push_back(trf(
@@ -344,16 +344,18 @@ void add_gpus_command(CLI::App& app) {
       "  gpusage gpus --family all --sort fp16_tflops_per_usd\n"
       "  gpusage gpus --gpu \"RTX 5090,4090,h100-sxm5-80gb\" --chart gpus.svg\n"
       "  gpusage gpus show \"RTX 5070 Ti\"");
-  auto* family = command->add_option("--family", list->family,
-                                     i18n::N_("rtx50|rtx40|rtx30|datacenter|workstation|china|all, or a comma list of them"))
-                     ->default_str("rtx50");
+  auto* family =
+      command
+          ->add_option("--family", list->family,
+                       i18n::N_("rtx50|rtx40|rtx30|datacenter|workstation|china|all, or a comma list of them"))
+          ->default_str("rtx50");
   auto* gpus = command->add_option("--gpu", list->gpus, i18n::N_("GPUs by id, name or family, comma separated"));
   family->excludes(gpus);
   command->add_option("--sort", list->sort, i18n::N_("Sort by a numeric field or derived metric, highest first"));
   add_format_option(*command, list->format, {Format::table, Format::markdown, Format::csv, Format::json});
-  auto* chart = command->add_option(
-      "--chart", list->chart,
-      i18n::N_("Also draw the comparison: FILE.svg (grouped bars) or FILE.html (the report page)"));
+  auto* chart =
+      command->add_option("--chart", list->chart,
+                          i18n::N_("Also draw the comparison: FILE.svg (grouped bars) or FILE.html (the report page)"));
   command->add_option("--metrics", list->metrics, i18n::N_("Chart metrics, comma separated"))
       ->default_str(kDefaultChartMetrics)
       ->needs(chart);

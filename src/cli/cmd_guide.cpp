@@ -47,9 +47,10 @@ void add_guide_command(CLI::App& app) {
   SetupDoor door;
   door.model_positional = true;
   door.gpu_help = "GPU ids, names or families, comma separated";
-  door.batch_help = fmt::format("Per-GPU batch sizes (default: {} for vision models; 1, 2, 4, ... for language "
-                                "models, up to the first that runs out on every card)",
-                                kVisionLadder);
+  door.batch_help = fmt::format(
+      "Per-GPU batch sizes (default: {} for vision models; 1, 2, 4, ... for language "
+      "models, up to the first that runs out on every card)",
+      kVisionLadder);
   bind_setup(*command, state->run, door);
   state->cost.add_to(*command);
   command->add_option("--chart", state->chart, "Also write the comparison chart (SVG): specs and predicted speed");
@@ -63,8 +64,8 @@ void add_guide_command(CLI::App& app) {
     }
     state->cost.check_given_with_cost();
     if (!state->chart.empty() && state->format != Format::table) {
-      throw InputError(fmt::format("--chart {} goes with the table output; --format {} prints data only",
-                                   state->chart, to_string(state->format)));
+      throw InputError(fmt::format("--chart {} goes with the table output; --format {} prints data only", state->chart,
+                                   to_string(state->format)));
     }
     const catalog::Catalog& catalog = catalog::Catalog::active();
     estimate::SweepRequest request;
@@ -93,8 +94,9 @@ void add_guide_command(CLI::App& app) {
     if (const auto costs = cost_report_if_asked(results, state->cost, state->run.dataset_size)) {
       out += "\n== Buy or rent? ==\n" + cost_table(*costs, width);
     }
-    out += "\nNext: `gpusage plan MODEL --gpu ID` for any model and card, `gpusage bench` to measure yours,\n"
-           "`gpusage run -- python train.py` to watch a training run and explain it when it ends.\n";
+    out +=
+        "\nNext: `gpusage plan MODEL --gpu ID` for any model and card, `gpusage bench` to measure yours,\n"
+        "`gpusage run -- python train.py` to watch a training run and explain it when it ends.\n";
 
     if (!state->chart.empty()) {
       report::BarChart chart = gpus_comparison_chart(catalog, request.gpus, state->run.gpu);

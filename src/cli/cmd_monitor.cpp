@@ -27,8 +27,7 @@ void add_monitor_command(CLI::App& app) {
     long count = 0;
   };
   auto settings = std::make_shared<Settings>();
-  command->add_option("--interval", settings->run.interval_s, "Seconds between samples, 0.1 to 3600")
-      ->default_str("1");
+  command->add_option("--interval", settings->run.interval_s, "Seconds between samples, 0.1 to 3600")->default_str("1");
   command->add_flag("--once", settings->run.once, "Print one summary and exit");
   // prometheus: the text /metrics serves, on stdout (for node_exporter's textfile collector, or to check it).
   add_format_option(*command, settings->format, {Format::table, Format::csv, Format::json, Format::prometheus});
@@ -39,8 +38,9 @@ void add_monitor_command(CLI::App& app) {
   command->add_option("--simulate", settings->run.simulate_path,
                       "Replay a JSON Lines trace recorded with --format json or --log FILE.jsonl");
   command->add_option("--count", settings->count, "Stop after N samples (default: run until q or Ctrl-C)");
-  command->add_option("--idle-alert-after", settings->run.alerts.low_utilization_window_s,
-                      "Seconds of low GPU utilization (with a training process) before the input-bottleneck alert")
+  command
+      ->add_option("--idle-alert-after", settings->run.alerts.low_utilization_window_s,
+                   "Seconds of low GPU utilization (with a training process) before the input-bottleneck alert")
       ->default_str("30");
   command->callback([settings] {
     monitor::MonitorOptions run = settings->run;
@@ -52,7 +52,7 @@ void add_monitor_command(CLI::App& app) {
       default:
         // The interactive view needs a terminal; piped or redirected, the summary streams as text.
         run.view = !run.once && ::isatty(STDOUT_FILENO) && ::isatty(STDIN_FILENO) ? monitor::View::interactive
-                                                                                 : monitor::View::table;
+                                                                                  : monitor::View::table;
     }
     run.width = terminal_width();
     monitor::run_monitor(run, std::cout, std::cerr);

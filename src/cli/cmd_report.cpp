@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 
 #include <memory>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli/commands.hpp"
 #include "cli/cost_view.hpp"
@@ -51,8 +51,8 @@ void check_html_path(const std::string& option, const std::string& path) {
 }
 
 std::string selection_label(const ReportOptions& options, std::size_t count) {
-  return fmt::format("{} ({} GPUs)", options.run.gpu.empty() ? text::join(text::split(options.family, ',')) : options.run.gpu,
-                     count);
+  return fmt::format("{} ({} GPUs)",
+                     options.run.gpu.empty() ? text::join(text::split(options.family, ',')) : options.run.gpu, count);
 }
 
 // What to type to make the same page again: the setup's flags (the model, --gpu, --batch when given, the
@@ -70,9 +70,10 @@ std::string command_line(const ReportOptions& o) {
 // What the job costs on each card (plan --cost's table, sortable), its notes and the prices it used.
 report::Section cost_section(const CostReport& costs) {
   report::Section section{"cost", "What a job costs: buy or rent", {}, {}, {}};
-  section.paragraphs.push_back(fmt::format("The job: {}. Each card at its fastest fitting batch; wall time and every "
-                                           "cost with plan's 80% range.",
-                                           costs.job_text));
+  section.paragraphs.push_back(
+      fmt::format("The job: {}. Each card at its fastest fitting batch; wall time and every "
+                  "cost with plan's 80% range.",
+                  costs.job_text));
   report::Table table = cost_table_model(costs);
   section.notes = std::move(table.notes);
   table.notes.clear();
@@ -178,8 +179,9 @@ void run_report(const ReportOptions& options) {
                                         options.run.calibration_file.empty()
                                             ? "default calibration"
                                             : "calibrated with " + options.run.calibration_file));
-  page.sections.push_back(report::gpu_comparison_section(request.gpus, with_tensor_rates(catalog, request.gpus), selection,
-                                                         catalog.origin(), gpus_comparison_table(catalog, request.gpus)));
+  page.sections.push_back(report::gpu_comparison_section(request.gpus, with_tensor_rates(catalog, request.gpus),
+                                                         selection, catalog.origin(),
+                                                         gpus_comparison_table(catalog, request.gpus)));
   page.sections.push_back(report::training_section(plan.workload, plan.predictions, plan.notes));
   if (!bench.empty()) {
     const estimate::Calibration calibration = options.run.calibration();  // the training section's
@@ -217,21 +219,25 @@ void add_report_command(CLI::App& app) {
   SetupDoor door;
   door.model_help = "Zoo model to estimate (see `gpusage plan --help`)";
   door.gpu_help = "GPUs by id, name or family, comma separated";
-  door.batch_help = fmt::format("Per-GPU batch sizes to sweep, comma separated (default: {} for vision models; 1, 2, "
-                                "4, ... for language models, up to the first that runs out on every card)",
-                                kVisionBatches);
+  door.batch_help = fmt::format(
+      "Per-GPU batch sizes to sweep, comma separated (default: {} for vision models; 1, 2, "
+      "4, ... for language models, up to the first that runs out on every card)",
+      kVisionBatches);
   bind_setup(*command, options->run, door);
   options->cost.default_epochs = kReferenceVisionEpochs;
   options->cost.add_to(*command);
-  auto* family = command->add_option("--family", options->family,
-                                     "rtx50|rtx40|rtx30|datacenter|workstation|all, or a comma list of them")
+  auto* family = command
+                     ->add_option("--family", options->family,
+                                  "rtx50|rtx40|rtx30|datacenter|workstation|all, or a comma list of them")
                      ->capture_default_str();
   family->excludes(command->get_option("--gpu"));
-  command->add_option("--bench", options->bench_files,
-                      "gpusage bench --format json results to compare with the prediction (repeatable)")
+  command
+      ->add_option("--bench", options->bench_files,
+                   "gpusage bench --format json results to compare with the prediction (repeatable)")
       ->check(CLI::ExistingFile);
-  command->add_option("--monitor-log", options->monitor_log,
-                      "A gpusage monitor --log FILE (.csv or .jsonl) to chart over time")
+  command
+      ->add_option("--monitor-log", options->monitor_log,
+                   "A gpusage monitor --log FILE (.csv or .jsonl) to chart over time")
       ->check(CLI::ExistingFile);
   command->add_option("--out", options->out, "The HTML file to write")->capture_default_str();
   add_format_option(*command, options->format, {Format::table, Format::json});

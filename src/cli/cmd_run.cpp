@@ -32,7 +32,8 @@ void add_run_command(CLI::App& app) {
       "it).\n"
       "The program sees DIR as $GPUSAGE_RUN_DIR.\n"
       "Given the workload (--model, --hf-config or --workload, --batch, and plan's options: --precision,\n"
-      "--seq-len, --lora, ...), run predicts the run once at the start as `gpusage plan` would on its GPU (the card NVML names, or\n"
+      "--seq-len, --lora, ...), run predicts the run once at the start as `gpusage plan` would on its GPU (the card "
+      "NVML names, or\n"
       "--gpu) and keeps the prediction beside what it measures: throughput against plan's 80% interval (a\n"
       "finding when the program's own throughput lines stay outside it for --expect-window seconds), memory\n"
       "against NVML's peak, utilization, and MFU: model FLOPs per sample x measured samples/s over the card's\n"
@@ -66,17 +67,15 @@ void add_run_command(CLI::App& app) {
       "  gpusage run --notify-url https://ntfy.sh/my-runs --hang-after 900 -- python train.py\n"
       "  gpusage run --prometheus 127.0.0.1:9400 -- python train.py");
   command
-      ->add_option("--log-dir", state->request.log_dir,
-                   "Directory for train.log, gpu.jsonl, summary.json, report.html")
+      ->add_option("--log-dir", state->request.log_dir, "Directory for train.log, gpu.jsonl, summary.json, report.html")
       ->default_str("gpusage-runs/<UTC time>-<command name>");
   command->add_option("--interval", state->request.interval_s, "Seconds between GPU samples, 0.1 to 3600")
       ->default_str("1");
   command->add_option("--prometheus", state->request.prometheus,
                       "Serve /metrics at HOST:PORT while the run lasts (PORT alone binds 127.0.0.1)");
   command
-      ->add_option(
-          "--idle-alert-after", state->request.alerts.low_utilization_window_s,
-          "Seconds of low GPU utilization (with the run's process on it) before the input-bound alert")
+      ->add_option("--idle-alert-after", state->request.alerts.low_utilization_window_s,
+                   "Seconds of low GPU utilization (with the run's process on it) before the input-bound alert")
       ->default_str("30");
   command
       ->add_option("--expect-window", state->request.expectation_window_s,
@@ -96,21 +95,23 @@ void add_run_command(CLI::App& app) {
   command->add_option("--notify-url", state->request.notify.url,
                       "POST the same JSON to URL (a webhook: ntfy, Slack-compatible, anything that takes JSON); "
                       "at most 6 live events a minute, the end always");
-  command->add_option("--notify-level", state->notify_level,
-                      "Least severity that notifies while the run lasts: info | warning | error (the end always does)")
+  command
+      ->add_option("--notify-level", state->notify_level,
+                   "Least severity that notifies while the run lasts: info | warning | error (the end always does)")
       ->capture_default_str();
   // Without autocast PyTorch trains in fp32: the run's default, where plan's is fp16.
   state->workload.precision = "fp32";
   SetupDoor door;
-  door.model_help = "Zoo model of the run (e.g. resnet50, gpt2; `gpusage plan --help` lists them): the OOM fix, and "
-                    "with --batch the prediction";
+  door.model_help =
+      "Zoo model of the run (e.g. resnet50, gpt2; `gpusage plan --help` lists them): the OOM fix, and "
+      "with --batch the prediction";
   door.batch_help = "Per-GPU batch of the run (default: what the log prints)";
   door.single_batch = true;
-  door.gpu_help = "GPU of the run, for the OOM fix and the prediction (default: the card NVML names; for the OOM "
-                  "fix, the capacity the OOM message reports)";
+  door.gpu_help =
+      "GPU of the run, for the OOM fix and the prediction (default: the card NVML names; for the OOM "
+      "fix, the capacity the OOM message reports)";
   bind_setup(*command, state->workload, door);
-  command->add_option("command", state->request.command, "The program and its arguments, after --")
-      ->required();
+  command->add_option("command", state->request.command, "The program and its arguments, after --")->required();
   command->callback([state, command] {
     run::RunRequest request = state->request;
     request.notify.level = run::parse_notify_level(state->notify_level);
@@ -134,7 +135,8 @@ void add_run_command(CLI::App& app) {
       expect.setup = options;
       expect.gpu = request.context.gpu;
     } else if (workload) {
-      fmt::print(stderr, "gpusage: no prediction: give --batch (the per-GPU batch) with --model, --hf-config or --workload\n");
+      fmt::print(stderr,
+                 "gpusage: no prediction: give --batch (the per-GPU batch) with --model, --hf-config or --workload\n");
     }
     request.command_line = "gpusage run";
     for (const auto& a : request.command) request.command_line += " " + a;

@@ -55,10 +55,10 @@ estimate::ValidationReport run_validation(const ValidateOptions& options,
   method.constants = calibration.constants;
   method.cv = options.cv;
   method.fit = options.fit;
-  method.text =
-      result.cv ? fmt::format("leave-one-{}-out: {} groups, each predicted by constants fitted on the others",
-                              options.cv, result.groups)
-      : options.fit ? std::string("in-sample: constants fitted on these rows (--fit)")
+  method.text = result.cv ? fmt::format("leave-one-{}-out: {} groups, each predicted by constants fitted on the others",
+                                        options.cv, result.groups)
+                : options.fit
+                    ? std::string("in-sample: constants fitted on these rows (--fit)")
                     : std::string("shipped constants (fitted on data/validation/published.csv: in-sample there)");
   return result;
 }
@@ -94,7 +94,8 @@ void add_validate_command(CLI::App& app) {
       "Compare plan's predictions with measured training runs and report the error.\n"
       "FILE is CSV with columns model,gpu,precision,batch_per_gpu,metric,value (optional: num_gpus, resolution,\n"
       "seq_len, tokens (per sample computed, for unpadded or length-binned data), accumulation (micro-batches per\n"
-      "optimizer step), fails_at, attention flash|eager, parallel ddp|zero1|zero2|fsdp|hsdp, offload optimizer|params|activations (+-joined), layout nhwc|nchw,\n"
+      "optimizer step), fails_at, attention flash|eager, parallel ddp|zero1|zero2|fsdp|hsdp, offload "
+      "optimizer|params|activations (+-joined), layout nhwc|nchw,\n"
       "kernels eager|fused (language models' elementwise code: Hugging Face's eager Python, or fused),\n"
       "task squad|pretrain|finetune, amp o2|autocast, checkpointing none|full|selective|every:N, gpu_memory_gb\n"
       "(the card's own, when it is a variant of the catalog GPU), software_date YYYY-MM, framework, source; the\n"
@@ -115,8 +116,8 @@ void add_validate_command(CLI::App& app) {
       "  gpusage validate data/validation/published.csv --cv gpu --summary\n"
       "  gpusage validate my-runs.csv --format json");
   command->add_option("file", state->file, "Measurements (CSV)")->required()->check(CLI::ExistingFile);
-  command->add_option("--cv", state->cv,
-                      "Leave one group out: gpu, source (the publishing repository or site) or model")
+  command
+      ->add_option("--cv", state->cv, "Leave one group out: gpu, source (the publishing repository or site) or model")
       ->check(CLI::IsMember({"gpu", "source", "model"}));
   command->add_flag("--fit", state->fit,
                     "Fit the speed constants on all current-software throughput rows and the allocator's "

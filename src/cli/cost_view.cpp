@@ -26,16 +26,22 @@ void CostOptions::add_to(CLI::App& command) {
   command.add_option("--steps", steps, "The job: optimizer steps")->check(CLI::Range(1.0, 1e12));
   command.add_option("--price", prices, "Purchase price per card instead of the data's: ID=USD, e.g. rtx5090=2199")
       ->delimiter(',');
-  command.add_option("--rent", rents, "On-demand price per GPU-hour instead of the data's: ID=USD/h, e.g. "
-                                      "h100-sxm5-80gb=2.49/h")
+  command
+      .add_option("--rent", rents,
+                  "On-demand price per GPU-hour instead of the data's: ID=USD/h, e.g. "
+                  "h100-sxm5-80gb=2.49/h")
       ->delimiter(',');
-  command.add_option("--power", powers, "Board power under training per GPU, e.g. measured with gpusage monitor: "
-                                        "ID=W, e.g. rtx5090=540W (default: the card's TDP)")
+  command
+      .add_option("--power", powers,
+                  "Board power under training per GPU, e.g. measured with gpusage monitor: "
+                  "ID=W, e.g. rtx5090=540W (default: the card's TDP)")
       ->delimiter(',');
-  command.add_option("--electricity", electricity, "Electricity price in USD per kWh, e.g. 0.30/kWh "
-                                                   "(default: data/prices.toml's US average)");
-  command.add_option("--amortize-hours", amortize_hours,
-                     "Hours of use a bought card's price is spread over in the owned cost")
+  command.add_option("--electricity", electricity,
+                     "Electricity price in USD per kWh, e.g. 0.30/kWh "
+                     "(default: data/prices.toml's US average)");
+  command
+      .add_option("--amortize-hours", amortize_hours,
+                  "Hours of use a bought card's price is spread over in the owned cost")
       ->check(CLI::Range(1.0, 1e6))
       ->capture_default_str();
 }
@@ -43,8 +49,9 @@ void CostOptions::add_to(CLI::App& command) {
 void CostOptions::check_given_with_cost() const {
   if (enabled) return;
   if (epochs || tokens || steps || !prices.empty() || !rents.empty() || !powers.empty() || !electricity.empty()) {
-    throw InputError("--epochs, --tokens, --steps, --price, --rent, --power and --electricity describe a job's "
-                     "cost: add --cost");
+    throw InputError(
+        "--epochs, --tokens, --steps, --price, --rent, --power and --electricity describe a job's "
+        "cost: add --cost");
   }
 }
 
@@ -57,8 +64,9 @@ cost::JobSize CostOptions::job(const estimate::Sweep& sweep, double dataset_size
   const std::optional<double> e =
       epochs ? epochs : (sweep.workload.domain == workload::Domain::vision ? default_epochs : std::nullopt);
   if (!e) {
-    throw InputError("--cost needs the job's size: --tokens T (language models), --steps S, or --epochs N "
-                     "(over --dataset-size)");
+    throw InputError(
+        "--cost needs the job's size: --tokens T (language models), --steps S, or --epochs N "
+        "(over --dataset-size)");
   }
   const double dataset = dataset_size > 0 ? dataset_size : estimate::default_dataset_size(sweep.workload);
   if (!(dataset > 0)) {
@@ -198,9 +206,9 @@ CostReport build_cost_report(const estimate::Sweep& sweep, const CostOptions& op
       report.job_text = fmt::format("{:g} tokens", report.job.amount);
       if (first && first->tokens_per_s) {
         const double tokens_per_sample = *first->tokens_per_s / first->throughput;
-        report.job_text += fmt::format(" ({} samples of {:.0f} tokens)",
-                                       report::format_number(report.job.amount / tokens_per_sample, 0, 1000),
-                                       tokens_per_sample);
+        report.job_text +=
+            fmt::format(" ({} samples of {:.0f} tokens)",
+                        report::format_number(report.job.amount / tokens_per_sample, 0, 1000), tokens_per_sample);
       }
       break;
     case cost::JobUnit::steps:
@@ -208,8 +216,8 @@ CostReport build_cost_report(const estimate::Sweep& sweep, const CostOptions& op
       break;
     case cost::JobUnit::samples: {
       const double epochs = options.epochs.value_or(options.default_epochs.value_or(1));
-      report.job_text = fmt::format("{:g} epochs of {} samples", epochs,
-                                    report::format_number(report.job.amount / epochs, 0, 1000));
+      report.job_text =
+          fmt::format("{:g} epochs of {} samples", epochs, report::format_number(report.job.amount / epochs, 0, 1000));
       break;
     }
   }
@@ -243,8 +251,8 @@ std::string jobs_text(const cost::Range& r) {
 std::string price_cell(const std::optional<UsedPrice>& price, int decimals) {
   if (!price) return "none";
   const std::string from = !price->price.provider.empty() ? price->price.provider
-                           : price->kind == "launch MSRP"  ? "MSRP"
-                                                           : price->kind;
+                           : price->kind == "launch MSRP" ? "MSRP"
+                                                          : price->kind;
   return fmt::format("{} {}{}", report::format_number(price->price.value, decimals, 1000), from,
                      price->stale ? "*" : "");
 }
@@ -273,8 +281,8 @@ nlohmann::json price_json(const std::optional<UsedPrice>& p) {
           {"as_of", p->price.as_of.empty() ? nlohmann::json(nullptr) : nlohmann::json(p->price.as_of)},
           {"source", p->price.title.empty() ? nlohmann::json(nullptr) : nlohmann::json(p->price.title)},
           {"url", p->price.url.empty() ? nlohmann::json(nullptr) : nlohmann::json(p->price.url)},
-          {"age_days", p->price.as_of.empty() || p->kind == "launch MSRP" ? nlohmann::json(nullptr)
-                                                                          : nlohmann::json(p->age_days)},
+          {"age_days",
+           p->price.as_of.empty() || p->kind == "launch MSRP" ? nlohmann::json(nullptr) : nlohmann::json(p->age_days)},
           {"stale", p->stale}};
 }
 
@@ -297,8 +305,8 @@ report::Table cost_table_model(const CostReport& report) {
     const estimate::Prediction& p = *row.prediction;
     any_stale = any_stale || (row.purchase && row.purchase->stale) || (row.rent && row.rent->stale);
     if (!p.fits) {
-      table.add_row({counted(p, p.gpu->name), "OOM", "does not fit", "n/a", price_cell(row.purchase, 0), price_cell(row.rent, 2),
-                     "n/a", "n/a", "n/a"});
+      table.add_row({counted(p, p.gpu->name), "OOM", "does not fit", "n/a", price_cell(row.purchase, 0),
+                     price_cell(row.rent, 2), "n/a", "n/a", "n/a"});
       continue;
     }
     const auto& c = row.cost;
@@ -307,14 +315,16 @@ report::Table cost_table_model(const CostReport& report) {
                    price_cell(row.purchase, 0), price_cell(row.rent, 2), usd_text(c.rent_usd), usd_text(c.owned_usd),
                    break_even_cell(row, report)});
   }
-  table.notes.push_back("Wall time and every cost carry plan's 80% range of throughput (in brackets; where the "
-                        "held-out errors of a card's cell lean one way, the range lies to one side of the estimate).");
+  table.notes.push_back(
+      "Wall time and every cost carry plan's 80% range of throughput (in brackets; where the "
+      "held-out errors of a card's cell lean one way, the range lies to one side of the estimate).");
   std::string power = "energy = board power x wall time x GPUs, at the card's TDP";
   if (std::any_of(report.rows.begin(), report.rows.end(), [](auto& r) { return r.power_basis == "--power"; })) {
     power += " (at --power where given)";
   }
-  table.notes.push_back(power + ": no measured board power under training is in the data yet, so TDP (an upper "
-                                "bound) stands in; GPU boards only, not the host.");
+  table.notes.push_back(power +
+                        ": no measured board power under training is in the data yet, so TDP (an upper "
+                        "bound) stands in; GPU boards only, not the host.");
   if (report.electricity) {
     std::string from = "--electricity";
     if (!report.electricity_overridden) {
@@ -328,15 +338,17 @@ report::Table cost_table_model(const CostReport& report) {
   } else {
     table.notes.push_back("owned job: n/a, no electricity price (give --electricity USD/kWh).");
   }
-  table.notes.push_back("buying pays off after: jobs of this size after which buying the card(s) has cost less than "
-                        "renting the same card(s) (the purchase over the rent less the electricity), or, for a card "
-                        "nobody rents, the cheapest rental in this table.");
+  table.notes.push_back(
+      "buying pays off after: jobs of this size after which buying the card(s) has cost less than "
+      "renting the same card(s) (the purchase over the rent less the electricity), or, for a card "
+      "nobody rents, the cheapest rental in this table.");
   table.dropped_hint = "widen the terminal (COLUMNS=200), or plan --cost --format json for every figure";
-  table.notes.push_back("buy: --price, else a dated street price, else the launch MSRP; rent: --rent, else the "
-                        "cheapest listed on-demand price; none: no published price in data/prices.toml.");
+  table.notes.push_back(
+      "buy: --price, else a dated street price, else the launch MSRP; rent: --rent, else the "
+      "cheapest listed on-demand price; none: no published price in data/prices.toml.");
   if (any_stale) {
-    table.notes.push_back(fmt::format("*: stale, older than {} days on {}: check the source.",
-                                      report.stale_after_days, report.today));
+    table.notes.push_back(
+        fmt::format("*: stale, older than {} days on {}: check the source.", report.stale_after_days, report.today));
   }
   return table;
 }
@@ -346,9 +358,9 @@ std::vector<std::string> cost_sources(const CostReport& report) {
   for (const auto& row : report.rows) {
     for (const auto* price : {row.purchase ? &*row.purchase : nullptr, row.rent ? &*row.rent : nullptr}) {
       if (!price || price->price.url.empty()) continue;
-      std::string line = fmt::format("{}: {} ({}, {} days old{}): {}", row.prediction->gpu->id, price->price.title,
-                                     price->price.as_of, price->age_days, price->stale ? ", stale" : "",
-                                     price->price.url);
+      std::string line =
+          fmt::format("{}: {} ({}, {} days old{}): {}", row.prediction->gpu->id, price->price.title, price->price.as_of,
+                      price->age_days, price->stale ? ", stale" : "", price->price.url);
       if (std::find(sources.begin(), sources.end(), line) == sources.end()) sources.push_back(line);
     }
   }
@@ -408,24 +420,24 @@ nlohmann::json cost_json(const CostReport& report) {
                                                                : "samples";
   nlohmann::json electricity = nullptr;
   if (report.electricity) {
-    electricity = {{"usd_per_kwh", report.electricity->value},
-                   {"as_of", report.electricity->as_of.empty() ? nlohmann::json(nullptr)
-                                                               : nlohmann::json(report.electricity->as_of)},
-                   {"source", report.electricity->title},
-                   {"url", report.electricity->url.empty() ? nlohmann::json(nullptr)
-                                                           : nlohmann::json(report.electricity->url)}};
+    electricity = {
+        {"usd_per_kwh", report.electricity->value},
+        {"as_of",
+         report.electricity->as_of.empty() ? nlohmann::json(nullptr) : nlohmann::json(report.electricity->as_of)},
+        {"source", report.electricity->title},
+        {"url", report.electricity->url.empty() ? nlohmann::json(nullptr) : nlohmann::json(report.electricity->url)}};
   }
-  return {{"job", {{"unit", unit}, {"amount", report.job.amount}, {"text", report.job_text}}},
-          {"today", report.today},
-          {"stale_after_days", report.stale_after_days},
-          {"interval", {{"coverage", 0.8}, {"from", "plan's throughput range, propagated"}}},
-          {"electricity", electricity},
-          {"amortize_hours", report.amortize_hours},
-          {"cheapest_rental", report.cheapest_rental
-                                  ? nlohmann::json(counted(*report.cheapest_rental->prediction,
-                                                           report.cheapest_rental->prediction->gpu->id))
-                                  : nlohmann::json(nullptr)},
-          {"rows", rows}};
+  return {
+      {"job", {{"unit", unit}, {"amount", report.job.amount}, {"text", report.job_text}}},
+      {"today", report.today},
+      {"stale_after_days", report.stale_after_days},
+      {"interval", {{"coverage", 0.8}, {"from", "plan's throughput range, propagated"}}},
+      {"electricity", electricity},
+      {"amortize_hours", report.amortize_hours},
+      {"cheapest_rental", report.cheapest_rental ? nlohmann::json(counted(*report.cheapest_rental->prediction,
+                                                                          report.cheapest_rental->prediction->gpu->id))
+                                                 : nlohmann::json(nullptr)},
+      {"rows", rows}};
 }
 
 }  // namespace gpusage::cli

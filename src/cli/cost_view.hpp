@@ -76,8 +76,8 @@ struct CostReport {
 // stale_after_days on that day are flagged.
 CostReport build_cost_report(const estimate::Sweep& sweep, const CostOptions& options, double dataset_size,
                              const cost::PriceBook& book, const std::string& today);
-// The report when --cost is on (the command has called check_given_with_cost before its sweep), with the built-in prices and today's date;
-// nullopt without --cost. What plan, guide and report call.
+// The report when --cost is on (the command has called check_given_with_cost before its sweep), with the built-in
+// prices and today's date; nullopt without --cost. What plan, guide and report call.
 std::optional<CostReport> cost_report_if_asked(const estimate::Sweep& sweep, const CostOptions& options,
                                                double dataset_size);
 std::string cost_table(const CostReport& report, int width);

@@ -55,7 +55,6 @@ namespace {
 
 // ---- the comparison table (text and Markdown) ------------------------------------------------------
 
-
 std::string figure_cell(const std::optional<double>& value, catalog::FigureStatus status, int places) {
   switch (status) {
     case catalog::FigureStatus::unsupported: return kUnsupported;
@@ -110,9 +109,9 @@ report::Table comparison_table(const Catalog& catalog, const std::vector<const G
                                const std::optional<Metric>& sort) {
   std::vector<ListColumn> columns = buyer_columns();
   // The figure the rows are sorted by is always shown, even when it is not a usual column.
-  static const std::set<std::string> shown_metrics{"cuda_cores", "fp32_tflops", "fp16_tflops", "fp8_tflops",
-                                                   "fp4_tflops", "memory_gb", "memory_bandwidth_gbs", "tdp_w",
-                                                   "msrp_usd", "fp16_tflops_per_usd", "fp16_tflops_per_watt"};
+  static const std::set<std::string> shown_metrics{
+      "cuda_cores",           "fp32_tflops", "fp16_tflops", "fp8_tflops",          "fp4_tflops",          "memory_gb",
+      "memory_bandwidth_gbs", "tdp_w",       "msrp_usd",    "fp16_tflops_per_usd", "fp16_tflops_per_watt"};
   if (sort && !shown_metrics.count(sort->name)) {
     std::string header = tr(sort->label.c_str());
     columns.push_back(metric_column(sort->name, header, sort->unit, 0));
@@ -136,7 +135,7 @@ report::Table comparison_table(const Catalog& catalog, const std::vector<const G
       "not published.",
       kDerivedMarker, kUnsupported, kUnpublished));
   table.notes.push_back(trf("Figures: {} cited sources in {}; `gpusage gpus show ID` gives each field's source.",
-                                    count_sources(gpus), catalog.origin()));
+                            count_sources(gpus), catalog.origin()));
   return table;
 }
 
@@ -148,10 +147,10 @@ report::BarChart comparison_chart(const Catalog& catalog, const std::vector<cons
                                   const std::vector<Metric>& metrics, const std::string& selection) {
   report::BarChart chart;
   chart.title = trf("GPU comparison: {}", selection);
-  chart.subtitle = trf(
-      "Each metric's bars are scaled to its largest value in this chart; labels give the actual values. "
-      "Data: {}.",
-      catalog.origin());
+  chart.subtitle =
+      trf("Each metric's bars are scaled to its largest value in this chart; labels give the actual values. "
+          "Data: {}.",
+          catalog.origin());
   // xgettext:no-c-format (a fmt string, not printf's: "% o" is no conversion here)
   chart.y_axis_label = tr("% of the largest value of each metric");
   for (const Gpu* gpu : gpus) chart.groups.push_back(gpu->name);
@@ -167,9 +166,9 @@ report::BarChart comparison_chart(const Catalog& catalog, const std::vector<cons
     chart.series.push_back(std::move(series));
   }
   if (!derived.empty()) {
-    chart.subtitle += trf(" Derived from NVIDIA's AI TOPS by the whitepaper ratio: {}.",
-                          derived.size() <= 4 ? text::join(derived)
-                                              : trf("{} bars (`gpusage gpus show ID`)", derived.size()));
+    chart.subtitle +=
+        trf(" Derived from NVIDIA's AI TOPS by the whitepaper ratio: {}.",
+            derived.size() <= 4 ? text::join(derived) : trf("{} bars (`gpusage gpus show ID`)", derived.size()));
   }
   return chart;
 }

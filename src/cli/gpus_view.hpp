@@ -48,6 +48,7 @@ report::BarChart gpus_comparison_chart(const catalog::Catalog& catalog, const st
 
 // The GPUs with unpublished tensor rates completed by the planner's rule (estimate/gpu_rates.hpp), in order,
 // for the report's price-performance chart.
-std::vector<catalog::Gpu> with_tensor_rates(const catalog::Catalog& catalog, const std::vector<const catalog::Gpu*>& gpus);
+std::vector<catalog::Gpu> with_tensor_rates(const catalog::Catalog& catalog,
+                                            const std::vector<const catalog::Gpu*>& gpus);
 
 }  // namespace gpusage::cli

@@ -31,11 +31,19 @@ i18n::Language parse_lang(std::string_view value) {
 }
 
 // CLI11's words as xgettext sees them (they are CLI11's, so they are marked here).
-[[maybe_unused]] constexpr const char* kHelpWords[] = {
-    i18n::N_("Usage"),      i18n::N_("OPTIONS"), i18n::N_("SUBCOMMAND"), i18n::N_("SUBCOMMANDS"),
-    i18n::N_("REQUIRED"),   i18n::N_("Positionals"), i18n::N_("Needs"),  i18n::N_("Excludes"),
-    i18n::N_("Env"),        i18n::N_("Options"), i18n::N_("Subcommands"),
-    i18n::N_("Print this help message and exit"), i18n::N_("Display program version information and exit")};
+[[maybe_unused]] constexpr const char* kHelpWords[] = {i18n::N_("Usage"),
+                                                       i18n::N_("OPTIONS"),
+                                                       i18n::N_("SUBCOMMAND"),
+                                                       i18n::N_("SUBCOMMANDS"),
+                                                       i18n::N_("REQUIRED"),
+                                                       i18n::N_("Positionals"),
+                                                       i18n::N_("Needs"),
+                                                       i18n::N_("Excludes"),
+                                                       i18n::N_("Env"),
+                                                       i18n::N_("Options"),
+                                                       i18n::N_("Subcommands"),
+                                                       i18n::N_("Print this help message and exit"),
+                                                       i18n::N_("Display program version information and exit")};
 
 // One-line summaries of the commands whose description runs to many lines, for the Chinese help: the
 // command's help starts with the summary in Chinese and keeps the English details and examples under it until
@@ -83,8 +91,9 @@ void add_to(CLI::App& command, const std::shared_ptr<CLI::FormatterBase>& format
   static std::string parsed_already;  // select_language read the value before the commands were built
   // Not on hidden commands (_docs): their options are the build's, and _docs takes exactly one of them.
   if (command.get_parent() == nullptr || !command.get_group().empty()) {
-    command.add_option("--lang", parsed_already,
-                       tr("Language of the messages: en or zh (default: the locale, LC_ALL/LC_MESSAGES/LANG)"))
+    command
+        .add_option("--lang", parsed_already,
+                    tr("Language of the messages: en or zh (default: the locale, LC_ALL/LC_MESSAGES/LANG)"))
         ->type_name("LANG");
   }
   if (formatter) command.formatter(formatter);
@@ -130,8 +139,8 @@ void add_language_option(CLI::App& app) {
   std::shared_ptr<CLI::FormatterBase> formatter;
   if (i18n::language() != i18n::Language::en) {
     formatter = std::make_shared<SummaryFormatter>();
-    for (const char* label : {"Usage", "OPTIONS", "SUBCOMMAND", "SUBCOMMANDS", "REQUIRED", "Positionals", "Needs",
-                              "Excludes", "Env"}) {
+    for (const char* label :
+         {"Usage", "OPTIONS", "SUBCOMMAND", "SUBCOMMANDS", "REQUIRED", "Positionals", "Needs", "Excludes", "Env"}) {
       formatter->label(label, tr(label));
     }
   }

@@ -95,9 +95,9 @@ std::string recipe_text(const estimate::TrainingConfig& c, const estimate::Sweep
     parts.push_back(fmt::format("LoRA rank {} on {}", *c.lora_rank, estimate::to_string(c.lora_targets)));
   }
   if (c.checkpointing) {
-    parts.push_back(c.selective_checkpointing  ? std::string("selective checkpointing")
-                    : c.checkpoint_every > 1 ? fmt::format("checkpointing every {} blocks", c.checkpoint_every)
-                                               : std::string("full checkpointing"));
+    parts.push_back(c.selective_checkpointing ? std::string("selective checkpointing")
+                    : c.checkpoint_every > 1  ? fmt::format("checkpointing every {} blocks", c.checkpoint_every)
+                                              : std::string("full checkpointing"));
   }
   if (c.loss != estimate::LossImpl::plain) parts.push_back(fmt::format("{} loss", estimate::to_string(c.loss)));
   if (!c.eager_kernels) parts.push_back("fused elementwise kernels");
@@ -105,7 +105,8 @@ std::string recipe_text(const estimate::TrainingConfig& c, const estimate::Sweep
   if (c.optimizer_impl != estimate::OptimizerImpl::foreach) {
     parts.push_back(fmt::format("{} optimizer step", estimate::to_string(c.optimizer_impl)));
   }
-  if (results.timed_workload) parts.push_back(fmt::format("{} tokens computed per sample", results.timed_workload->seq_len));
+  if (results.timed_workload)
+    parts.push_back(fmt::format("{} tokens computed per sample", results.timed_workload->seq_len));
   return parts.empty() ? "" : "; " + text::join(parts, ", ");
 }
 
@@ -148,7 +149,8 @@ report::Table batch_grid_table(const estimate::Sweep& results, const std::vector
   for (int b : batches) table.columns.push_back({fmt::format("batch {}", b), ""});
   for (std::size_t i = 0; i < predictions.size(); i += batches.size()) {
     const auto& first = predictions[i];
-    std::vector<std::string> row{card_name(first, results), report::format_number(units::to_gib(first.capacity_bytes), 0),
+    std::vector<std::string> row{card_name(first, results),
+                                 report::format_number(units::to_gib(first.capacity_bytes), 0),
                                  report::format_number(first.max_batch)};
     for (std::size_t j = 0; j < batches.size(); ++j) {
       const auto& p = predictions[i + j];
@@ -158,9 +160,10 @@ report::Table batch_grid_table(const estimate::Sweep& results, const std::vector
     }
     table.add_row(row);
   }
-  table.notes.push_back(fmt::format("Each cell: predicted {} per GPU / predicted peak memory in GiB. OOM: does not "
-                                    "fit in the card's VRAM.",
-                                    results.workload.throughput_unit()));
+  table.notes.push_back(
+      fmt::format("Each cell: predicted {} per GPU / predicted peak memory in GiB. OOM: does not "
+                  "fit in the card's VRAM.",
+                  results.workload.throughput_unit()));
   return table;
 }
 
@@ -186,16 +189,16 @@ report::Table detail_table(const estimate::Sweep& results) {
     table.columns.insert(table.columns.begin() + 8, {"tokens/s", "", report::Align::right, 1});
   }
   for (const auto& p : predictions) {
-    std::vector<std::string> row{card_name(p, results),
-                                 report::format_number(p.config.batch_per_gpu),
-                                 report::format_number(p.config.accumulation_steps),
-                                 p.fits ? "yes" : "NO",
-                                 fmt::format("{} of {}", report::format_number(units::to_gib(p.memory.total_bytes()), 1),
-                                             report::format_number(units::to_gib(p.capacity_bytes), 0)),
-                                 report::format_number(p.max_batch),
-                                 p.fits ? throughput_text(p.throughput) : "OOM",
-                                 p.fits ? throughput_text(p.throughput_low) + "-" + throughput_text(p.throughput_high)
-                                        : "n/a"};
+    std::vector<std::string> row{
+        card_name(p, results),
+        report::format_number(p.config.batch_per_gpu),
+        report::format_number(p.config.accumulation_steps),
+        p.fits ? "yes" : "NO",
+        fmt::format("{} of {}", report::format_number(units::to_gib(p.memory.total_bytes()), 1),
+                    report::format_number(units::to_gib(p.capacity_bytes), 0)),
+        report::format_number(p.max_batch),
+        p.fits ? throughput_text(p.throughput) : "OOM",
+        p.fits ? throughput_text(p.throughput_low) + "-" + throughput_text(p.throughput_high) : "n/a"};
     if (w.domain == workload::Domain::language) {
       row.push_back(p.tokens_per_s && p.fits ? report::format_number(*p.tokens_per_s) : "n/a");
     }
@@ -205,10 +208,12 @@ report::Table detail_table(const estimate::Sweep& results) {
     row.push_back(estimate::to_string(p.time.bound));
     table.add_row(row);
   }
-  table.notes.push_back(fmt::format("Throughput per GPU; energy at TDP (an upper bound); accum = gradient "
-                                    "accumulation steps per optimizer step."));
-  table.notes.push_back("80% range: where 80% of published runs fell that the model was not fitted on "
-                        "(leave-one-GPU-out; gpusage validate --cv gpu).");
+  table.notes.push_back(
+      fmt::format("Throughput per GPU; energy at TDP (an upper bound); accum = gradient "
+                  "accumulation steps per optimizer step."));
+  table.notes.push_back(
+      "80% range: where 80% of published runs fell that the model was not fitted on "
+      "(leave-one-GPU-out; gpusage validate --cv gpu).");
   return table;
 }
 
@@ -231,7 +236,8 @@ std::string ranking_text(const estimate::Sweep& results, int width) {
   if (ranked.size() > 1) {
     std::stable_sort(ranked.begin(), ranked.end(), [](auto* a, auto* b) { return a->throughput > b->throughput; });
     report::Table rank;
-    rank.columns = {{"#", ""}, {"GPU", "", report::Align::left}, {"batch", ""}, {"throughput", unit},
+    rank.columns = {{"#", ""},           {"GPU", "", report::Align::left},
+                    {"batch", ""},       {"throughput", unit},
                     {"per $1000", unit}, {"per 100 W", unit}};
     int i = 0;
     for (auto* p : ranked) {
@@ -249,21 +255,22 @@ std::string ranking_text(const estimate::Sweep& results, int width) {
 // For one prediction: the three memory figures users print, and the host side of CPU offload.
 std::string memory_text(const estimate::Prediction& p) {
   const auto& m = p.memory;
-  std::string out = fmt::format("\nPeak memory as measured: {} allocated (torch.cuda.max_memory_allocated), {} reserved "
-                                "(max_memory_reserved), {} in nvidia-smi (with the CUDA context{}).\n",
-                                units::format_gib(m.allocated_bytes()), units::format_gib(m.reserved_bytes()),
-                                units::format_gib(m.total_bytes()), p.config.world_size() > 1 ? " and NCCL's buffers" : "");
+  std::string out = fmt::format(
+      "\nPeak memory as measured: {} allocated (torch.cuda.max_memory_allocated), {} reserved "
+      "(max_memory_reserved), {} in nvidia-smi (with the CUDA context{}).\n",
+      units::format_gib(m.allocated_bytes()), units::format_gib(m.reserved_bytes()), units::format_gib(m.total_bytes()),
+      p.config.world_size() > 1 ? " and NCCL's buffers" : "");
   if (p.config.offload.any()) {
-    out += fmt::format("CPU offload: {} of pinned host memory per GPU{}; {:.0f} ms of each step waits on PCIe "
-                       "copies{}.\n",
-                       units::format_gib(m.host_bytes),
-                       m.host_activation_bytes > 0
-                           ? fmt::format(" ({} of it activations)", units::format_gib(m.host_activation_bytes))
-                           : "",
-                       p.time.offload_s * 1e3,
-                       p.config.offload.steps_on_host()
-                           ? fmt::format(" and the CPU's optimizer step takes {:.0f} ms", p.time.optimizer_s * 1e3)
-                           : "");
+    out += fmt::format(
+        "CPU offload: {} of pinned host memory per GPU{}; {:.0f} ms of each step waits on PCIe "
+        "copies{}.\n",
+        units::format_gib(m.host_bytes),
+        m.host_activation_bytes > 0 ? fmt::format(" ({} of it activations)", units::format_gib(m.host_activation_bytes))
+                                    : "",
+        p.time.offload_s * 1e3,
+        p.config.offload.steps_on_host()
+            ? fmt::format(" and the CPU's optimizer step takes {:.0f} ms", p.time.optimizer_s * 1e3)
+            : "");
   }
   return out;
 }
@@ -318,8 +325,9 @@ std::string ranges_and_notes_text(const estimate::Sweep& results) {
     out += "\nOutside the validated region:\n";
     for (const auto& w : warnings) out += "  - " + w + "\n";
   }
-  out += "\n80% range of each throughput (where 80% of published runs fell that the model was not fitted on; "
-         "leave-one-GPU-out):\n";
+  out +=
+      "\n80% range of each throughput (where 80% of published runs fell that the model was not fitted on; "
+      "leave-one-GPU-out):\n";
   for (const auto& [basis, names] : bases) out += "  - " + text::join(names, ", ") + ": " + basis + "\n";
   if (!results.notes.empty()) {
     out += "\nNotes:\n";

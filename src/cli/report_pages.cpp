@@ -38,9 +38,8 @@ std::string write_gpus_page(const catalog::Catalog& catalog, const std::vector<c
   report::Page page = report::new_page(fmt::format("GPU comparison: {}", selection),
                                        "The catalog's figures as charts, with the source behind each.", command_line);
   page.provenance.push_back(fmt::format("GPU catalog: {}.", catalog.origin()));
-  page.sections.push_back(
-      report::gpu_comparison_section(gpus, with_tensor_rates(catalog, gpus), selection, catalog.origin(),
-                                     gpus_comparison_table(catalog, gpus)));
+  page.sections.push_back(report::gpu_comparison_section(gpus, with_tensor_rates(catalog, gpus), selection,
+                                                         catalog.origin(), gpus_comparison_table(catalog, gpus)));
   page.sources = report::catalog_sources(gpus);
   return "gpusage: " + wrote_message(page, path, write_page(page, path));
 }

@@ -10,13 +10,13 @@ namespace {
 
 constexpr const char* kZooHelp =
     "Zoo model: resnet18/26/34/50/101/152/200, wide_resnet50_2/101_2, "
-                                       "resnext50_32x4d, resnext101_32x4d/32x8d/64x4d, vgg11/13/16/19[_bn], "
-                                       "mobilenet_v2, efficientnet_b0, vit_b_16/b_32/l_16/l_32/h_14, "
-                                       "vit_tiny_patch16_224, vit_small_patch16_224/32_224, vit_base_patch8_224, "
-                                       "vit_large_patch14_224, bert-base, bert-large, gpt2[-medium|-large|-xl], "
-                                       "llama2-7b, llama2-13b, llama3-8b, llama3.1-8b, llama3.2-1b/3b, mistral-7b, "
-                                       "mistral-7b-v0.3, qwen2.5-0.5b/1.5b/3b/7b/14b, qwen3-8b, gemma2-2b/9b, "
-                                       "phi3-mini, tinyllama-1.1b";
+    "resnext50_32x4d, resnext101_32x4d/32x8d/64x4d, vgg11/13/16/19[_bn], "
+    "mobilenet_v2, efficientnet_b0, vit_b_16/b_32/l_16/l_32/h_14, "
+    "vit_tiny_patch16_224, vit_small_patch16_224/32_224, vit_base_patch8_224, "
+    "vit_large_patch14_224, bert-base, bert-large, gpt2[-medium|-large|-xl], "
+    "llama2-7b, llama2-13b, llama3-8b, llama3.1-8b, llama3.2-1b/3b, mistral-7b, "
+    "mistral-7b-v0.3, qwen2.5-0.5b/1.5b/3b/7b/14b, qwen3-8b, gemma2-2b/9b, "
+    "phi3-mini, tinyllama-1.1b";
 
 void bind_model(CLI::App& command, setup::TrainingSetup& s, const SetupDoor& door) {
   const std::string help = door.model_help.empty() ? std::string(kZooHelp) : door.model_help;
@@ -44,7 +44,8 @@ void bind_shape_and_batch(CLI::App& command, setup::TrainingSetup& s, const Setu
   command.add_option("--resolution", s.resolution, "Input side in pixels for vision models (default 224)")
       ->check(CLI::Range(1, 8192));
   command.add_option("--seq-len", s.seq_len, "Tokens per sample for language models")->check(CLI::Range(1, 1 << 24));
-  command.add_option("--precision", s.precision, "fp32 | tf32 | fp16 | bf16 | fp8 (fp16/bf16: autocast mixed precision)")
+  command
+      .add_option("--precision", s.precision, "fp32 | tf32 | fp16 | bf16 | fp8 (fp16/bf16: autocast mixed precision)")
       ->transform(one_of({"fp32", "tf32", "fp16", "bf16", "fp8"}))
       ->capture_default_str();
   if (!door.batch_help.empty()) {
@@ -58,20 +59,22 @@ void bind_shape_and_batch(CLI::App& command, setup::TrainingSetup& s, const Setu
 }
 
 void bind_recipe(CLI::App& command, setup::TrainingSetup& s) {
-  command.add_option("--optimizer", s.optimizer,
-                     "sgd | momentum | adam | adamw | adamw8bit | paged_adamw | paged_adamw8bit | adafactor | lion "
-                     "(default: momentum for vision, adamw for language models; 8-bit and paged: bitsandbytes)")
-      ->check(CLI::IsMember({"sgd", "momentum", "adam", "adamw", "adamw8bit", "paged_adamw", "paged_adamw8bit",
-                             "adafactor", "lion"}));
+  command
+      .add_option("--optimizer", s.optimizer,
+                  "sgd | momentum | adam | adamw | adamw8bit | paged_adamw | paged_adamw8bit | adafactor | lion "
+                  "(default: momentum for vision, adamw for language models; 8-bit and paged: bitsandbytes)")
+      ->check(CLI::IsMember(
+          {"sgd", "momentum", "adam", "adamw", "adamw8bit", "paged_adamw", "paged_adamw8bit", "adafactor", "lion"}));
   command.add_flag("--optimizer-in-backward", s.optimizer_in_backward,
                    "Step each parameter as its gradient is made (torchtune's optimizer_in_bwd): one gradient at a "
                    "time instead of all of them");
-  command.add_option("--optimizer-impl", s.optimizer_impl,
-                     "How the optimizer step runs: foreach (torch.optim's default on CUDA: one multi-tensor kernel "
-                     "per op of the update, AdamW's seven ops each a pass over the states, and a sqrt(v) list while "
-                     "it steps; the Hugging Face Trainer's adamw_torch) | fused (one pass: fused=True, the Trainer's "
-                     "default from PyTorch 2.8, torchtune, torchtitan, apex, DeepSpeed) | loop (the same ops tensor "
-                     "by tensor: PyTorch before 2.0)")
+  command
+      .add_option("--optimizer-impl", s.optimizer_impl,
+                  "How the optimizer step runs: foreach (torch.optim's default on CUDA: one multi-tensor kernel "
+                  "per op of the update, AdamW's seven ops each a pass over the states, and a sqrt(v) list while "
+                  "it steps; the Hugging Face Trainer's adamw_torch) | fused (one pass: fused=True, the Trainer's "
+                  "default from PyTorch 2.8, torchtune, torchtitan, apex, DeepSpeed) | loop (the same ops tensor "
+                  "by tensor: PyTorch before 2.0)")
       ->check(CLI::IsMember({"foreach", "fused", "loop"}))
       ->capture_default_str();
   command.add_flag("--clip-grad-norm", s.clip_grad_norm,
@@ -79,34 +82,40 @@ void bind_recipe(CLI::App& command, setup::TrainingSetup& s) {
                    "on by default in the Hugging Face Trainer, max_grad_norm 1.0, and so in TRL, Axolotl and "
                    "LLaMA-Factory): one more read of every gradient and one read and write to scale it");
   // Give the model before a bare --checkpointing: it takes the next word as its mode when one follows.
-  command.add_option("--checkpointing", s.checkpointing,
-                     "Activation checkpointing: full (alone: every block recomputed), selective (keep GEMM and "
-                     "attention outputs, recompute the rest), every:N (every Nth block), none")
+  command
+      .add_option("--checkpointing", s.checkpointing,
+                  "Activation checkpointing: full (alone: every block recomputed), selective (keep GEMM and "
+                  "attention outputs, recompute the rest), every:N (every Nth block), none")
       ->expected(0, 1)
       ->default_str("full");
-  command.add_option("--master-weights", s.master_weights,
-                     "fp32 (mixed precision keeps fp32 weights, gradients, optimizer states) | bf16 (pure bf16: "
-                     "torchtune, LitGPT bf16-true, torchtitan)")
+  command
+      .add_option("--master-weights", s.master_weights,
+                  "fp32 (mixed precision keeps fp32 weights, gradients, optimizer states) | bf16 (pure bf16: "
+                  "torchtune, LitGPT bf16-true, torchtitan)")
       ->check(CLI::IsMember({"fp32", "bf16"}))
       ->capture_default_str();
-  command.add_option("--loss", s.loss,
-                     "Language-model loss: plain (fp32 log-softmax of the whole logits, Hugging Face) | plain16 (the "
-                     "same in the model's 16-bit dtype, no upcast: nn.CrossEntropyLoss on a pure-bf16 model's logits; "
-                     "needs --master-weights bf16) | chunked (torchtune's chunked output) | fused (fused linear "
-                     "cross-entropy: Liger, Unsloth)")
+  command
+      .add_option("--loss", s.loss,
+                  "Language-model loss: plain (fp32 log-softmax of the whole logits, Hugging Face) | plain16 (the "
+                  "same in the model's 16-bit dtype, no upcast: nn.CrossEntropyLoss on a pure-bf16 model's logits; "
+                  "needs --master-weights bf16) | chunked (torchtune's chunked output) | fused (fused linear "
+                  "cross-entropy: Liger, Unsloth)")
       ->check(CLI::IsMember({"plain", "plain16", "chunked", "fused"}))
       ->capture_default_str();
-  command.add_option("--tokens-per-sample", s.tokens_per_sample,
-                     "Tokens each sample really computes, below --seq-len (unpadded or length-grouped data): step "
-                     "time at these, memory at --seq-len")
+  command
+      .add_option("--tokens-per-sample", s.tokens_per_sample,
+                  "Tokens each sample really computes, below --seq-len (unpadded or length-grouped data): step "
+                  "time at these, memory at --seq-len")
       ->check(CLI::Range(1, 1 << 24));
-  command.add_option("--accumulate", s.accumulate,
-                     "Gradient-accumulation steps per optimizer step; --batch is held (with --target-batch: "
-                     "--target-batch must equal batch x accumulate x GPUs)")
+  command
+      .add_option("--accumulate", s.accumulate,
+                  "Gradient-accumulation steps per optimizer step; --batch is held (with --target-batch: "
+                  "--target-batch must equal batch x accumulate x GPUs)")
       ->check(CLI::Range(1, 1 << 20));
-  command.add_option("--kernels", s.kernels,
-                     "Language models' elementwise code: eager (Hugging Face's Python RMSNorm and rotary embedding, "
-                     "a kernel per op) | fused (torch.compile, Liger, Unsloth, Transformer Engine, a C++ trainer)")
+  command
+      .add_option("--kernels", s.kernels,
+                  "Language models' elementwise code: eager (Hugging Face's Python RMSNorm and rotary embedding, "
+                  "a kernel per op) | fused (torch.compile, Liger, Unsloth, Transformer Engine, a C++ trainer)")
       ->check(CLI::IsMember({"eager", "fused"}))
       ->capture_default_str();
   command.add_flag("--channels-last", s.channels_last,
@@ -119,39 +128,47 @@ void bind_recipe(CLI::App& command, setup::TrainingSetup& s) {
                    "QLoRA whose base is not prepared by PEFT's prepare_model_for_kbit_training (which TRL's "
                    "SFTTrainer, Axolotl and LLaMA-Factory call): the embeddings, norms and lm_head stay 16-bit "
                    "instead of fp32, and so does the hidden state (Unsloth, a script that calls get_peft_model only)");
-  command.add_option("--lora-targets", s.lora_targets,
-                     "Matrices --lora/--qlora adapts: attn (q, k, v, o) | mlp (gate, up, down) | all")
+  command
+      .add_option("--lora-targets", s.lora_targets,
+                  "Matrices --lora/--qlora adapts: attn (q, k, v, o) | mlp (gate, up, down) | all")
       ->check(CLI::IsMember({"attn", "mlp", "all"}))
       ->capture_default_str();
-  command.add_option("--lora-dropout", s.lora_dropout,
-                     "LoRA dropout probability (PEFT's lora_dropout; LitGPT 0.05, Answer.AI's fsdp_qlora 0.1): "
-                     "each adapter saves its dropped-out input and the mask, and runs a dropout kernel each way; "
-                     "default 0 (PEFT's: no dropout)")
+  command
+      .add_option("--lora-dropout", s.lora_dropout,
+                  "LoRA dropout probability (PEFT's lora_dropout; LitGPT 0.05, Answer.AI's fsdp_qlora 0.1): "
+                  "each adapter saves its dropped-out input and the mask, and runs a dropout kernel each way; "
+                  "default 0 (PEFT's: no dropout)")
       ->check(CLI::Range(0.0, 0.99));
 }
 
 void bind_parallelism(CLI::App& command, setup::TrainingSetup& s, const SetupDoor& door) {
-  command.add_option("--gpus", s.gpus, "GPUs per node (data parallel)")->check(CLI::Range(1, 1024))->capture_default_str();
+  command.add_option("--gpus", s.gpus, "GPUs per node (data parallel)")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
   command.add_option("--nodes", s.nodes, "Nodes")->check(CLI::Range(1, 100000))->capture_default_str();
-  command.add_option("--parallel", s.parallel,
-                     "How data-parallel GPUs hold the state: ddp (each all of it) | zero1 (optimizer state and fp32 "
-                     "master weights sharded: DeepSpeed stage 1) | zero2 (gradients too: stage 2) | fsdp (weights "
-                     "too: FSDP FULL_SHARD, DeepSpeed stage 3) | hsdp (FSDP within a node, replicated across nodes)")
+  command
+      .add_option("--parallel", s.parallel,
+                  "How data-parallel GPUs hold the state: ddp (each all of it) | zero1 (optimizer state and fp32 "
+                  "master weights sharded: DeepSpeed stage 1) | zero2 (gradients too: stage 2) | fsdp (weights "
+                  "too: FSDP FULL_SHARD, DeepSpeed stage 3) | hsdp (FSDP within a node, replicated across nodes)")
       ->transform(parallel_choice())
       ->capture_default_str();
-  command.add_option("--offload", s.offload,
-                     "Keep state in host memory, comma separated: optimizer (ZeRO-Offload: fp32 masters, optimizer "
-                     "state and gradients; the step runs on the CPU) | params (FSDP CPU offload: weight shards too; "
-                     "needs --parallel fsdp or hsdp) | activations (saved activations copied out and back, "
-                     "torchtune's activation offloading)")
+  command
+      .add_option("--offload", s.offload,
+                  "Keep state in host memory, comma separated: optimizer (ZeRO-Offload: fp32 masters, optimizer "
+                  "state and gradients; the step runs on the CPU) | params (FSDP CPU offload: weight shards too; "
+                  "needs --parallel fsdp or hsdp) | activations (saved activations copied out and back, "
+                  "torchtune's activation offloading)")
       ->delimiter(',')
       ->check(CLI::IsMember({"optimizer", "params", "activations"}));
-  command.add_option("--interconnect", s.interconnect,
-                     "How a node's GPUs talk: card (NVLink where the card has it, else PCIe) | pcie (no NVLink "
-                     "bridge: two RTX 3090s without theirs; GeForce cards then stage through host memory) | nvlink")
+  command
+      .add_option("--interconnect", s.interconnect,
+                  "How a node's GPUs talk: card (NVLink where the card has it, else PCIe) | pcie (no NVLink "
+                  "bridge: two RTX 3090s without theirs; GeForce cards then stage through host memory) | nvlink")
       ->check(CLI::IsMember({"card", "pcie", "nvlink"}))
       ->capture_default_str();
-  command.add_option("--dataset-size", s.dataset_size, "Samples per epoch (default: ImageNet-1k's 1,281,167 for vision)")
+  command
+      .add_option("--dataset-size", s.dataset_size, "Samples per epoch (default: ImageNet-1k's 1,281,167 for vision)")
       ->check(CLI::Range(1.0, 1e12));  // 10^12: 70,000 times ImageNet-21k's 14.2 million images
   command.add_option("--network-gbps", s.network_gbps, "Network per node in Gb/s when --nodes > 1 (default 100)")
       ->check(CLI::Range(0.001, 1e6));  // 1 Mb/s to 1 Pb/s

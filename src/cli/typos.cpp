@@ -59,8 +59,7 @@ std::string describe_parse_error(CLI::App& app, const CLI::ParseError& error, in
     chain.push_back(sub);
   }
   const std::string where = chain.size() > 1 ? chain.back()->get_name() + ": " : "";  // "plan: "
-  const std::string help =
-      chain.size() > 1 ? "gpusage " + chain.back()->get_name() + " --help" : "gpusage --help";
+  const std::string help = chain.size() > 1 ? "gpusage " + chain.back()->get_name() + " --help" : "gpusage --help";
   // Without a command CLI11 says only "A subcommand is required": a misspelt option or command is the reason.
   const bool no_command = chain.size() == 1 && dynamic_cast<const CLI::RequiredError*>(&error);
   if (no_command || dynamic_cast<const CLI::ExtrasError*>(&error)) {
@@ -78,12 +77,10 @@ std::string describe_parse_error(CLI::App& app, const CLI::ParseError& error, in
   // a command below it (gpusage gpus shwo), since a command's own words may be values.
   const std::vector<std::string> commands = command_names(*chain.back());
   const std::vector<std::string> close = text::closest(next_word, commands, 1);
-  const bool misspelt =
-      chain.size() == 1 || (dynamic_cast<const CLI::ExtrasError*>(&error) && !close.empty() &&
-                            text::edit_distance(next_word, close.front()) <= 2);
+  const bool misspelt = chain.size() == 1 || (dynamic_cast<const CLI::ExtrasError*>(&error) && !close.empty() &&
+                                              text::edit_distance(next_word, close.front()) <= 2);
   if (!next_word.empty() && !commands.empty() && misspelt) {
-    return fmt::format("{}unknown command '{}'{} (see {})", where, next_word,
-                       did_you_mean(next_word, commands), help);
+    return fmt::format("{}unknown command '{}'{} (see {})", where, next_word, did_you_mean(next_word, commands), help);
   }
   return fmt::format("{} (see --help)", error.what());
 }

@@ -15,8 +15,8 @@ std::string percent(double fraction) { return fmt::format("{:+.1f}%", fraction *
 
 std::string summary_line(const std::string& label, const estimate::ErrorSummary& s) {
   if (s.count == 0) return fmt::format("{}: no rows", label);
-  return fmt::format("{}: {} rows, median |error| {:.1f}%, p90 |error| {:.1f}%, median error {:+.1f}%", label,
-                     s.count, s.median_abs_error * 100, s.p90_abs_error * 100, s.median_error * 100);
+  return fmt::format("{}: {} rows, median |error| {:.1f}%, p90 |error| {:.1f}%, median error {:+.1f}%", label, s.count,
+                     s.median_abs_error * 100, s.p90_abs_error * 100, s.median_error * 100);
 }
 
 json summary_json(const estimate::ErrorSummary& s) {
@@ -35,13 +35,14 @@ json constants_json(const estimate::ModelConstants& k) {
 }
 
 json cards_json(const estimate::CardsSummary& s) {
-  return {{"all", summary_json(s.all)}, {"data_center", summary_json(s.data_center)}, {"geforce", summary_json(s.geforce)}};
+  return {
+      {"all", summary_json(s.all)}, {"data_center", summary_json(s.data_center)}, {"geforce", summary_json(s.geforce)}};
 }
 
 // One headline for all cards, then the data-center (and workstation) cards and the GeForce cards apart.
 std::string cards_lines(const std::string& label, const estimate::CardsSummary& s) {
-  return summary_line(label, s.all) + "\n" + summary_line("  data-center and workstation cards", s.data_center) +
-         "\n" + summary_line("  GeForce RTX 30/40/50 cards", s.geforce) + "\n";
+  return summary_line(label, s.all) + "\n" + summary_line("  data-center and workstation cards", s.data_center) + "\n" +
+         summary_line("  GeForce RTX 30/40/50 cards", s.geforce) + "\n";
 }
 
 // "6.9% / +0.3% (983)": median |error|, median signed error and rows of one summary, for the tables.
@@ -81,24 +82,24 @@ json rows_json(const estimate::ValidationReport& result) {
 }
 
 json summaries_json(const estimate::ValidationReport& result) {
-  return {{"single_gpu_throughput", summary_json(result.single_gpu_throughput)},
-          {"multi_gpu_throughput", summary_json(result.multi_gpu_throughput)},
-          {"single_gpu_throughput_by_cards", cards_json(result.single_gpu_by_cards)},
-          {"multi_gpu_throughput_by_cards", cards_json(result.multi_gpu_by_cards)},
-          {"legacy_throughput", summary_json(result.legacy_throughput)},
-          {"superlinear_throughput", summary_json(result.superlinear_throughput)},
-          {"peak_memory", summary_json(result.peak_memory)},
-          {"allocator_peak_memory", summary_json(result.allocator_peak_memory)},
-          {"legacy_peak_memory", summary_json(result.legacy_peak_memory)},
-          {"max_batch", {{"rows", result.max_batch_rows}, {"in_bracket", result.max_batch_hits}}},
-          {"runs_that_ran", {{"rows", result.ran_rows}, {"predicted_oom", result.ran_predicted_oom}}},
-          {"other_framework_memory",
-           {{"peak_memory", summary_json(result.other_framework_peak_memory)},
-            {"max_batch",
-             {{"rows", result.other_framework_max_batch_rows}, {"in_bracket", result.other_framework_max_batch_hits}}},
-            {"runs_that_ran",
-             {{"rows", result.other_framework_ran_rows},
-              {"predicted_oom", result.other_framework_ran_predicted_oom}}}}}};
+  return {
+      {"single_gpu_throughput", summary_json(result.single_gpu_throughput)},
+      {"multi_gpu_throughput", summary_json(result.multi_gpu_throughput)},
+      {"single_gpu_throughput_by_cards", cards_json(result.single_gpu_by_cards)},
+      {"multi_gpu_throughput_by_cards", cards_json(result.multi_gpu_by_cards)},
+      {"legacy_throughput", summary_json(result.legacy_throughput)},
+      {"superlinear_throughput", summary_json(result.superlinear_throughput)},
+      {"peak_memory", summary_json(result.peak_memory)},
+      {"allocator_peak_memory", summary_json(result.allocator_peak_memory)},
+      {"legacy_peak_memory", summary_json(result.legacy_peak_memory)},
+      {"max_batch", {{"rows", result.max_batch_rows}, {"in_bracket", result.max_batch_hits}}},
+      {"runs_that_ran", {{"rows", result.ran_rows}, {"predicted_oom", result.ran_predicted_oom}}},
+      {"other_framework_memory",
+       {{"peak_memory", summary_json(result.other_framework_peak_memory)},
+        {"max_batch",
+         {{"rows", result.other_framework_max_batch_rows}, {"in_bracket", result.other_framework_max_batch_hits}}},
+        {"runs_that_ran",
+         {{"rows", result.other_framework_ran_rows}, {"predicted_oom", result.other_framework_ran_predicted_oom}}}}}};
 }
 
 json fine_tuning_json(const estimate::ValidationReport& result) {
@@ -143,9 +144,16 @@ std::string value_text(const estimate::Measurement& m, double v) {
 
 report::Table rows_table(const estimate::ValidationReport& result) {
   report::Table table;
-  table.columns = {{"line", ""},     {"model", "", report::Align::left}, {"gpu", "", report::Align::left},
-                   {"prec", "", report::Align::left}, {"batch", ""}, {"gpus", ""},
-                   {"metric", "", report::Align::left}, {"measured", ""}, {"predicted", ""}, {"error", ""},
+  table.columns = {{"line", ""},
+                   {"model", "", report::Align::left},
+                   {"gpu", "", report::Align::left},
+                   {"prec", "", report::Align::left},
+                   {"batch", ""},
+                   {"gpus", ""},
+                   {"metric", "", report::Align::left},
+                   {"measured", ""},
+                   {"predicted", ""},
+                   {"error", ""},
                    {"note", "", report::Align::left}};
   for (const auto& r : result.rows) {
     const auto& m = r.measurement;
@@ -153,7 +161,8 @@ report::Table rows_table(const estimate::ValidationReport& result) {
     if (m.metric == estimate::Metric::max_batch) measured += m.fails_at ? fmt::format(" (<{})", *m.fails_at) : " (ran)";
     std::string note = m.legacy() ? "legacy software" : m.superlinear ? "faster per GPU than one GPU" : "";
     if (r.predicted_oom) note += std::string(note.empty() ? "" : "; ") + "predicted OOM";
-    if (r.bracket_hit) note += std::string(note.empty() ? "" : "; ") + (*r.bracket_hit ? "in bracket" : "outside bracket");
+    if (r.bracket_hit)
+      note += std::string(note.empty() ? "" : "; ") + (*r.bracket_hit ? "in bracket" : "outside bracket");
     table.add_row({std::to_string(m.line), m.model, m.gpu, m.precision, std::to_string(m.batch_per_gpu),
                    std::to_string(m.num_gpus), metric_text(m.metric), measured,
                    r.predicted ? value_text(m, *r.predicted) : "skipped: " + r.skipped,
@@ -168,21 +177,25 @@ std::string summary_lines(const estimate::ValidationReport& result) {
   out += cards_lines("single-GPU throughput, current software (the headline)", result.single_gpu_by_cards);
   out += cards_lines("multi-GPU per-GPU throughput", result.multi_gpu_by_cards);
   out += summary_line(fmt::format("legacy software (before {}), its own group", estimate::kLegacySoftwareBefore),
-                      result.legacy_throughput) + "\n";
+                      result.legacy_throughput) +
+         "\n";
   out += summary_line(fmt::format("data-parallel rows over {:.0f}% faster per GPU than the same run on one GPU, "
                                   "their own group",
                                   estimate::kSuperlinearTolerance * 100),
-                      result.superlinear_throughput) + "\n";
+                      result.superlinear_throughput) +
+         "\n";
   out += summary_line("peak memory, current software", result.peak_memory) + "\n";
   out += summary_line("peak allocated/reserved (torch.cuda.max_memory_*), current software",
-                      result.allocator_peak_memory) + "\n";
+                      result.allocator_peak_memory) +
+         "\n";
   out += summary_line("peak memory, legacy software", result.legacy_peak_memory) + "\n";
   out += "max batch: plan's largest batch inside the measured bracket in " +
          ratio_text(result.max_batch_hits, result.max_batch_rows) + "\n";
   out += "runs that ran but are predicted not to fit: " + ratio_text(result.ran_predicted_oom, result.ran_rows) + "\n";
   // The memory model is PyTorch's: memory measured under another framework is its own group.
   out += summary_line("peak memory, TensorFlow/MXNet/PaddlePaddle runs, their own group",
-                      result.other_framework_peak_memory) + "\n";
+                      result.other_framework_peak_memory) +
+         "\n";
   out += "max batch, TensorFlow/MXNet/PaddlePaddle runs: inside the bracket in " +
          ratio_text(result.other_framework_max_batch_hits, result.other_framework_max_batch_rows) + "\n";
   out += "TensorFlow/MXNet/PaddlePaddle runs that ran but are predicted not to fit: " +
@@ -209,9 +222,14 @@ std::string architectures_text(const estimate::ValidationReport& result) {
 std::string cells_text(const estimate::ValidationReport& result) {
   if (result.cells.empty()) return "";
   report::Table cells;
-  cells.columns = {{"family", "", report::Align::left}, {"prec", "", report::Align::left},
-                   {"architecture", "", report::Align::left}, {"cards", "", report::Align::left},
-                   {"rows", ""}, {"median |err|", ""}, {"p90 |err|", ""}, {"median err", ""}};
+  cells.columns = {{"family", "", report::Align::left},
+                   {"prec", "", report::Align::left},
+                   {"architecture", "", report::Align::left},
+                   {"cards", "", report::Align::left},
+                   {"rows", ""},
+                   {"median |err|", ""},
+                   {"p90 |err|", ""},
+                   {"median err", ""}};
   for (const auto& c : result.cells) {
     cells.add_row({c.cell.family, c.cell.precision, c.cell.architecture, c.cell.cards,
                    std::to_string(c.throughput.count), fmt::format("{:.1f}%", c.throughput.median_abs_error * 100),
@@ -227,14 +245,19 @@ std::string fine_tuning_text(const estimate::ValidationReport& result) {
   out += summary_line("  throughput per GPU", result.fine_tuning_throughput) + "\n";
   out += "  throughput inside plan's printed 80% range: " +
          ratio_text(result.fine_tuning_inside_interval, result.fine_tuning_throughput.count) + "\n";
-  out += summary_line("  peak memory (nvidia-smi, allocated or reserved, as measured)", result.fine_tuning_memory) +
-         "\n";
+  out +=
+      summary_line("  peak memory (nvidia-smi, allocated or reserved, as measured)", result.fine_tuning_memory) + "\n";
   out += "  runs that ran but are predicted not to fit: " +
          ratio_text(result.fine_tuning_ran_predicted_oom, result.fine_tuning_ran_rows) + "\n";
   report::Table cells;
-  cells.columns = {{"method", "", report::Align::left}, {"gpu class", "", report::Align::left},
-                   {"speed rows", ""}, {"speed median |err|", ""}, {"speed median err", ""},
-                   {"inside 80% range", ""}, {"memory rows", ""}, {"memory median |err|", ""},
+  cells.columns = {{"method", "", report::Align::left},
+                   {"gpu class", "", report::Align::left},
+                   {"speed rows", ""},
+                   {"speed median |err|", ""},
+                   {"speed median err", ""},
+                   {"inside 80% range", ""},
+                   {"memory rows", ""},
+                   {"memory median |err|", ""},
                    {"memory median err", ""}};
   auto cell = [](const estimate::ErrorSummary& e, bool signed_error) {
     if (e.count == 0) return std::string("-");
@@ -283,8 +306,7 @@ json validate_json(const estimate::ValidationReport& result, const ValidateMetho
 
 std::string validate_csv(const estimate::ValidationReport& result) { return report::render_csv(rows_table(result)); }
 
-std::string validate_text(const estimate::ValidationReport& result, const ValidateMethod& method,
-                          bool summary_only) {
+std::string validate_text(const estimate::ValidationReport& result, const ValidateMethod& method, bool summary_only) {
   std::string out;
   if (!summary_only) out = report::render_text(rows_table(result), 200) + "\n";
   out += method.text + "\n";

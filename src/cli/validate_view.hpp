@@ -13,10 +13,10 @@ namespace gpusage::cli {
 
 // How the report was made, printed beside it.
 struct ValidateMethod {
-  std::string text;                  // "leave-one-gpu-out: 30 groups, ..." or the in-sample note
-  std::string cv;                    // the --cv group, empty for none
-  bool fit = false;                  // --fit
-  std::vector<std::string> changes;  // the constants --fit moved, as describe_changes words them
+  std::string text;                    // "leave-one-gpu-out: 30 groups, ..." or the in-sample note
+  std::string cv;                      // the --cv group, empty for none
+  bool fit = false;                    // --fit
+  std::vector<std::string> changes;    // the constants --fit moved, as describe_changes words them
   estimate::ModelConstants constants;  // the constants the rows were predicted with (without --cv)
 };
 
@@ -25,7 +25,6 @@ nlohmann::json validate_json(const estimate::ValidationReport& result, const Val
 std::string validate_csv(const estimate::ValidationReport& result);
 // The rows' table (unless `summary_only`), then the summaries, the per-architecture and per-cell tables and the
 // fine-tuning rows'.
-std::string validate_text(const estimate::ValidationReport& result, const ValidateMethod& method,
-                          bool summary_only);
+std::string validate_text(const estimate::ValidationReport& result, const ValidateMethod& method, bool summary_only);
 
 }  // namespace gpusage::cli

@@ -23,9 +23,9 @@ std::string_view to_string(AlertKind kind) {
 }
 
 nlohmann::json to_json(const Alert& alert) {
-  nlohmann::json j = {{"kind", to_string(alert.kind)}, {"gpu", alert.gpu},
-                      {"uuid", alert.uuid},            {"severity", alert.severity},
-                      {"message", alert.message},      {"since_unix_time_s", alert.since_unix_time_s}};
+  nlohmann::json j = {
+      {"kind", to_string(alert.kind)}, {"gpu", alert.gpu},         {"uuid", alert.uuid},
+      {"severity", alert.severity},    {"message", alert.message}, {"since_unix_time_s", alert.since_unix_time_s}};
   if (alert.xid) j["xid"] = *alert.xid;
   return j;
 }
@@ -93,31 +93,34 @@ AlertEngine::Update AlertEngine::evaluate(const device::Sample& sample) {
     std::optional<std::string> thermal;
     if (mask & (device::throttle::thermal_mask | device::throttle::hw_slowdown)) {
       std::string temperature = gpu.temperature_c ? fmt::format(" at {} C", *gpu.temperature_c) : "";
-      thermal = fmt::format("GPU {}: clocks throttled ({}){}: the GPU is too hot. Check airflow, fan curves and "
-                            "dust; a throttled GPU trains slower for the same power.",
-                            gpu.index, device::throttle::describe(mask & (device::throttle::thermal_mask |
-                                                                          device::throttle::hw_slowdown)),
-                            temperature);
+      thermal = fmt::format(
+          "GPU {}: clocks throttled ({}){}: the GPU is too hot. Check airflow, fan curves and "
+          "dust; a throttled GPU trains slower for the same power.",
+          gpu.index,
+          device::throttle::describe(mask & (device::throttle::thermal_mask | device::throttle::hw_slowdown)),
+          temperature);
     }
     report(gpu, AlertKind::thermal_throttle, thermal, "warning");
 
     std::optional<std::string> power;
     if (mask & device::throttle::power_mask) {
-      std::string figures = gpu.power_w && gpu.power_limit_w
-                                ? fmt::format(" (drawing {:.0f} W of a {:.0f} W limit)", *gpu.power_w, *gpu.power_limit_w)
-                                : "";
-      power = fmt::format("GPU {}: clocks held back by the power limit{}. Expected at full load; if the limit was "
-                          "lowered (nvidia-smi -q -d POWER), raising it buys speed.",
-                          gpu.index, figures);
+      std::string figures = gpu.power_w && gpu.power_limit_w ? fmt::format(" (drawing {:.0f} W of a {:.0f} W limit)",
+                                                                           *gpu.power_w, *gpu.power_limit_w)
+                                                             : "";
+      power = fmt::format(
+          "GPU {}: clocks held back by the power limit{}. Expected at full load; if the limit was "
+          "lowered (nvidia-smi -q -d POWER), raising it buys speed.",
+          gpu.index, figures);
     }
     report(gpu, AlertKind::power_throttle, power, "warning");
 
     std::optional<std::string> memory;
     if (auto fraction = gpu.memory_used_fraction(); fraction && *fraction > config_.memory_full_fraction)
-      memory = fmt::format("GPU {}: memory {:.0f}% full ({} of {}): an out-of-memory error is near. Reduce the "
-                           "batch size (use gradient accumulation), enable activation checkpointing or mixed precision.",
-                           gpu.index, *fraction * 100, units::format_bytes(static_cast<double>(*gpu.memory_used_bytes)),
-                           units::format_bytes(static_cast<double>(*gpu.memory_total_bytes)));
+      memory = fmt::format(
+          "GPU {}: memory {:.0f}% full ({} of {}): an out-of-memory error is near. Reduce the "
+          "batch size (use gradient accumulation), enable activation checkpointing or mixed precision.",
+          gpu.index, *fraction * 100, units::format_bytes(static_cast<double>(*gpu.memory_used_bytes)),
+          units::format_bytes(static_cast<double>(*gpu.memory_total_bytes)));
     report(gpu, AlertKind::memory_nearly_full, memory, "critical");
 
     // GPU health: ECC, retired pages, remapped rows (counters against the watch's first reading), XID events.

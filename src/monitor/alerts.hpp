@@ -5,8 +5,8 @@
 
 #include <cstdint>
 #include <map>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -19,8 +19,14 @@ namespace gpusage::monitor {
 
 // ecc_errors, retired_pages, remapped_rows and xid_error are the GPU health rules (health_alerts.hpp).
 enum class AlertKind {
-  input_bottleneck, thermal_throttle, power_throttle, memory_nearly_full, ecc_errors, retired_pages,
-  remapped_rows, xid_error
+  input_bottleneck,
+  thermal_throttle,
+  power_throttle,
+  memory_nearly_full,
+  ecc_errors,
+  retired_pages,
+  remapped_rows,
+  xid_error
 };
 std::string_view to_string(AlertKind kind);
 

@@ -1,13 +1,13 @@
 #include "monitor/append_file.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fmt/format.h>
 #include <utility>
 
 #include "core/common/error.hpp"
@@ -79,9 +79,10 @@ void AppendFile::fail(int error, double now_s) {
   failing_ = true;
   if (warned_) return;
   warned_ = true;
-  warning_ = fmt::format("gpusage: warning: {} '{}': write failed ({}); the log is cut back to its last whole "
-                         "record, everything else keeps running, and the log is retried every {:g} to {:g} s",
-                         what_, path_, std::strerror(error), kFirstBackoffS, kLastBackoffS);
+  warning_ = fmt::format(
+      "gpusage: warning: {} '{}': write failed ({}); the log is cut back to its last whole "
+      "record, everything else keeps running, and the log is retried every {:g} to {:g} s",
+      what_, path_, std::strerror(error), kFirstBackoffS, kLastBackoffS);
 }
 
 }  // namespace gpusage::monitor

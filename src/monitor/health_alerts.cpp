@@ -43,16 +43,14 @@ std::vector<HealthCondition> GpuHealthWatch::evaluate(const device::GpuSample& g
   const Counters now = read(gpu);
   // A counter the first reading lacked (a read that failed once) takes its first value as the baseline.
   if (!first_) first_ = now;
-  for (auto member :
-       {&Counters::uncorrected, &Counters::corrected, &Counters::retired_pages, &Counters::remapped_rows})
+  for (auto member : {&Counters::uncorrected, &Counters::corrected, &Counters::retired_pages, &Counters::remapped_rows})
     if (!((*first_).*member)) (*first_).*member = now.*member;
   const Counters previous = std::exchange(last_, now);
   return {ecc(gpu, previous, now), retired_pages(gpu, previous, now), remapped_rows(gpu, previous, now)};
 }
 
 // ECC: uncorrected errors are critical (data read may be corrupt); corrected ones only matter when rising.
-HealthCondition GpuHealthWatch::ecc(const device::GpuSample& gpu, const Counters& previous,
-                                    const Counters& now) const {
+HealthCondition GpuHealthWatch::ecc(const device::GpuSample& gpu, const Counters& previous, const Counters& now) const {
   HealthCondition c{AlertKind::ecc_errors};
   if (const std::uint64_t fresh = rise(first_->uncorrected, now.uncorrected); fresh > 0) {
     c.message = fmt::format(
@@ -69,9 +67,8 @@ HealthCondition GpuHealthWatch::ecc(const device::GpuSample& gpu, const Counters
         gpu.index, *now.uncorrected);
     c.severity = "critical";
   } else if (const std::uint64_t corrected = rise(first_->corrected, now.corrected); corrected > 0) {
-    c.message =
-        fmt::format("GPU {}: {} new corrected ECC errors: memory is degrading; watch for uncorrected ones.",
-                    gpu.index, corrected);
+    c.message = fmt::format("GPU {}: {} new corrected ECC errors: memory is degrading; watch for uncorrected ones.",
+                            gpu.index, corrected);
   }
   return c;
 }
@@ -84,13 +81,12 @@ HealthCondition GpuHealthWatch::retired_pages(const device::GpuSample& gpu, cons
   const bool pending = gpu.retired_pages_pending.value_or(0) != 0;
   if (pages_new == 0 && !pending) return c;
   std::string what =
-      pages_new > 0
-          ? fmt::format(
-                "{} retired while gpusage watched ({} in all: {} for repeated single-bit errors, {} for "
-                "double-bit errors)",
-                plural(pages_new, "memory page", "memory pages"), *now.retired_pages,
-                gpu.retired_pages_single_bit.value_or(0), gpu.retired_pages_double_bit.value_or(0))
-          : fmt::format("{} retired", plural(now.retired_pages.value_or(0), "memory page", "memory pages"));
+      pages_new > 0 ? fmt::format(
+                          "{} retired while gpusage watched ({} in all: {} for repeated single-bit errors, {} for "
+                          "double-bit errors)",
+                          plural(pages_new, "memory page", "memory pages"), *now.retired_pages,
+                          gpu.retired_pages_single_bit.value_or(0), gpu.retired_pages_double_bit.value_or(0))
+                    : fmt::format("{} retired", plural(now.retired_pages.value_or(0), "memory page", "memory pages"));
   c.message = fmt::format(
       "GPU {}: {}{}. Fix: {}; if pages keep being retired, drain the node and RMA the GPU.", gpu.index, what,
       pending ? ", and a retirement is pending: the bad page stays in use until the GPU is reset" : "",
@@ -116,19 +112,19 @@ HealthCondition GpuHealthWatch::remapped_rows(const device::GpuSample& gpu, cons
     return c;
   }
   if (rows_new == 0 && !pending) return c;
-  std::string what =
-      rows_new > 0 ? fmt::format(
-                         "{} remapped while gpusage watched ({} for correctable, {} for "
-                         "uncorrectable errors in all)",
-                         plural(rows_new, "memory row", "memory rows"),
-                         gpu.remapped_rows_corrected.value_or(0), gpu.remapped_rows_uncorrected.value_or(0))
-                   : std::string("a memory row is waiting to be remapped");
-  c.message = fmt::format(
-      "GPU {}: {}{}. Fix: {}.", gpu.index, what, pending && rows_new > 0 ? ", and the remap is pending" : "",
-      pending ? "the remap takes effect at the next GPU reset: when the job ends, drain the "
-                "node and reset the GPU (nvidia-smi -r)"
-              : "the job may go on; if rows keep being remapped, drain the node and RMA the "
-                "GPU");
+  std::string what = rows_new > 0
+                         ? fmt::format(
+                               "{} remapped while gpusage watched ({} for correctable, {} for "
+                               "uncorrectable errors in all)",
+                               plural(rows_new, "memory row", "memory rows"), gpu.remapped_rows_corrected.value_or(0),
+                               gpu.remapped_rows_uncorrected.value_or(0))
+                         : std::string("a memory row is waiting to be remapped");
+  c.message = fmt::format("GPU {}: {}{}. Fix: {}.", gpu.index, what,
+                          pending && rows_new > 0 ? ", and the remap is pending" : "",
+                          pending ? "the remap takes effect at the next GPU reset: when the job ends, drain the "
+                                    "node and reset the GPU (nvidia-smi -r)"
+                                  : "the job may go on; if rows keep being remapped, drain the node and RMA the "
+                                    "GPU");
   c.rose = rise(previous.remapped_rows, now.remapped_rows) > 0;
   return c;
 }
@@ -137,13 +133,13 @@ std::vector<Alert> xid_alerts(const device::GpuSample& gpu, double unix_time_s) 
   std::vector<Alert> out;
   for (std::uint64_t xid : gpu.xid_events) {
     const auto info = device::find_xid(xid);
-    Alert a{AlertKind::xid_error,
-            gpu.index,
-            gpu.uuid,
-            info && info->hardware ? "critical" : "warning",
-            fmt::format("GPU {} at {}: {}", gpu.index, wallclock::iso_utc(unix_time_s, false),
-                        device::describe_xid(xid)),
-            unix_time_s};
+    Alert a{
+        AlertKind::xid_error,
+        gpu.index,
+        gpu.uuid,
+        info && info->hardware ? "critical" : "warning",
+        fmt::format("GPU {} at {}: {}", gpu.index, wallclock::iso_utc(unix_time_s, false), device::describe_xid(xid)),
+        unix_time_s};
     a.xid = xid;
     out.push_back(std::move(a));
   }

@@ -51,10 +51,8 @@ class GpuHealthWatch {
   };
   static Counters read(const device::GpuSample& gpu);
   HealthCondition ecc(const device::GpuSample& gpu, const Counters& previous, const Counters& now) const;
-  HealthCondition retired_pages(const device::GpuSample& gpu, const Counters& previous,
-                                const Counters& now) const;
-  HealthCondition remapped_rows(const device::GpuSample& gpu, const Counters& previous,
-                                const Counters& now) const;
+  HealthCondition retired_pages(const device::GpuSample& gpu, const Counters& previous, const Counters& now) const;
+  HealthCondition remapped_rows(const device::GpuSample& gpu, const Counters& previous, const Counters& now) const;
   std::optional<Counters> first_;
   Counters last_;
 };

@@ -118,12 +118,11 @@ void draw(const Tick& tick, std::map<unsigned, History>& histories, double inter
   const device::Sample& s = tick.sample;
   erase();
   int y = 0;
-  std::string title = fmt::format(" gpusage monitor   driver {}   CUDA {}   {}   every {:g} s   q quits ",
-                                  s.driver_version.value_or("n/a"),
-                                  s.cuda_driver_version ? s.cuda_driver_version->to_string() : "n/a",
-                                  wallclock::iso_utc(s.unix_time_s).substr(11, 8), interval_s);
-  put(y++, 0, text::pad_right(title, static_cast<std::size_t>(std::max(0, COLS))),
-      A_REVERSE);
+  std::string title =
+      fmt::format(" gpusage monitor   driver {}   CUDA {}   {}   every {:g} s   q quits ",
+                  s.driver_version.value_or("n/a"), s.cuda_driver_version ? s.cuda_driver_version->to_string() : "n/a",
+                  wallclock::iso_utc(s.unix_time_s).substr(11, 8), interval_s);
+  put(y++, 0, text::pad_right(title, static_cast<std::size_t>(std::max(0, COLS))), A_REVERSE);
   int bar_width = std::clamp((COLS - 40) / 3, 10, 40);
   const auto& host = s.host;
   put(y, 0, "Host CPU");
@@ -155,26 +154,30 @@ void draw(const Tick& tick, std::map<unsigned, History>& histories, double inter
     x = 15 + bar_width;
     put(y, x, "mem");
     bar(y, x + 4, bar_width, g.memory_used_fraction());
-    put(y, x + 5 + bar_width, g.memory_used_bytes && g.memory_total_bytes
-                                  ? units::format_bytes(static_cast<double>(*g.memory_used_bytes)) + " / " +
-                                        units::format_bytes(static_cast<double>(*g.memory_total_bytes))
-                                  : "n/a");
+    put(y, x + 5 + bar_width,
+        g.memory_used_bytes && g.memory_total_bytes
+            ? units::format_bytes(static_cast<double>(*g.memory_used_bytes)) + " / " +
+                  units::format_bytes(static_cast<double>(*g.memory_total_bytes))
+            : "n/a");
     y++;
     put(y, 2, "power");
     bar(y, 8, bar_width, h.power.empty() || h.power.back() < 0 ? std::nullopt : std::optional<double>(h.power.back()));
-    put(y, 9 + bar_width, g.power_w ? fmt::format("{:.0f} / {} W", *g.power_w,
-                                                  g.power_limit_w ? fmt::format("{:.0f}", *g.power_limit_w) : "n/a")
-                                    : "n/a");
+    put(y, 9 + bar_width,
+        g.power_w ? fmt::format("{:.0f} / {} W", *g.power_w,
+                                g.power_limit_w ? fmt::format("{:.0f}", *g.power_limit_w) : "n/a")
+                  : "n/a");
     y++;
-    put(y++, 2, fmt::format("clocks SM {} / {} MHz   memory {} / {} MHz   PCIe gen {} x{}", or_na(g.sm_clock_mhz, ""),
-                            or_na(g.sm_clock_max_mhz, ""), or_na(g.memory_clock_mhz, ""),
-                            or_na(g.memory_clock_max_mhz, ""), or_na(g.pcie_gen, ""), or_na(g.pcie_width, "")));
+    put(y++, 2,
+        fmt::format("clocks SM {} / {} MHz   memory {} / {} MHz   PCIe gen {} x{}", or_na(g.sm_clock_mhz, ""),
+                    or_na(g.sm_clock_max_mhz, ""), or_na(g.memory_clock_mhz, ""), or_na(g.memory_clock_max_mhz, ""),
+                    or_na(g.pcie_gen, ""), or_na(g.pcie_width, "")));
     put(y++, 2, "util  |" + sparkline(h.util, history_width));
     put(y++, 2, "mem   |" + sparkline(h.memory, history_width));
     put(y++, 2, "power |" + sparkline(h.power, history_width));
     y++;
   }
-  put(y++, 0, fmt::format("{:<5}{:>8}  {:<24}{:>12}{:>8}", "GPU", "PID", "Process", "GPU memory", "CPU %"), A_UNDERLINE);
+  put(y++, 0, fmt::format("{:<5}{:>8}  {:<24}{:>12}{:>8}", "GPU", "PID", "Process", "GPU memory", "CPU %"),
+      A_UNDERLINE);
   bool any = false;
   for (const auto& g : s.gpus)
     for (const auto& p : g.processes) {
@@ -189,7 +192,8 @@ void draw(const Tick& tick, std::map<unsigned, History>& histories, double inter
   y++;
   put(y++, 0, tick.alerts.empty() ? "Alerts: none" : "Alerts:", A_BOLD);
   for (const auto& a : tick.alerts)
-    for (const auto& line : wrap(fmt::format("[{}] {}", a.severity, a.message), static_cast<std::size_t>(std::max(20, COLS - 4))))
+    for (const auto& line :
+         wrap(fmt::format("[{}] {}", a.severity, a.message), static_cast<std::size_t>(std::max(20, COLS - 4))))
       put(y++, 2, line, has_colors() ? COLOR_PAIR(a.severity == "critical" ? 3 : 2) : A_NORMAL);
   refresh();
 }

@@ -25,8 +25,10 @@ ListenAddress parse_listen_address(const std::string& text) {
   int value = -1;
   auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
   if (port.empty() || ec != std::errc() || end != port.data() + port.size() || value < 0 || value > 65535)
-    throw InputError(fmt::format("--prometheus '{}': expected HOST:PORT or PORT with a port from 0 to 65535 "
-                                 "(e.g. 127.0.0.1:9400)", text));
+    throw InputError(
+        fmt::format("--prometheus '{}': expected HOST:PORT or PORT with a port from 0 to 65535 "
+                    "(e.g. 127.0.0.1:9400)",
+                    text));
   address.port = value;
   return address;
 }
@@ -67,8 +69,10 @@ PrometheusServer::PrometheusServer(const ListenAddress& address) : impl_(std::ma
     impl.port = -1;
   }
   if (impl.port <= 0)
-    throw InputError(fmt::format("--prometheus {}:{}: cannot listen there (address in use, or not an address of "
-                                 "this machine)", address.host, address.port));
+    throw InputError(
+        fmt::format("--prometheus {}:{}: cannot listen there (address in use, or not an address of "
+                    "this machine)",
+                    address.host, address.port));
   impl.thread = std::thread([&impl] {
     impl.server.listen_after_bind();
     impl.finished = true;

@@ -1,12 +1,12 @@
 #include "monitor/run.hpp"
 
+#include <fmt/format.h>
 #include <signal.h>
 #include <time.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cmath>
-#include <fmt/format.h>
 #include <memory>
 #include <ostream>
 #include <utility>
@@ -102,7 +102,8 @@ int run_monitor(const MonitorOptions& options, std::ostream& out, std::ostream& 
   bool replay = !options.simulate_path.empty();
   Sampler sampler(replay ? device::open_replay_backend(options.simulate_path) : device::open_nvml_backend());
   // The summary and the interactive view say it themselves; machine-readable streams keep stdout clean.
-  if (!sampler.system().available && (options.view == View::csv || options.view == View::json || options.view == View::prometheus))
+  if (!sampler.system().available &&
+      (options.view == View::csv || options.view == View::json || options.view == View::prometheus))
     err << "gpusage: " << sampler.system().message << "; showing host CPU and memory only\n";
   AlertEngine alerts(options.alerts);
   StopOnSignals signals;
@@ -144,7 +145,9 @@ int run_monitor(const MonitorOptions& options, std::ostream& out, std::ostream& 
   }
 
   long taken = 0;
-  auto more = [&] { return !g_stop && (!options.count || taken < *options.count) && (taken == 0 || !sampler.exhausted()); };
+  auto more = [&] {
+    return !g_stop && (!options.count || taken < *options.count) && (taken == 0 || !sampler.exhausted());
+  };
   if (options.view == View::interactive) {
     run_interactive(
         options.interval_s,

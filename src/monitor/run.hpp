@@ -17,10 +17,10 @@ struct MonitorOptions {
   bool once = false;
   View view = View::table;
   std::string log_path;
-  std::string prometheus;            // HOST:PORT, empty for none
-  std::string simulate_path;         // replay this trace instead of reading NVML
-  std::optional<long> count;         // stop after this many samples
-  int width = 120;                   // terminal width for the summary
+  std::string prometheus;     // HOST:PORT, empty for none
+  std::string simulate_path;  // replay this trace instead of reading NVML
+  std::optional<long> count;  // stop after this many samples
+  int width = 120;            // terminal width for the summary
   AlertConfig alerts;
 };
 

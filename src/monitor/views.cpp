@@ -86,16 +86,18 @@ std::string render_summary(const Sample& sample, const std::vector<Alert>& alert
   for (const GpuSample& g : sample.gpus) {
     std::string memory = pair_text(gib(g.memory_used_bytes), gib(g.memory_total_bytes), "");
     if (auto f = g.memory_used_fraction()) memory += fmt::format(" ({:.0f}%)", *f * 100);
-    std::string pcie = g.pcie_gen || g.pcie_width ? fmt::format("gen {} x{}", or_na(g.pcie_gen), or_na(g.pcie_width)) : kNa;
-    gpus.add_row({std::to_string(g.index), g.name, or_na(g.utilization_gpu_percent), or_na(g.utilization_memory_percent),
-                  memory, or_na(g.temperature_c), pair_text(watts(g.power_w), watts(g.power_limit_w), ""),
-                  or_na(g.fan_percent), g.pstate ? fmt::format("P{}", *g.pstate) : kNa});
+    std::string pcie =
+        g.pcie_gen || g.pcie_width ? fmt::format("gen {} x{}", or_na(g.pcie_gen), or_na(g.pcie_width)) : kNa;
+    gpus.add_row({std::to_string(g.index), g.name, or_na(g.utilization_gpu_percent),
+                  or_na(g.utilization_memory_percent), memory, or_na(g.temperature_c),
+                  pair_text(watts(g.power_w), watts(g.power_limit_w), ""), or_na(g.fan_percent),
+                  g.pstate ? fmt::format("P{}", *g.pstate) : kNa});
     links.add_row({std::to_string(g.index), pair_text(or_na(g.sm_clock_mhz), or_na(g.sm_clock_max_mhz), ""),
                    pair_text(or_na(g.memory_clock_mhz), or_na(g.memory_clock_max_mhz), ""), pcie,
                    pair_text(rate(g.pcie_tx_bytes_per_s), rate(g.pcie_rx_bytes_per_s), ""),
                    pair_text(or_na(g.ecc_corrected_volatile), or_na(g.ecc_uncorrected_volatile), "")});
-    throttle_lines += fmt::format("  GPU {}: {}\n", g.index,
-                                  g.throttle_mask ? device::throttle::describe(*g.throttle_mask) : kNa);
+    throttle_lines +=
+        fmt::format("  GPU {}: {}\n", g.index, g.throttle_mask ? device::throttle::describe(*g.throttle_mask) : kNa);
     for (const auto& p : g.processes)
       processes.add_row({std::to_string(g.index), std::to_string(p.pid), p.name.empty() ? kNa : p.name,
                          gib(p.used_memory_bytes), p.cpu_percent ? fmt::format("{:.0f}", *p.cpu_percent) : kNa});
@@ -113,7 +115,6 @@ std::string render_summary(const Sample& sample, const std::vector<Alert>& alert
 }
 
 namespace {
-
 
 template <class T>
 std::string csv_value(const std::optional<T>& v) {
@@ -148,7 +149,8 @@ std::string csv_rows(const Sample& sample) {
     device::for_each_metric(g, [&](const char*, const auto& v) { row += "," + csv_value(v); });
     std::string reasons;
     if (g.throttle_mask)
-      for (const auto& id : device::throttle::decode_ids(*g.throttle_mask)) reasons += (reasons.empty() ? "" : "|") + id;
+      for (const auto& id : device::throttle::decode_ids(*g.throttle_mask))
+        reasons += (reasons.empty() ? "" : "|") + id;
     std::optional<std::uint64_t> process_bytes;
     for (const auto& p : g.processes)
       if (p.used_memory_bytes) process_bytes = process_bytes.value_or(0) + *p.used_memory_bytes;
@@ -212,7 +214,8 @@ std::string prometheus_text(const Sample& sample, const std::vector<Alert>& aler
     return bytes ? std::optional<double>(static_cast<double>(*bytes) / units::kMiB) : std::nullopt;
   };
   for (const GpuSample& g : sample.gpus) {
-    std::string labels = fmt::format("gpu=\"{}\",uuid=\"{}\",name=\"{}\"", g.index, label_value(g.uuid), label_value(g.name));
+    std::string labels =
+        fmt::format("gpu=\"{}\",uuid=\"{}\",name=\"{}\"", g.index, label_value(g.uuid), label_value(g.name));
     gauge("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).", labels, g.utilization_gpu_percent);
     gauge("DCGM_FI_DEV_MEM_COPY_UTIL", "Memory utilization (in %).", labels, g.utilization_memory_percent);
     // dcgm-exporter reports framebuffer memory in MiB.
@@ -284,7 +287,8 @@ std::string prometheus_text(const Sample& sample, const std::vector<Alert>& aler
       gauge("gpusage_alert_active", "1 while an alert holds.", alert_labels, std::optional<int>(1));
   }
   std::string out;
-  for (const Family& f : families) out += fmt::format("# HELP {} {}\n# TYPE {} gauge\n{}", f.name, f.help, f.name, f.lines);
+  for (const Family& f : families)
+    out += fmt::format("# HELP {} {}\n# TYPE {} gauge\n{}", f.name, f.help, f.name, f.lines);
   return out;
 }
 

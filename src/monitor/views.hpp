@@ -28,5 +28,4 @@ nlohmann::json sample_json(const device::Sample& sample, const std::vector<Alert
 // (Prometheus has no null).
 std::string prometheus_text(const device::Sample& sample, const std::vector<Alert>& alerts);
 
-
 }  // namespace gpusage::monitor

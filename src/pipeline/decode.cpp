@@ -1,5 +1,6 @@
 #include "pipeline/decode.hpp"
 
+#include <fmt/format.h>
 #include <png.h>
 #include <turbojpeg.h>
 
@@ -7,7 +8,6 @@
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
-#include <fmt/format.h>
 
 // libjpeg's header wants FILE and size_t declared first.
 #include <jerror.h>
@@ -184,9 +184,9 @@ bool decode_jpeg_region(const std::uint8_t* data, std::size_t size, ScalingFacto
   const std::size_t stride = static_cast<std::size_t>(out.width) * 3;
   out.rgb.resize(stride * static_cast<std::size_t>(out.height));
   // CMYK rows land in libjpeg's own pool (freed by jpeg_destroy_decompress, so nothing leaks on a longjmp).
-  JSAMPARRAY cmyk_rows = cmyk ? (*cinfo.mem->alloc_sarray)(reinterpret_cast<j_common_ptr>(&cinfo), JPOOL_IMAGE,
-                                                           cinfo.output_width * 4, 16)
-                              : nullptr;
+  JSAMPARRAY cmyk_rows =
+      cmyk ? (*cinfo.mem->alloc_sarray)(reinterpret_cast<j_common_ptr>(&cinfo), JPOOL_IMAGE, cinfo.output_width * 4, 16)
+           : nullptr;
   JSAMPROW rows[16];
   while (cinfo.output_scanline < static_cast<JDIMENSION>(bottom)) {
     const int first = static_cast<int>(cinfo.output_scanline) - top;

@@ -91,7 +91,7 @@ class Decoder {
                      const PixelBox& box, DecodedImage& out);
 
  private:
-  void* jpeg_ = nullptr;  // tjhandle
+  void* jpeg_ = nullptr;            // tjhandle
   std::vector<std::uint8_t> cmyk_;  // a CMYK or YCCK JPEG's pixels before their conversion to RGB
 };
 

@@ -23,9 +23,10 @@ bool has_image_extension(const std::string& file_name) {
 ImageFolder scan_image_folder(const std::string& root) {
   std::error_code ec;
   if (!fs::is_directory(root, ec))
-    throw InputError(fmt::format("--data '{}': not a directory; give an ImageFolder directory (one sub-folder "
-                                 "of images per class) or synthetic",
-                                 root));
+    throw InputError(
+        fmt::format("--data '{}': not a directory; give an ImageFolder directory (one sub-folder "
+                    "of images per class) or synthetic",
+                    root));
   ImageFolder folder;
   folder.root = root;
   for (const auto& entry : fs::directory_iterator(root, ec))
@@ -33,16 +34,17 @@ ImageFolder scan_image_folder(const std::string& root) {
   if (ec) throw InputError(fmt::format("--data '{}': cannot read the directory: {}", root, ec.message()));
   std::sort(folder.classes.begin(), folder.classes.end());
   if (folder.classes.empty())
-    throw InputError(fmt::format("--data '{}': no class folder in it; ImageFolder wants one sub-folder of "
-                                 "images per class",
-                                 root));
+    throw InputError(
+        fmt::format("--data '{}': no class folder in it; ImageFolder wants one sub-folder of "
+                    "images per class",
+                    root));
   for (std::size_t label = 0; label < folder.classes.size(); ++label) {
     // (folder, file name) pairs sorted: torchvision sorts os.walk's (root, dirs, files) and each files list.
     std::vector<std::pair<std::string, std::string>> files;
     const fs::path class_dir = fs::path(root) / folder.classes[label];
-    for (auto it = fs::recursive_directory_iterator(class_dir, fs::directory_options::follow_directory_symlink |
-                                                                   fs::directory_options::skip_permission_denied,
-                                                    ec);
+    for (auto it = fs::recursive_directory_iterator(
+             class_dir, fs::directory_options::follow_directory_symlink | fs::directory_options::skip_permission_denied,
+             ec);
          !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
       if (it->is_directory(ec)) continue;
       const std::string name = it->path().filename().string();

@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -115,10 +115,12 @@ struct Worker {
     const Region crop{box.left * sx, box.top * sy, (box.left + box.width) * sx, (box.top + box.height) * sy};
     // Decode the crop and what the resample reads around it: the filter's support (1 pixel, or the
     // shrink factor), plus 2 so that the decoded part's edge columns (see decode_region) are not read.
-    const int margin =
-        static_cast<int>(std::ceil(std::max({1.0, (crop.x1 - crop.x0) / c.image_size, (crop.y1 - crop.y0) / c.image_size}))) + 2;
-    const PixelBox needed{static_cast<int>(std::floor(crop.x0)) - margin, static_cast<int>(std::floor(crop.y0)) - margin,
-                          static_cast<int>(std::ceil(crop.x1)) + margin, static_cast<int>(std::ceil(crop.y1)) + margin};
+    const int margin = static_cast<int>(std::ceil(
+                           std::max({1.0, (crop.x1 - crop.x0) / c.image_size, (crop.y1 - crop.y0) / c.image_size}))) +
+                       2;
+    const PixelBox needed{static_cast<int>(std::floor(crop.x0)) - margin,
+                          static_cast<int>(std::floor(crop.y0)) - margin, static_cast<int>(std::ceil(crop.x1)) + margin,
+                          static_cast<int>(std::ceil(crop.y1)) + margin};
     decoder.decode_region(bytes, format, full, factor, needed, image);
     // The resample sees the decoded part as the image, clamping its taps to it: the same taps as on the
     // whole image wherever the margin was not cut by the image's own edge, where both clamp alike.
@@ -186,8 +188,8 @@ void LoaderState::work() {
       bool made = false;
       for (std::int64_t attempt = 0; attempt < per_epoch && !made; ++attempt) {
         const std::size_t q = static_cast<std::size_t>((p + attempt) % per_epoch);
-        const std::size_t image = (*perm)[q * static_cast<std::size_t>(config.shard_count) +
-                                          static_cast<std::size_t>(config.shard_index)];
+        const std::size_t image =
+            (*perm)[q * static_cast<std::size_t>(config.shard_count) + static_cast<std::size_t>(config.shard_index)];
         if (bad[image]) continue;
         Rng rng = Rng::keyed(config.seed, static_cast<std::uint64_t>(epoch), static_cast<std::uint64_t>(k),
                              static_cast<std::uint64_t>(attempt));
@@ -200,8 +202,8 @@ void LoaderState::work() {
         }
       }
       if (!made)
-        throw std::runtime_error(fmt::format("no readable image in '{}': all {} files failed to decode", folder.root,
-                                             per_epoch));
+        throw std::runtime_error(
+            fmt::format("no readable image in '{}': all {} files failed to decode", folder.root, per_epoch));
       const double busy = std::chrono::duration<double>(Clock::now() - start).count();
       {
         std::lock_guard lock(stats_mutex);
@@ -261,8 +263,8 @@ Loader::Loader(ImageFolder folder, LoaderConfig config) : state_(std::make_share
   if (config.shard_count < 1 || config.shard_index < 0 || config.shard_index >= config.shard_count)
     throw std::invalid_argument("Loader: shard_index must be in [0, shard_count)");
   if (folder.samples.size() < static_cast<std::size_t>(config.shard_count))
-    throw std::invalid_argument(fmt::format("Loader: {} images cannot be shared by {} ranks", folder.samples.size(),
-                                            config.shard_count));
+    throw std::invalid_argument(
+        fmt::format("Loader: {} images cannot be shared by {} ranks", folder.samples.size(), config.shard_count));
   detail::LoaderState& s = *state_;
   s.folder = std::move(folder);
   s.config = std::move(config);
@@ -305,11 +307,10 @@ BatchLease Loader::next() {
   detail::Slot& slot = s.slots[static_cast<std::size_t>(slot_index)];
   std::unique_lock lock(s.mutex);
   if (slot.leased)
-    throw std::logic_error(fmt::format("Loader::next: the consumer holds all {} batches; release one first",
-                                       s.slots.size()));
-  s.batch_ready.wait(lock, [&] {
-    return s.failure || s.stop || (slot.batch == index && slot.filled == s.config.batch_size);
-  });
+    throw std::logic_error(
+        fmt::format("Loader::next: the consumer holds all {} batches; release one first", s.slots.size()));
+  s.batch_ready.wait(
+      lock, [&] { return s.failure || s.stop || (slot.batch == index && slot.filled == s.config.batch_size); });
   if (s.failure) std::rethrow_exception(s.failure);
   if (s.stop) throw std::logic_error("Loader::next after stop");
   slot.leased = true;

@@ -61,10 +61,10 @@ struct FailedFile {
 
 struct LoaderStats {
   int workers = 0;
-  std::int64_t images = 0;          // samples written into batches
-  double busy_s = 0;                // summed over the workers: reading, decoding and transforming
-  std::int64_t failed_files = 0;    // distinct files that could not be read or decoded
-  std::vector<FailedFile> failed;   // the first kMaxNamedFailures of them
+  std::int64_t images = 0;         // samples written into batches
+  double busy_s = 0;               // summed over the workers: reading, decoding and transforming
+  std::int64_t failed_files = 0;   // distinct files that could not be read or decoded
+  std::vector<FailedFile> failed;  // the first kMaxNamedFailures of them
 };
 constexpr std::size_t kMaxNamedFailures = 20;
 
@@ -83,9 +83,9 @@ class BatchLease {
   BatchLease& operator=(const BatchLease&) = delete;
   ~BatchLease();
 
-  float* images() const;                // batch_size * 3 * image_size * image_size floats, NCHW
-  const std::int64_t* labels() const;   // batch_size class indices
-  int size() const;                     // batch_size
+  float* images() const;                         // batch_size * 3 * image_size * image_size floats, NCHW
+  const std::int64_t* labels() const;            // batch_size class indices
+  int size() const;                              // batch_size
   std::int64_t index() const { return index_; }  // position in the stream of batches
 
  private:

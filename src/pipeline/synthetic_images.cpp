@@ -115,8 +115,8 @@ std::vector<std::uint8_t> encode_jpeg(const std::vector<std::uint8_t>& rgb, int 
   if (!handle) throw std::runtime_error("tjInitCompress failed");
   unsigned char* buffer = nullptr;
   unsigned long size = 0;
-  const int rc = tjCompress2(handle, rgb.data(), width, width * 3, height, TJPF_RGB, &buffer, &size, TJSAMP_420,
-                             quality, 0);
+  const int rc =
+      tjCompress2(handle, rgb.data(), width, width * 3, height, TJPF_RGB, &buffer, &size, TJSAMP_420, quality, 0);
   std::string error = rc != 0 ? tjGetErrorStr2(handle) : "";
   tjDestroy(handle);
   if (rc != 0) {
@@ -156,7 +156,9 @@ std::vector<std::uint8_t> encode_jpeg(const std::vector<std::uint8_t>& pixels, i
   cinfo.input_components = kind == JpegPixels::gray ? 1 : 4;
   cinfo.in_color_space = kind == JpegPixels::gray ? JCS_GRAYSCALE : JCS_CMYK;
   jpeg_set_defaults(&cinfo);
-  jpeg_set_colorspace(&cinfo, kind == JpegPixels::gray ? JCS_GRAYSCALE : kind == JpegPixels::cmyk ? JCS_CMYK : JCS_YCCK);
+  jpeg_set_colorspace(&cinfo, kind == JpegPixels::gray   ? JCS_GRAYSCALE
+                              : kind == JpegPixels::cmyk ? JCS_CMYK
+                                                         : JCS_YCCK);
   jpeg_set_quality(&cinfo, quality, TRUE);
   jpeg_start_compress(&cinfo, TRUE);
   const auto stride = static_cast<std::size_t>(width) * static_cast<std::size_t>(cinfo.input_components);
@@ -238,8 +240,8 @@ JpegFolderSummary write_jpeg_folder(const std::string& root, const JpegFolderSpe
       h = std::max(8, static_cast<int>(h * rng.uniform(0.8, 1.2)));
       if (rng.randint(0, 3) == 0) std::swap(w, h);
     }
-    const auto bytes = encode_jpeg(synthesize_photo(w, h, spec.seed * 1000003u + static_cast<std::uint64_t>(i)), w, h,
-                                   spec.quality);
+    const auto bytes =
+        encode_jpeg(synthesize_photo(w, h, spec.seed * 1000003u + static_cast<std::uint64_t>(i)), w, h, spec.quality);
     write_bytes(fs::path(root) / fmt::format("class_{:03}", i % spec.classes) / fmt::format("img_{:05}.jpg", i), bytes);
     ++summary.images;
     summary.bytes += static_cast<std::int64_t>(bytes.size());

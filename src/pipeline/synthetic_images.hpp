@@ -29,7 +29,7 @@ std::vector<std::uint8_t> encode_png16(const std::vector<std::uint16_t>& rgb, in
 struct JpegFolderSpec {
   int images = 1000;
   int classes = 10;
-  int width = 500;   // ImageNet's most common size is 500 x 375 (and 375 x 500)
+  int width = 500;  // ImageNet's most common size is 500 x 375 (and 375 x 500)
   int height = 375;
   bool vary_size = true;  // sides drawn in [0.8, 1.2] of width/height, one in four images portrait
   int quality = 90;

@@ -49,8 +49,8 @@ AxisWeights bilinear_weights(int in_size, double in0, double in1, int out_size) 
 #define GPUSAGE_VECTOR_CLONES
 #endif
 
-GPUSAGE_VECTOR_CLONES void Resampler::resize_normalize(const ImageView& image, const Region& region, int out_size, bool flip,
-                                 const Normalization& normalization, float* out) {
+GPUSAGE_VECTOR_CLONES void Resampler::resize_normalize(const ImageView& image, const Region& region, int out_size,
+                                                       bool flip, const Normalization& normalization, float* out) {
   x_ = bilinear_weights(image.width, region.x0, region.x1, out_size);
   y_ = bilinear_weights(image.height, region.y0, region.y1, out_size);
   std::array<float, 3> gain{}, offset{};
@@ -72,8 +72,8 @@ GPUSAGE_VECTOR_CLONES void Resampler::resize_normalize(const ImageView& image, c
     float* line = line_.data();
     const float* wy = y_.weights.data() + static_cast<std::size_t>(y) * y_.taps;
     for (int k = 0; k < y_.count[y]; ++k) {
-      const std::uint8_t* src =
-          image.rgb + static_cast<std::size_t>(y_.first[y] + k) * image.stride_bytes + static_cast<std::size_t>(col_lo) * 3;
+      const std::uint8_t* src = image.rgb + static_cast<std::size_t>(y_.first[y] + k) * image.stride_bytes +
+                                static_cast<std::size_t>(col_lo) * 3;
       const float wk = wy[k];
       if (k == 0) {
         for (std::size_t i = 0; i < span; ++i) line[i] = wk * static_cast<float>(src[i]);

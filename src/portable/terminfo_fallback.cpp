@@ -42,7 +42,8 @@ bool system_has_entry(const std::string& term) {
       start = end + 1;
     }
   }
-  for (const char* d : {"/etc/terminfo", "/lib/terminfo", "/usr/share/terminfo", "/usr/lib/terminfo"}) dirs.emplace_back(d);
+  for (const char* d : {"/etc/terminfo", "/lib/terminfo", "/usr/share/terminfo", "/usr/lib/terminfo"})
+    dirs.emplace_back(d);
   for (const auto& dir : dirs) {
     if (has_entry(dir, term)) return true;
   }

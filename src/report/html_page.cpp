@@ -121,8 +121,8 @@ std::string render_table(const PageTable& t) {
   out += "<table class=\"sortable\"><thead><tr>";
   for (std::size_t i = 0; i < table.columns.size(); ++i) {
     const Column& c = table.columns[i];
-    out += fmt::format("<th scope=\"col\" class=\"{}\" title=\"Click to sort\">{}", is_numeric_column(table, i) ? "num" : "text",
-                       xml_escape(c.header));
+    out += fmt::format("<th scope=\"col\" class=\"{}\" title=\"Click to sort\">{}",
+                       is_numeric_column(table, i) ? "num" : "text", xml_escape(c.header));
     if (!c.unit.empty()) out += "<span class=\"unit\">" + xml_escape(c.unit) + "</span>";
     out += "</th>";
   }
@@ -195,11 +195,12 @@ std::size_t chart_count(const Page& page) {
 }
 
 std::string render_html(const Page& page) {
-  std::string out = "<!DOCTYPE html>\n<html lang=\"" + xml_escape(page.lang) + "\">\n<head>\n<meta charset=\"utf-8\">\n";
+  std::string out =
+      "<!DOCTYPE html>\n<html lang=\"" + xml_escape(page.lang) + "\">\n<head>\n<meta charset=\"utf-8\">\n";
   out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
   out += "<meta name=\"generator\" content=\"" + xml_escape(page.generator) + "\">\n";
-  out += "<title>" + xml_escape(page.title) + "</title>\n<style>:root { --fonts: " + std::string(kPageFonts) + "; }" + kStyle +
-         "</style>\n";
+  out += "<title>" + xml_escape(page.title) + "</title>\n<style>:root { --fonts: " + std::string(kPageFonts) + "; }" +
+         kStyle + "</style>\n";
   for (const char* library : {kvega_js, kvegalite_js, kvegaembed_js}) {
     out += "<script>" + script_text(library) + "</script>\n";
   }
@@ -232,17 +233,17 @@ std::string render_html(const Page& page) {
     out += "<h2 id=\"sources\">Sources</h2>\n<ol>\n";
     for (const auto& source : page.sources) {
       const std::string title = xml_escape(source.title.empty() ? source.url : source.title);
-      out += is_web_url(source.url)
-                 ? fmt::format("<li><a href=\"{}\">{}</a>", xml_escape(source.url), title)
-                 : fmt::format("<li>{} {}", title, xml_escape(source.url));
+      out += is_web_url(source.url) ? fmt::format("<li><a href=\"{}\">{}</a>", xml_escape(source.url), title)
+                                    : fmt::format("<li>{} {}", title, xml_escape(source.url));
       if (!source.note.empty()) out += " — " + xml_escape(source.note);
       out += "</li>\n";
     }
     out += "</ol>\n";
   }
-  out += fmt::format("<p>Charts drawn in your browser by Vega {}, Vega-Lite {} and vega-embed {} (BSD-3-Clause), "
-                     "inlined in this file: it opens offline and loads nothing from the network.</p>\n",
-                     GPUSAGE_VEGA_VERSION, GPUSAGE_VEGA_LITE_VERSION, GPUSAGE_VEGA_EMBED_VERSION);
+  out += fmt::format(
+      "<p>Charts drawn in your browser by Vega {}, Vega-Lite {} and vega-embed {} (BSD-3-Clause), "
+      "inlined in this file: it opens offline and loads nothing from the network.</p>\n",
+      GPUSAGE_VEGA_VERSION, GPUSAGE_VEGA_LITE_VERSION, GPUSAGE_VEGA_EMBED_VERSION);
   out += "</footer>\n<script>" + std::string(kSortScript) + "</script>\n<script>" + kRenderScript +
          "</script>\n</body>\n</html>\n";
   return out;
@@ -254,8 +255,8 @@ Page new_page(std::string title, std::string subtitle, std::string command_line)
   page.subtitle = std::move(subtitle);
   page.command_line = std::move(command_line);
   page.lang = i18n::html_lang(i18n::language());
-  page.generator = fmt::format("gpusage {} (commit {}, {} build)", build_info::version, build_info::commit,
-                               build_info::build_type);
+  page.generator =
+      fmt::format("gpusage {} (commit {}, {} build)", build_info::version, build_info::commit, build_info::build_type);
   page.generated_utc = wallclock::iso_utc(wallclock::unix_now_s(), false);
   return page;
 }

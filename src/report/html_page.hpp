@@ -46,9 +46,9 @@ struct PageSource {
 struct Page {
   std::string title;
   std::string subtitle;
-  std::string generator;      // "gpusage 0.1.0 (commit 7f20705…)"
-  std::string generated_utc;  // "2026-12-02T15:50:00Z"
-  std::string command_line;   // how to make this page again
+  std::string generator;                // "gpusage 0.1.0 (commit 7f20705…)"
+  std::string generated_utc;            // "2026-12-02T15:50:00Z"
+  std::string command_line;             // how to make this page again
   std::vector<std::string> provenance;  // further lines for the header: catalog file, inputs
   std::vector<Section> sections;
   std::vector<PageSource> sources;
@@ -68,7 +68,6 @@ std::size_t chart_count(const Page& page);
 std::string script_json(const nlohmann::json& value);
 // Library text inside <script>: a literal "</script" (any case) becomes "<\/script", the same in JavaScript.
 std::string script_text(std::string_view code);
-
 
 // A page under construction: title and provenance filled in (gpusage version and commit, time now).
 Page new_page(std::string title, std::string subtitle, std::string command_line);

@@ -20,7 +20,6 @@ namespace gpusage::report {
 
 namespace {
 
-
 template <class T>
 bool parse_number(const std::string& cell, T& out) {
   const char* end = cell.data() + cell.size();
@@ -37,7 +36,8 @@ MonitorLog parse_csv(std::istringstream& in, const std::string& origin) {
   const std::vector<std::string> header = text::csv_fields(line);
   for (std::size_t i = 0; i < header.size(); ++i) column[header[i]] = i;
   for (const char* key : {"unix_time_s", "gpu", "name", "uuid"}) {
-    if (!column.count(key)) throw InputError(fmt::format("--monitor-log '{}': the CSV header has no '{}' column", origin, key));
+    if (!column.count(key))
+      throw InputError(fmt::format("--monitor-log '{}': the CSV header has no '{}' column", origin, key));
   }
   for (int number = 2; std::getline(in, line); ++number) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
@@ -70,7 +70,8 @@ MonitorLog parse_csv(std::istringstream& in, const std::string& origin) {
     if (cell("gpu").empty()) continue;  // a sample taken while no GPU was available
     device::GpuSample gpu;
     if (!parse_number(cell("gpu"), gpu.index)) {
-      throw InputError(fmt::format("--monitor-log '{}' line {}: gpu '{}' is not an index", origin, number, cell("gpu")));
+      throw InputError(
+          fmt::format("--monitor-log '{}' line {}: gpu '{}' is not an index", origin, number, cell("gpu")));
     }
     gpu.name = cell("name");
     gpu.uuid = cell("uuid");
@@ -115,8 +116,8 @@ MonitorLog parse_json_lines(std::istringstream& in, const std::string& origin) {
         if (seen.insert({mark.gpu, mark.kind, mark.unix_time_s, xid}).second) log.alerts.push_back(std::move(mark));
       }
     } catch (const nlohmann::json::exception& e) {
-      throw InputError(fmt::format("--monitor-log '{}' line {} is not a gpusage monitor sample: {}", origin, number,
-                                   e.what()));
+      throw InputError(
+          fmt::format("--monitor-log '{}' line {} is not a gpusage monitor sample: {}", origin, number, e.what()));
     }
   }
   return log;
@@ -133,14 +134,15 @@ MonitorLog parse_monitor_log(const std::string& text, const std::string& origin)
   } else if (text.starts_with("time_utc,")) {
     log = parse_csv(in, origin);
   } else {
-    throw InputError(fmt::format("--monitor-log '{}' is not a gpusage monitor log (expected the CSV or JSON Lines "
-                                 "that `gpusage monitor --log FILE.csv|FILE.jsonl` writes)",
-                                 origin));
+    throw InputError(
+        fmt::format("--monitor-log '{}' is not a gpusage monitor log (expected the CSV or JSON Lines "
+                    "that `gpusage monitor --log FILE.csv|FILE.jsonl` writes)",
+                    origin));
   }
   if (log.samples.empty()) throw InputError(fmt::format("--monitor-log '{}' holds no samples", origin));
   if (std::none_of(log.samples.begin(), log.samples.end(), [](const device::Sample& s) { return !s.gpus.empty(); })) {
-    throw InputError(fmt::format("--monitor-log '{}' has no GPU readings (it was recorded while no GPU was available)",
-                                 origin));
+    throw InputError(
+        fmt::format("--monitor-log '{}' has no GPU readings (it was recorded while no GPU was available)", origin));
   }
   return log;
 }

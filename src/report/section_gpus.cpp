@@ -21,31 +21,33 @@ Json metric_panel(const catalog::Metric& metric, const std::vector<std::string>&
   const std::string axis = with_unit(metric.label, metric.unit.empty() ? "count" : metric.unit);
   const std::string format = number_format(metric.decimals);
   const Json x = {{"field", "value"}, {"type", "quantitative"}, {"title", axis}};
-  return {{"title", metric.label},
-          {"width", 150},
-          {"height", {{"step", 18}}},
-          {"transform", Json::array({{{"filter", {{"field", "metric"}, {"equal", metric.name}}}}})},
-          {"encoding", {{"y", gpu_axis(names)}, {"x", x}}},
-          {"layer",
-           Json::array({{{"mark", {{"type", "bar"}, {"cornerRadiusEnd", 2}}},
-                         {"encoding",
-                          {{"color", gpu_color(names)},
-                           {"tooltip", Json::array({field("gpu", "nominal", "GPU"),
-                                                    field("value", "quantitative", axis, format)})}}}},
-                        {{"mark", {{"type", "text"}, {"align", "left"}, {"dx", 3}, {"fontSize", 10}}},
-                         {"encoding", {{"text", {{"field", "value"}, {"type", "quantitative"}, {"format", format}}}}}}})}};
+  return {
+      {"title", metric.label},
+      {"width", 150},
+      {"height", {{"step", 18}}},
+      {"transform", Json::array({{{"filter", {{"field", "metric"}, {"equal", metric.name}}}}})},
+      {"encoding", {{"y", gpu_axis(names)}, {"x", x}}},
+      {"layer",
+       Json::array({{{"mark", {{"type", "bar"}, {"cornerRadiusEnd", 2}}},
+                     {"encoding",
+                      {{"color", gpu_color(names)},
+                       {"tooltip",
+                        Json::array({field("gpu", "nominal", "GPU"), field("value", "quantitative", axis, format)})}}}},
+                    {{"mark", {{"type", "text"}, {"align", "left"}, {"dx", 3}, {"fontSize", 10}}},
+                     {"encoding", {{"text", {{"field", "value"}, {"type", "quantitative"}, {"format", format}}}}}}})}};
 }
 
 Chart specs_chart(const std::vector<const catalog::Gpu*>& gpus, const std::vector<std::string>& names,
                   const std::string& selection) {
-  static const char* const kMetrics[] = {"cuda_cores", "memory_gb", "memory_bandwidth_gbs", "tdp_w", "msrp_usd",
-                                         "fp32_tflops"};
+  static const char* const kMetrics[] = {"cuda_cores", "memory_gb", "memory_bandwidth_gbs",
+                                         "tdp_w",      "msrp_usd",  "fp32_tflops"};
   Json values = Json::array();
   Json panels = Json::array();
   for (const char* name : kMetrics) {
     const catalog::Metric metric = catalog::find_metric(name, "report");
     for (const catalog::Gpu* gpu : gpus) {
-      if (auto value = metric.value(*gpu)) values.push_back({{"gpu", gpu->name}, {"metric", metric.name}, {"value", *value}});
+      if (auto value = metric.value(*gpu))
+        values.push_back({{"gpu", gpu->name}, {"metric", metric.name}, {"value", *value}});
     }
     panels.push_back(metric_panel(metric, names));
   }
@@ -74,7 +76,9 @@ Chart tensor_chart(const std::vector<const catalog::Gpu*>& gpus, const std::vect
     for (const catalog::Gpu* gpu : gpus) {
       if (auto value = metric.value(*gpu)) {
         const bool derived = metric.status(*gpu) == catalog::FigureStatus::derived;
-        values.push_back({{"gpu", gpu->name}, {"precision", metric.label}, {"tflops", *value},
+        values.push_back({{"gpu", gpu->name},
+                          {"precision", metric.label},
+                          {"tflops", *value},
                           {"figure", derived ? kDerivedFigure : "published"}});
       }
     }
@@ -86,17 +90,29 @@ Chart tensor_chart(const std::vector<const catalog::Gpu*>& gpus, const std::vect
   s["width"] = std::max<std::size_t>(420, 110 * gpus.size());
   s["height"] = 300;
   s["mark"] = {{"type", "bar"}};
-  s["encoding"] = {
-      {"x", {{"field", "gpu"}, {"type", "nominal"}, {"sort", names}, {"title", "GPU"}, {"axis", {{"labelAngle", -30}}},
-             {"scale", {{"domain", names}}}}},  // every card has its slot, bars or not
-      {"xOffset", {{"field", "precision"}, {"type", "nominal"}, {"sort", labels}}},
-      {"y", field("tflops", "quantitative", "Dense tensor throughput (TFLOPS)")},
-      {"color", {{"field", "precision"}, {"type", "nominal"}, {"title", "Precision"}, {"sort", labels},
-                 {"scale", {{"domain", labels}, {"scheme", "viridis"}}}}},
-      {"opacity", {{"field", "figure"}, {"type", "nominal"}, {"title", "Figure"},
-                   {"scale", {{"domain", Json::array({"published", kDerivedFigure})}, {"range", {1.0, 0.45}}}}}},
-      {"tooltip", Json::array({field("gpu", "nominal", "GPU"), field("precision", "nominal", "Precision"),
-                               field("tflops", "quantitative", "TFLOPS", ",.1f"), field("figure", "nominal", "Figure")})}};
+  s["encoding"] = {{"x",
+                    {{"field", "gpu"},
+                     {"type", "nominal"},
+                     {"sort", names},
+                     {"title", "GPU"},
+                     {"axis", {{"labelAngle", -30}}},
+                     {"scale", {{"domain", names}}}}},  // every card has its slot, bars or not
+                   {"xOffset", {{"field", "precision"}, {"type", "nominal"}, {"sort", labels}}},
+                   {"y", field("tflops", "quantitative", "Dense tensor throughput (TFLOPS)")},
+                   {"color",
+                    {{"field", "precision"},
+                     {"type", "nominal"},
+                     {"title", "Precision"},
+                     {"sort", labels},
+                     {"scale", {{"domain", labels}, {"scheme", "viridis"}}}}},
+                   {"opacity",
+                    {{"field", "figure"},
+                     {"type", "nominal"},
+                     {"title", "Figure"},
+                     {"scale", {{"domain", Json::array({"published", kDerivedFigure})}, {"range", {1.0, 0.45}}}}}},
+                   {"tooltip", Json::array({field("gpu", "nominal", "GPU"), field("precision", "nominal", "Precision"),
+                                            field("tflops", "quantitative", "TFLOPS", ",.1f"),
+                                            field("figure", "nominal", "Figure")})}};
   return {"gpu-tensor", "Tensor-core throughput by precision", s};
 }
 
@@ -117,7 +133,9 @@ Chart value_chart(const std::vector<const catalog::Gpu*>& gpus, const std::vecto
                       {"tflops_per_kusd", *per_usd * 1000},
                       {"fp16_tflops", gpu.fp16_tflops.value_or(0)},
                       {"msrp_usd", gpu.msrp_usd.value_or(0)},
-                      {"figure", derived ? kDerivedFigure : published ? "published" : kModelledFigure}});
+                      {"figure", derived     ? kDerivedFigure
+                                 : published ? "published"
+                                             : kModelledFigure}});
   }
   Json s = spec("Price-performance: FP16 tensor TFLOPS per $1,000 against VRAM",
                 "Up and to the right: more compute per dollar and more memory. Squares: FP16 derived from NVIDIA's "
@@ -126,23 +144,29 @@ Chart value_chart(const std::vector<const catalog::Gpu*>& gpus, const std::vecto
   s["width"] = 640;
   s["height"] = 360;
   const Json x = {{"field", "vram_gb"}, {"type", "quantitative"}, {"title", "VRAM (GB)"}};
-  const Json y = {{"field", "tflops_per_kusd"}, {"type", "quantitative"}, {"scale", {{"zero", false}, {"padding", 20}}},
+  const Json y = {{"field", "tflops_per_kusd"},
+                  {"type", "quantitative"},
+                  {"scale", {{"zero", false}, {"padding", 20}}},
                   {"title", "FP16 tensor TFLOPS per $1,000 of launch price (TFLOPS/k$)"}};
   s["encoding"] = {{"x", x}, {"y", y}};
   const Json figures = Json::array({"published", kDerivedFigure, kModelledFigure});
-  s["layer"] = Json::array(
-      {{{"mark", {{"type", "point"}, {"size", 150}, {"filled", true}}},
-        {"encoding",
-         {{"color", gpu_color(names)},
-          {"shape", {{"field", "figure"}, {"type", "nominal"}, {"title", "FP16 rate"},
-                     {"scale", {{"domain", figures}, {"range", {"circle", "square", "diamond"}}}}}},
-          {"tooltip", Json::array({field("gpu", "nominal", "GPU"), field("vram_gb", "quantitative", "VRAM (GB)", ",.0f"),
-                                   field("fp16_tflops", "quantitative", "FP16 tensor (TFLOPS)", ",.1f"),
-                                   field("msrp_usd", "quantitative", "Launch price (USD)", "$,.0f"),
-                                   field("tflops_per_kusd", "quantitative", "TFLOPS per $1,000", ",.1f"),
-                                   field("figure", "nominal", "FP16 rate")})}}}},
-       {{"mark", {{"type", "text"}, {"align", "left"}, {"dx", 9}, {"fontSize", 11}}},
-        {"encoding", {{"text", {{"field", "gpu"}, {"type", "nominal"}}}}}}});
+  s["layer"] =
+      Json::array({{{"mark", {{"type", "point"}, {"size", 150}, {"filled", true}}},
+                    {"encoding",
+                     {{"color", gpu_color(names)},
+                      {"shape",
+                       {{"field", "figure"},
+                        {"type", "nominal"},
+                        {"title", "FP16 rate"},
+                        {"scale", {{"domain", figures}, {"range", {"circle", "square", "diamond"}}}}}},
+                      {"tooltip", Json::array({field("gpu", "nominal", "GPU"),
+                                               field("vram_gb", "quantitative", "VRAM (GB)", ",.0f"),
+                                               field("fp16_tflops", "quantitative", "FP16 tensor (TFLOPS)", ",.1f"),
+                                               field("msrp_usd", "quantitative", "Launch price (USD)", "$,.0f"),
+                                               field("tflops_per_kusd", "quantitative", "TFLOPS per $1,000", ",.1f"),
+                                               field("figure", "nominal", "FP16 rate")})}}}},
+                   {{"mark", {{"type", "text"}, {"align", "left"}, {"dx", 9}, {"fontSize", 11}}},
+                    {"encoding", {{"text", {{"field", "gpu"}, {"type", "nominal"}}}}}}});
   return {"gpu-value", "Price-performance", s};
 }
 
@@ -162,24 +186,27 @@ std::vector<PageSource> catalog_sources(const std::vector<const catalog::Gpu*>& 
   return sources;
 }
 
-Section gpu_comparison_section(const std::vector<const catalog::Gpu*>& gpus, const std::vector<catalog::Gpu>& with_rates,
-                               const std::string& selection, const std::string& catalog_origin, Table table) {
+Section gpu_comparison_section(const std::vector<const catalog::Gpu*>& gpus,
+                               const std::vector<catalog::Gpu>& with_rates, const std::string& selection,
+                               const std::string& catalog_origin, Table table) {
   const std::vector<std::string> names = names_of(gpus);
   Section section;
   section.id = "gpus";
   section.title = "Which GPU? The cards side by side";
-  section.paragraphs.push_back(fmt::format(
-      "{} from the gpusage catalog ({}). Every figure carries a source, listed at the foot of the page.", selection,
-      catalog_origin));
+  section.paragraphs.push_back(
+      fmt::format("{} from the gpusage catalog ({}). Every figure carries a source, listed at the foot of the page.",
+                  selection, catalog_origin));
   section.items.push_back(specs_chart(gpus, names, selection));
   section.items.push_back(tensor_chart(gpus, names));
-  section.items.push_back(PageTable{"gpu-table", "The comparison table (as `gpusage gpus` prints it)", std::move(table)});
+  section.items.push_back(
+      PageTable{"gpu-table", "The comparison table (as `gpusage gpus` prints it)", std::move(table)});
   section.items.push_back(value_chart(gpus, with_rates, names));
   std::string unpriced;
   for (const catalog::Gpu* gpu : gpus) {
     if (!gpu->msrp_usd) unpriced += (unpriced.empty() ? "" : ", ") + gpu->name;
   }
-  if (!unpriced.empty()) section.notes.push_back("Not in the price-performance chart (no launch price): " + unpriced + ".");
+  if (!unpriced.empty())
+    section.notes.push_back("Not in the price-performance chart (no launch price): " + unpriced + ".");
   return section;
 }
 

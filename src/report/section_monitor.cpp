@@ -57,7 +57,8 @@ Section monitor_section(const MonitorLog& log, const std::vector<AlertMark>& ale
       auto add = [&](const char* metric, std::optional<double> value) {
         if (value) values.push_back({{"time", time}, {"gpu", label}, {"metric", metric}, {"value", *value}});
       };
-      add("utilization", gpu.utilization_gpu_percent ? std::optional<double>(*gpu.utilization_gpu_percent) : std::nullopt);
+      add("utilization",
+          gpu.utilization_gpu_percent ? std::optional<double>(*gpu.utilization_gpu_percent) : std::nullopt);
       add("memory", gpu.memory_used_bytes ? std::optional<double>(*gpu.memory_used_bytes / kGiB) : std::nullopt);
       add("power", gpu.power_w);
       add("temperature", gpu.temperature_c ? std::optional<double>(*gpu.temperature_c) : std::nullopt);
@@ -66,11 +67,17 @@ Section monitor_section(const MonitorLog& log, const std::vector<AlertMark>& ale
   Json marks = Json::array();
   std::vector<std::string> kinds;
   Table table;
-  table.columns = {{"raised", "UTC", Align::left}, {"GPU", "", Align::left}, {"alert", "", Align::left},
-                   {"severity", "", Align::left}, {"message", "", Align::left}};
+  table.columns = {{"raised", "UTC", Align::left},
+                   {"GPU", "", Align::left},
+                   {"alert", "", Align::left},
+                   {"severity", "", Align::left},
+                   {"message", "", Align::left}};
   for (const auto& a : alerts) {
     const std::string gpu = label_of.count(a.gpu) ? label_of[a.gpu] : fmt::format("GPU {}", a.gpu);
-    marks.push_back({{"time", wallclock::iso_utc(a.unix_time_s)}, {"gpu", gpu}, {"kind", a.kind}, {"severity", a.severity},
+    marks.push_back({{"time", wallclock::iso_utc(a.unix_time_s)},
+                     {"gpu", gpu},
+                     {"kind", a.kind},
+                     {"severity", a.severity},
                      {"message", a.message}});
     if (std::find(kinds.begin(), kinds.end(), a.kind) == kinds.end()) kinds.push_back(a.kind);
     table.add_row({wallclock::iso_utc(a.unix_time_s), gpu, a.kind, a.severity, a.message});
@@ -88,30 +95,37 @@ Section monitor_section(const MonitorLog& log, const std::vector<AlertMark>& ale
                   {{"x", time_axis},
                    {"y", field("value", "quantitative", series.axis)},
                    {"color", gpu_color(names)},
-                   {"tooltip", Json::array({{{"field", "time"}, {"type", "temporal"}, {"title", "Time (UTC)"},
-                                             {"format", "%Y-%m-%d %H:%M:%S.%L"}, {"formatType", "utc"}},
+                   {"tooltip", Json::array({{{"field", "time"},
+                                             {"type", "temporal"},
+                                             {"title", "Time (UTC)"},
+                                             {"format", "%Y-%m-%d %H:%M:%S.%L"},
+                                             {"formatType", "utc"}},
                                             field("gpu", "nominal", "GPU"),
                                             field("value", "quantitative", series.axis, ",.1f")})}}}};
     Json layer = Json::array({line});
     if (!marks.empty()) {
-      layer.push_back({{"data", {{"values", marks}}},
-                       {"mark", {{"type", "rule"}, {"color", "#d62728"}, {"strokeWidth", 2}}},
-                       {"encoding",
-                        {{"x", time_axis},
-                         {"strokeDash", {{"field", "kind"}, {"type", "nominal"}, {"title", "Alert raised"},
-                                         {"sort", kinds}}},
-                         {"tooltip", Json::array({{{"field", "time"}, {"type", "temporal"}, {"title", "Raised (UTC)"},
-                                                   {"format", "%Y-%m-%d %H:%M:%S.%L"}, {"formatType", "utc"}},
-                                                  field("gpu", "nominal", "GPU"), field("kind", "nominal", "Alert"),
-                                                  field("severity", "nominal", "Severity"),
-                                                  field("message", "nominal", "Message")})}}}});
+      layer.push_back(
+          {{"data", {{"values", marks}}},
+           {"mark", {{"type", "rule"}, {"color", "#d62728"}, {"strokeWidth", 2}}},
+           {"encoding",
+            {{"x", time_axis},
+             {"strokeDash", {{"field", "kind"}, {"type", "nominal"}, {"title", "Alert raised"}, {"sort", kinds}}},
+             {"tooltip", Json::array({{{"field", "time"},
+                                       {"type", "temporal"},
+                                       {"title", "Raised (UTC)"},
+                                       {"format", "%Y-%m-%d %H:%M:%S.%L"},
+                                       {"formatType", "utc"}},
+                                      field("gpu", "nominal", "GPU"),
+                                      field("kind", "nominal", "Alert"),
+                                      field("severity", "nominal", "Severity"),
+                                      field("message", "nominal", "Message")})}}}});
     }
     panels.push_back({{"title", series.title}, {"width", 900}, {"height", 140}, {"layer", layer}});
   }
   const double span_s = log.samples.back().unix_time_s - log.samples.front().unix_time_s;
   Json s = spec(fmt::format("GPU activity over time: {}", log.origin),
-                fmt::format("{} samples over {}; red lines: alerts, at the moment each was raised.",
-                            log.samples.size(), format_duration(span_s)));
+                fmt::format("{} samples over {}; red lines: alerts, at the moment each was raised.", log.samples.size(),
+                            format_duration(span_s)));
   s["data"] = {{"values", values}};  // every panel's lines; the alert rules bring their own
   s["vconcat"] = panels;
   s["spacing"] = 18;
@@ -129,8 +143,8 @@ Section monitor_section(const MonitorLog& log, const std::vector<AlertMark>& ale
   section.notes.push_back(alerts_note);
   if (alerts.empty()) section.notes.push_back("No alert was raised in this log.");
   if (stride > 1) {
-    section.notes.push_back(fmt::format("Long log: every {}th sample is plotted ({} per GPU at most).", stride,
-                                        kMaxPointsPerGpu));
+    section.notes.push_back(
+        fmt::format("Long log: every {}th sample is plotted ({} per GPU at most).", stride, kMaxPointsPerGpu));
   }
   return section;
 }

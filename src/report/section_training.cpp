@@ -137,15 +137,17 @@ Chart memory_chart(const workload::Workload& w, const std::vector<estimate::Pred
   Json line_mark = {{"type", "line"}}, point_mark = {{"type", "point"}, {"filled", true}, {"size", 50}};
   if (cut) line_mark["clip"] = point_mark["clip"] = true;
   s["layer"] = Json::array(
-      {{{"mark", line_mark},
-        {"encoding", {{"x", x}, {"y", y}, {"color", gpu_color(names)}}}},
+      {{{"mark", line_mark}, {"encoding", {{"x", x}, {"y", y}, {"color", gpu_color(names)}}}},
        {{"mark", point_mark},
         {"encoding",
          {{"x", x},
           {"y", y},
           {"color", gpu_color(names)},
-          {"shape", {{"field", "fits"}, {"type", "nominal"}, {"title", "In VRAM"},
-                     {"scale", {{"domain", {"fits", "out of memory"}}, {"range", {"circle", "cross"}}}}}},
+          {"shape",
+           {{"field", "fits"},
+            {"type", "nominal"},
+            {"title", "In VRAM"},
+            {"scale", {{"domain", {"fits", "out of memory"}}, {"range", {"circle", "cross"}}}}}},
           {"tooltip", Json::array({field("gpu", "nominal", "GPU"), field("batch", "quantitative", "Batch size"),
                                    field("memory_gib", "quantitative", "Peak memory (GiB)", ",.2f"),
                                    field("fits", "nominal", "In VRAM")})}}}},
@@ -154,7 +156,8 @@ Chart memory_chart(const workload::Workload& w, const std::vector<estimate::Pred
         {"encoding",
          {{"y", field("vram_gib", "quantitative", y["title"])},
           {"color", gpu_color(names)},
-          {"tooltip", Json::array({field("gpu", "nominal", "GPU"), field("vram_gib", "quantitative", "VRAM (GiB)")})}}}},
+          {"tooltip",
+           Json::array({field("gpu", "nominal", "GPU"), field("vram_gib", "quantitative", "VRAM (GiB)")})}}}},
        {{"data", {{"values", labels}}},
         {"mark", {{"type", "text"}, {"align", "left"}, {"dx", 4}, {"dy", -6}, {"fontSize", 10}, {"color", "#444"}}},
         {"encoding",
@@ -207,11 +210,10 @@ Chart epoch_chart(const workload::Workload& w, const std::vector<const estimate:
 Table training_table(const workload::Workload& w, const std::vector<const estimate::Prediction*>& best) {
   Table table;
   const std::string unit = w.throughput_unit();
-  table.columns = {{"GPU", "", Align::left},       {"VRAM", "GiB"},        {"max batch", "samples"},
-                   {"fastest batch", "samples"},   {"throughput", unit},   {"80% range", unit},
-                   {"step", "ms"},
-                   {"memory", "GiB"},              {"epoch", "h"},         {"energy", "kWh/epoch"},
-                   {"per $1000", unit},            {"bound", "", Align::left}};
+  table.columns = {
+      {"GPU", "", Align::left}, {"VRAM", "GiB"},         {"max batch", "samples"}, {"fastest batch", "samples"},
+      {"throughput", unit},     {"80% range", unit},     {"step", "ms"},           {"memory", "GiB"},
+      {"epoch", "h"},           {"energy", "kWh/epoch"}, {"per $1000", unit},      {"bound", "", Align::left}};
   for (const auto* p : best) {
     table.add_row({p->gpu->name, format_number(p->gpu->memory_gb), format_number(p->max_batch),
                    format_number(p->config.batch_per_gpu), format_number(p->throughput),
@@ -222,9 +224,10 @@ Table training_table(const workload::Workload& w, const std::vector<const estima
                    p->gpu->msrp_usd ? format_number(p->throughput / *p->gpu->msrp_usd * 1000) : "n/a",
                    estimate::to_string(p->time.bound)});
   }
-  table.notes.push_back("Each card at the fastest batch of the sweep that fits its VRAM; max batch: the largest that "
-                        "fits at all. 80% range: where 80% of published runs fell that the model was not fitted on "
-                        "(gpusage validate --cv gpu). Click a header to sort.");
+  table.notes.push_back(
+      "Each card at the fastest batch of the sweep that fits its VRAM; max batch: the largest that "
+      "fits at all. 80% range: where 80% of published runs fell that the model was not fitted on "
+      "(gpusage validate --cv gpu). Click a header to sort.");
   return table;
 }
 
@@ -236,20 +239,19 @@ Section training_section(const workload::Workload& workload, const std::vector<e
   std::set<int> batch_set;
   for (const auto& p : predictions) batch_set.insert(p.config.batch_per_gpu);
   const std::vector<int> batches(batch_set.begin(), batch_set.end());
-  const std::string precision =
-      predictions.empty() ? "" : catalog::to_string(predictions.front().config.precision);
+  const std::string precision = predictions.empty() ? "" : catalog::to_string(predictions.front().config.precision);
   const std::vector<const estimate::Prediction*> best = fastest_fitting(predictions, names);
 
   Section section;
   section.id = "training";
   section.title = fmt::format("Will it fit, and how fast? {} training, predicted", workload.display_name);
-  section.paragraphs.push_back(fmt::format(
-      "{}: {:.1f} M parameters, {:.2f} GFLOPs forward per sample{}; {} training with {} on one GPU, "
-      "predicted by gpusage plan (memory model and roofline step time, docs/MODEL.md).",
-      workload.display_name, workload.params() / 1e6, workload.forward_flops() / 1e9,
-      workload.domain == workload::Domain::vision ? fmt::format(" at {} px", workload.resolution)
-                                                  : fmt::format(" at {} tokens", workload.seq_len),
-      precision, predictions.empty() ? "" : estimate::to_string(predictions.front().config.optimizer)));
+  section.paragraphs.push_back(
+      fmt::format("{}: {:.1f} M parameters, {:.2f} GFLOPs forward per sample{}; {} training with {} on one GPU, "
+                  "predicted by gpusage plan (memory model and roofline step time, docs/MODEL.md).",
+                  workload.display_name, workload.params() / 1e6, workload.forward_flops() / 1e9,
+                  workload.domain == workload::Domain::vision ? fmt::format(" at {} px", workload.resolution)
+                                                              : fmt::format(" at {} tokens", workload.seq_len),
+                  precision, predictions.empty() ? "" : estimate::to_string(predictions.front().config.optimizer)));
   section.items.push_back(throughput_chart(workload, predictions, names, batches, precision));
   section.items.push_back(memory_chart(workload, predictions, names, batches));
   if (!best.empty() && best.front()->epoch_time_s) {
@@ -257,7 +259,8 @@ Section training_section(const workload::Workload& workload, const std::vector<e
   } else {
     section.notes.push_back("No epoch time or energy: give --dataset-size (samples per epoch) for language models.");
   }
-  section.items.push_back(PageTable{"train-table", "Each card at its fastest fitting batch", training_table(workload, best)});
+  section.items.push_back(
+      PageTable{"train-table", "Each card at its fastest fitting batch", training_table(workload, best)});
   for (const auto& name : names) {
     if (std::none_of(best.begin(), best.end(), [&](const auto* p) { return p->gpu->name == name; })) {
       section.notes.push_back(fmt::format("{}: none of the batch sizes fits in its VRAM.", name));

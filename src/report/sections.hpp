@@ -26,8 +26,9 @@ std::vector<PageSource> catalog_sources(const std::vector<const catalog::Gpu*>& 
 // buyer's table (`table`, as `gpusage gpus` prints it) and price-performance (TFLOPS per $ against VRAM).
 // `with_rates` holds the same GPUs with unpublished tensor rates completed by the caller (estimate/gpu_rates.hpp:
 // nothing is modelled here); `catalog_origin` names the catalog they come from.
-Section gpu_comparison_section(const std::vector<const catalog::Gpu*>& gpus, const std::vector<catalog::Gpu>& with_rates,
-                               const std::string& selection, const std::string& catalog_origin, Table table);
+Section gpu_comparison_section(const std::vector<const catalog::Gpu*>& gpus,
+                               const std::vector<catalog::Gpu>& with_rates, const std::string& selection,
+                               const std::string& catalog_origin, Table table);
 
 // Predicted throughput and memory against batch size (one line per GPU, each card's VRAM as a rule),
 // epoch time and energy per card at its fastest batch that fits, and the same as a table.

@@ -125,8 +125,8 @@ std::string render_svg(const BarChart& chart) {
   const std::size_t series_count = chart.series.size();
   for (const auto& series : chart.series) {
     if (series.values.size() != groups) {
-      throw std::invalid_argument(fmt::format("chart series '{}' has {} values for {} groups", series.name,
-                                              series.values.size(), groups));
+      throw std::invalid_argument(
+          fmt::format("chart series '{}' has {} values for {} groups", series.name, series.values.size(), groups));
     }
   }
 
@@ -173,31 +173,32 @@ std::string render_svg(const BarChart& chart) {
     group_lines.push_back(wrap(label, label_chars, kMaxGroupLabelLines));
     max_lines = std::max(max_lines, group_lines.back().size());
   }
-  const auto subtitle_lines =
-      wrap(chart.subtitle,
-           static_cast<std::size_t>((width - kMarginLeft - kMarginRight) / (kSubtitleFont * kCharWidthEm)),
-           kMaxSubtitleLines);
+  const auto subtitle_lines = wrap(
+      chart.subtitle, static_cast<std::size_t>((width - kMarginLeft - kMarginRight) / (kSubtitleFont * kCharWidthEm)),
+      kMaxSubtitleLines);
   const double title_y = 30;
   const double subtitle_y = title_y + 20;  // the first line's baseline
-  const double legend_top =
-      title_y + 20 + static_cast<double>(subtitle_lines.size()) * (kSubtitleFont + 4);
+  const double legend_top = title_y + 20 + static_cast<double>(subtitle_lines.size()) * (kSubtitleFont + 4);
   const double hundred_y = legend_top + legend_rows * 20 + 8 + label_room;  // top of a 100% bar
   const double baseline_y = hundred_y + kBarAreaHeight;
   const double height = baseline_y + 12 + static_cast<double>(max_lines) * (kGroupFont + 3) + 14;
 
   std::string svg;
-  auto out = [&svg](std::string_view s) { svg += s; svg += '\n'; };
+  auto out = [&svg](std::string_view s) {
+    svg += s;
+    svg += '\n';
+  };
   out(R"(<?xml version="1.0" encoding="UTF-8"?>)");
   out(fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" viewBox="0 0 {0} {1}" )"
                   R"(font-family="{2}">)",
                   num(width), num(height), kSvgFonts));
   out(fmt::format(R"(<rect width="{}" height="{}" fill="#ffffff"/>)", num(width), num(height)));
-  out(fmt::format(R"(<text class="title" x="{}" y="{}" font-size="{}" font-weight="bold">{}</text>)",
-                  num(kMarginLeft), num(title_y), num(kTitleFont), xml_escape(chart.title)));
+  out(fmt::format(R"(<text class="title" x="{}" y="{}" font-size="{}" font-weight="bold">{}</text>)", num(kMarginLeft),
+                  num(title_y), num(kTitleFont), xml_escape(chart.title)));
   for (std::size_t i = 0; i < subtitle_lines.size(); ++i) {
-    out(fmt::format(R"(<text class="subtitle" x="{}" y="{}" font-size="{}" fill="#444444">{}</text>)",
-                    num(kMarginLeft), num(subtitle_y + static_cast<double>(i) * (kSubtitleFont + 4)),
-                    num(kSubtitleFont), xml_escape(subtitle_lines[i])));
+    out(fmt::format(R"(<text class="subtitle" x="{}" y="{}" font-size="{}" fill="#444444">{}</text>)", num(kMarginLeft),
+                    num(subtitle_y + static_cast<double>(i) * (kSubtitleFont + 4)), num(kSubtitleFont),
+                    xml_escape(subtitle_lines[i])));
   }
   for (std::size_t s = 0; s < legend.size(); ++s) {
     const double y = legend_top + legend[s].row * 20;
@@ -210,8 +211,8 @@ std::string render_svg(const BarChart& chart) {
   // Grid and y axis: 0–100% of each metric's largest value.
   for (int pct = 0; pct <= 100; pct += 25) {
     const double y = baseline_y - kBarAreaHeight * pct / 100.0;
-    out(fmt::format(R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="1"/>)", num(kMarginLeft),
-                    num(y), num(kMarginLeft + plot_width), num(y), pct == 0 ? "#333333" : "#e0e0e0"));
+    out(fmt::format(R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="1"/>)", num(kMarginLeft), num(y),
+                    num(kMarginLeft + plot_width), num(y), pct == 0 ? "#333333" : "#e0e0e0"));
     out(fmt::format(R"(<text x="{}" y="{}" font-size="11" text-anchor="end" fill="#444444">{}%</text>)",
                     num(kMarginLeft - 6), num(y + 4), pct));
   }
@@ -253,8 +254,9 @@ std::string render_svg(const BarChart& chart) {
     }
     for (std::size_t line = 0; line < group_lines[g].size(); ++line) {
       out(fmt::format(R"(<text class="group" x="{}" y="{}" font-size="{}" text-anchor="middle">{}</text>)",
-                      num(group_x + group_width / 2), num(baseline_y + 18 + static_cast<double>(line) * (kGroupFont + 3)),
-                      num(kGroupFont), xml_escape(group_lines[g][line])));
+                      num(group_x + group_width / 2),
+                      num(baseline_y + 18 + static_cast<double>(line) * (kGroupFont + 3)), num(kGroupFont),
+                      xml_escape(group_lines[g][line])));
     }
   }
   out("</svg>");

@@ -11,9 +11,9 @@ namespace gpusage::report {
 
 // One metric: one bar in every group.
 struct BarSeries {
-  std::string name;  // "FP16 tensor"
-  std::string unit;  // "TFLOPS"; empty for counts
-  int decimals = 0;  // for the value printed above each bar
+  std::string name;                           // "FP16 tensor"
+  std::string unit;                           // "TFLOPS"; empty for counts
+  int decimals = 0;                           // for the value printed above each bar
   std::vector<std::optional<double>> values;  // one per group; empty when unknown (drawn as "n/a")
 };
 

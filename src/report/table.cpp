@@ -23,7 +23,6 @@ std::string pad(const std::string& s, std::size_t width, Align align) {
   return align == Align::left ? text::pad_right(s, width) : text::pad_left(s, width);
 }
 
-
 }  // namespace
 
 std::string render_text(const Table& table, int width) {
@@ -117,7 +116,8 @@ std::string render_csv(const Table& table) {
   std::string out;
   for (std::size_t c = 0; c < table.columns.size(); ++c) {
     const Column& column = table.columns[c];
-    out += (c ? "," : "") + text::csv_field(column.unit.empty() ? column.header : column.header + " (" + column.unit + ")");
+    out += (c ? "," : "") +
+           text::csv_field(column.unit.empty() ? column.header : column.header + " (" + column.unit + ")");
   }
   out += "\n";
   for (const auto& row : table.rows) {

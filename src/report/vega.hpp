@@ -22,12 +22,13 @@ using units::kGiB;
 inline constexpr std::size_t kMaxPointsPerGpu = 1500;
 
 inline Json chart_config() {
-  return {{"font", kPageFonts},
-          {"view", {{"stroke", nullptr}}},
-          {"axis", {{"labelFontSize", 11}, {"titleFontSize", 12}, {"titleFontWeight", "normal"}, {"titleColor", "#333"}}},
-          {"legend", {{"labelFontSize", 11}, {"titleFontSize", 12}, {"labelLimit", 260}}},
-          {"header", {{"labelFontSize", 12}, {"titleFontSize", 12}}},
-          {"title", {{"anchor", "start"}, {"fontSize", 15}, {"subtitleFontSize", 12}, {"subtitleColor", "#5b6472"}}}};
+  return {
+      {"font", kPageFonts},
+      {"view", {{"stroke", nullptr}}},
+      {"axis", {{"labelFontSize", 11}, {"titleFontSize", 12}, {"titleFontWeight", "normal"}, {"titleColor", "#333"}}},
+      {"legend", {{"labelFontSize", 11}, {"titleFontSize", 12}, {"labelLimit", 260}}},
+      {"header", {{"labelFontSize", 12}, {"titleFontSize", 12}}},
+      {"title", {{"anchor", "start"}, {"fontSize", 15}, {"subtitleFontSize", 12}, {"subtitleColor", "#5b6472"}}}};
 }
 
 // A spec with the page's look: title (and a subtitle line), the schema, the shared config.

@@ -61,7 +61,8 @@ void drop_followed_advice(diagnose::Finding& f, const RunPractice& practice) {
   // log-cuda-oom with a model: the OOM plan offers checkpointing whatever the run does (it knows only the
   // precision).
   if (practice.checkpointing) {
-    static const std::regex checkpointing(R"( ?Activation checkpointing \(torch\.utils\.checkpoint\) would allow batch \d+\.)");
+    static const std::regex checkpointing(
+        R"( ?Activation checkpointing \(torch\.utils\.checkpoint\) would allow batch \d+\.)");
     f.fix = std::regex_replace(f.fix, checkpointing, "");
   }
 }

@@ -36,8 +36,7 @@ constexpr std::array<int, 5> kHandled = {SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGWI
 
 SignalRoute::SignalRoute() {
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
-    throw std::runtime_error("pipe: " + std::string(std::strerror(errno)));
+  if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) throw std::runtime_error("pipe: " + std::string(std::strerror(errno)));
   read_fd = fds[0];
   write_fd_ = fds[1];
   g_signal_pipe = write_fd_;
@@ -88,8 +87,7 @@ Spawned spawn(const std::string& path, const std::vector<std::string>& command, 
   for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   int status_pipe[2];
-  if (::pipe2(status_pipe, O_CLOEXEC) != 0)
-    throw std::runtime_error("pipe: " + std::string(std::strerror(errno)));
+  if (::pipe2(status_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe: " + std::string(std::strerror(errno)));
   sigset_t all, old;
   sigfillset(&all);
   ::pthread_sigmask(SIG_SETMASK, &all, &old);  // no handler runs in the child before the reset below

@@ -6,10 +6,10 @@
 #include <array>
 
 #include "core/catalog/catalog.hpp"
+#include "core/common/batch_list.hpp"
 #include "core/common/error.hpp"
 #include "core/common/json.hpp"
 #include "core/common/units.hpp"
-#include "core/common/batch_list.hpp"
 #include "core/estimate/compare.hpp"
 #include "core/setup/plan.hpp"
 
@@ -26,8 +26,8 @@ double model_flops_per_sample(const workload::Workload& workload, bool lora) {
 }
 
 const catalog::Gpu& catalog_card(const device::GpuInfo& gpu, std::string* guess) {
-  return estimate::resolve_device_name(gpu.name, catalog::Catalog::active(), gpu.memory_total_bytes,
-                                       gpu.pci_device_id, guess);
+  return estimate::resolve_device_name(gpu.name, catalog::Catalog::active(), gpu.memory_total_bytes, gpu.pci_device_id,
+                                       guess);
 }
 
 namespace {
@@ -98,13 +98,11 @@ ExpectationResult make_expectation(const ExpectationRequest& request, const devi
   return out;
 }
 
-std::optional<double> samples_per_unit(const Expectation& e, const std::string& unit,
-                                       const std::string& source) {
+std::optional<double> samples_per_unit(const Expectation& e, const std::string& unit, const std::string& source) {
   static const std::array<std::string_view, 5> steps = {"it", "step", "steps", "batch", "batches"};
-  static const std::array<std::string_view, 11> samples = {
-      "samples", "sample", "img", "imgs", "images", "ex", "examples", "seq", "seqs", "frames", "image"};
-  if (std::find(steps.begin(), steps.end(), unit) != steps.end())
-    return static_cast<double>(e.batch) * e.accumulation;
+  static const std::array<std::string_view, 11> samples = {"samples",  "sample", "img",  "imgs",   "images", "ex",
+                                                           "examples", "seq",    "seqs", "frames", "image"};
+  if (std::find(steps.begin(), steps.end(), unit) != steps.end()) return static_cast<double>(e.batch) * e.accumulation;
   if (std::find(samples.begin(), samples.end(), unit) != samples.end()) {
     // Hugging Face's and Lightning's samples_per_second count the whole world's samples.
     const bool world = source == "hf-trainer" || source == "lightning";
@@ -116,12 +114,9 @@ std::optional<double> samples_per_unit(const Expectation& e, const std::string& 
 
 const char* to_string(Verdict v) {
   switch (v) {
-    case Verdict::below:
-      return "below";
-    case Verdict::within:
-      return "within";
-    case Verdict::above:
-      return "above";
+    case Verdict::below: return "below";
+    case Verdict::within: return "within";
+    case Verdict::above: return "above";
   }
   return "within";
 }
@@ -141,8 +136,7 @@ Efficiency efficiency(const Expectation& e, double samples_per_s) {
 }
 
 ExpectationOutcome compare(const Expectation& e, const std::vector<ThroughputSummary>& throughput,
-                           std::optional<double> memory_peak_bytes,
-                           std::optional<double> utilization_median_percent) {
+                           std::optional<double> memory_peak_bytes, std::optional<double> utilization_median_percent) {
   ExpectationOutcome o;
   for (const auto& t : throughput) {  // most readings first
     const auto per_unit = samples_per_unit(e, t.unit, t.source);
@@ -177,8 +171,8 @@ diagnose::Finding expectation_finding(const Expectation& e, const Throughput& re
       "The program printed {:.3g} {} ({:.4g} samples/s per GPU at {:.4g} samples per {}); plan predicts "
       "{:.4g} "
       "samples/s, 80% of held-out runs within {:.4g}\u2013{:.4g} ({}).",
-      reading.per_second, reading.label(), samples_per_s, per_unit, reading.unit, e.samples_per_s,
-      e.samples_per_s_low, e.samples_per_s_high, e.interval_basis);
+      reading.per_second, reading.label(), samples_per_s, per_unit, reading.unit, e.samples_per_s, e.samples_per_s_low,
+      e.samples_per_s_high, e.interval_basis);
   std::string why;
   if (side == Verdict::above) {
     f.id = "run-throughput-above-prediction";
@@ -213,13 +207,11 @@ diagnose::Finding expectation_finding(const Expectation& e, const Throughput& re
           catalog::to_string(e.precision));
     } else {
       why = "no GPU utilization was read to tell an input-bound run from a slow step";
-      f.fix =
-          "Compare with `gpusage bench` on this card, and check the DataLoader's num_workers and pin_memory.";
+      f.fix = "Compare with `gpusage bench` on this card, and check the DataLoader's num_workers and pin_memory.";
     }
   }
   f.title = fmt::format("{:.3g} {} against {} predicted for {}: {}", reading.per_second, reading.label(),
-                        range_text(e.samples_per_s_low / per_unit, e.samples_per_s_high / per_unit),
-                        e.label(), why);
+                        range_text(e.samples_per_s_low / per_unit, e.samples_per_s_high / per_unit), e.label(), why);
   return f;
 }
 
@@ -252,30 +244,29 @@ nlohmann::json expectation_json(const ExpectationSummary& s) {
                {"source", o.reading->source},
                {"median_per_s", o.reading->median_per_s},
                {"samples_per_unit", optional(o.samples_per_unit)}};
-  return {{"model", e.model},
-          {"plan_command", e.plan_command},
-          {"gpu", e.gpu_id},
-          {"gpu_name", e.gpu_name},
-          {"precision", catalog::to_string(e.precision)},
-          {"batch", e.batch},
-          {"accumulation", e.accumulation},
-          {"world_size", e.world_size},
-          {"throughput",
-           {{"unit", "samples/s per GPU"},
-            {"predicted", e.samples_per_s},
-            {"low", e.samples_per_s_low},
-            {"high", e.samples_per_s_high},
-            {"interval_basis", e.interval_basis},
-            {"measured", optional(o.measured_samples_per_s)},
-            {"reading", reading},
-            {"verdict", o.verdict ? nlohmann::json(to_string(*o.verdict)) : nlohmann::json(nullptr)}}},
-          {"memory",
-           {{"predicted_bytes", e.memory_bytes},
-            {"fits", e.fits},
-            {"measured_peak_bytes", optional(o.memory_peak_bytes)}}},
-          {"utilization",
-           {{"predicted_percent", e.utilization_percent},
-            {"measured_median_percent", optional(o.utilization_median_percent)}}}};
+  return {
+      {"model", e.model},
+      {"plan_command", e.plan_command},
+      {"gpu", e.gpu_id},
+      {"gpu_name", e.gpu_name},
+      {"precision", catalog::to_string(e.precision)},
+      {"batch", e.batch},
+      {"accumulation", e.accumulation},
+      {"world_size", e.world_size},
+      {"throughput",
+       {{"unit", "samples/s per GPU"},
+        {"predicted", e.samples_per_s},
+        {"low", e.samples_per_s_low},
+        {"high", e.samples_per_s_high},
+        {"interval_basis", e.interval_basis},
+        {"measured", optional(o.measured_samples_per_s)},
+        {"reading", reading},
+        {"verdict", o.verdict ? nlohmann::json(to_string(*o.verdict)) : nlohmann::json(nullptr)}}},
+      {"memory",
+       {{"predicted_bytes", e.memory_bytes}, {"fits", e.fits}, {"measured_peak_bytes", optional(o.memory_peak_bytes)}}},
+      {"utilization",
+       {{"predicted_percent", e.utilization_percent},
+        {"measured_median_percent", optional(o.utilization_median_percent)}}}};
 }
 
 nlohmann::json efficiency_json(const ExpectationSummary& s) {
@@ -286,8 +277,7 @@ nlohmann::json efficiency_json(const ExpectationSummary& s) {
           {"samples_per_s", o.efficiency->samples_per_s},
           {"achieved_tflops", o.efficiency->achieved_tflops},
           {"peak_tflops", json_util::optional(e.peak_tflops)},
-          {"peak_source",
-           fmt::format("catalog: {} dense {} tensor TFLOPS", e.gpu_id, catalog::to_string(e.precision))},
+          {"peak_source", fmt::format("catalog: {} dense {} tensor TFLOPS", e.gpu_id, catalog::to_string(e.precision))},
           {"mfu", json_util::optional(o.efficiency->mfu)}};
 }
 
@@ -297,30 +287,27 @@ std::string render_expectation(const ExpectationSummary& s) {
   std::string out = fmt::format("gpusage: predicted (plan) for {}, against measured:\n", e.label());
   std::string measured = "no throughput line that converts to samples";
   if (o.reading && o.measured_samples_per_s)
-    measured = fmt::format("{:.3g} {} median = {:.4g} samples/s per GPU: {} the interval",
-                           o.reading->median_per_s, o.reading->label_unit(), *o.measured_samples_per_s,
+    measured = fmt::format("{:.3g} {} median = {:.4g} samples/s per GPU: {} the interval", o.reading->median_per_s,
+                           o.reading->label_unit(), *o.measured_samples_per_s,
                            *o.verdict == Verdict::within ? "within" : to_string(*o.verdict));
-  out += fmt::format(
-      "gpusage:   throughput   predicted {:.4g} samples/s (80%: {:.4g}\u2013{:.4g}), measured {}\n",
-      e.samples_per_s, e.samples_per_s_low, e.samples_per_s_high, measured);
+  out += fmt::format("gpusage:   throughput   predicted {:.4g} samples/s (80%: {:.4g}\u2013{:.4g}), measured {}\n",
+                     e.samples_per_s, e.samples_per_s_low, e.samples_per_s_high, measured);
   if (!e.plan_command.empty()) out += fmt::format("gpusage:   as planned   {}\n", e.plan_command);
-  out += fmt::format("gpusage:   memory       predicted {}{}, measured peak {}\n",
-                     units::format_bytes(e.memory_bytes), e.fits ? "" : " (does not fit)",
+  out += fmt::format("gpusage:   memory       predicted {}{}, measured peak {}\n", units::format_bytes(e.memory_bytes),
+                     e.fits ? "" : " (does not fit)",
                      o.memory_peak_bytes ? units::format_bytes(*o.memory_peak_bytes) : "not read");
-  out += fmt::format("gpusage:   utilization  predicted {:.0f}% (no host stalls), measured median {}\n",
-                     e.utilization_percent,
-                     o.utilization_median_percent ? fmt::format("{:.0f}%", *o.utilization_median_percent)
-                                                  : std::string("not read"));
+  out += fmt::format(
+      "gpusage:   utilization  predicted {:.0f}% (no host stalls), measured median {}\n", e.utilization_percent,
+      o.utilization_median_percent ? fmt::format("{:.0f}%", *o.utilization_median_percent) : std::string("not read"));
   if (o.efficiency) {
     const Efficiency& f = *o.efficiency;
-    out += fmt::format(
-        "gpusage: MFU {}: {:.1f} TFLOPS achieved{} ({:.3g} GFLOP per sample x {:.4g} samples/s)\n",
-        f.mfu ? fmt::format("{:.1f}%", *f.mfu * 100) : std::string("n/a"), f.achieved_tflops,
-        e.peak_tflops
-            ? fmt::format(" of {:.4g} dense {} TFLOPS on {}", *e.peak_tflops, catalog::to_string(e.precision),
-                          e.gpu_name)
-            : fmt::format(" ({} lists no dense {} rate)", e.gpu_name, catalog::to_string(e.precision)),
-        e.model_flops_per_sample / 1e9, f.samples_per_s);
+    out += fmt::format("gpusage: MFU {}: {:.1f} TFLOPS achieved{} ({:.3g} GFLOP per sample x {:.4g} samples/s)\n",
+                       f.mfu ? fmt::format("{:.1f}%", *f.mfu * 100) : std::string("n/a"), f.achieved_tflops,
+                       e.peak_tflops
+                           ? fmt::format(" of {:.4g} dense {} TFLOPS on {}", *e.peak_tflops,
+                                         catalog::to_string(e.precision), e.gpu_name)
+                           : fmt::format(" ({} lists no dense {} rate)", e.gpu_name, catalog::to_string(e.precision)),
+                       e.model_flops_per_sample / 1e9, f.samples_per_s);
   }
   return out;
 }

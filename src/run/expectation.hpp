@@ -84,8 +84,7 @@ double model_flops_per_sample(const workload::Workload& workload, bool lora);
 //   samples, img, ex, seq…  one sample (tqdm on a rank counts its own; Hugging Face's and Lightning's
 //                           samples_per_second are the whole world's: divided by the world size);
 //   tok, tokens             1 / tokens per sample (language models).
-std::optional<double> samples_per_unit(const Expectation& e, const std::string& unit,
-                                       const std::string& source);
+std::optional<double> samples_per_unit(const Expectation& e, const std::string& unit, const std::string& source);
 
 enum class Verdict { below, within, above };
 const char* to_string(Verdict verdict);
@@ -112,8 +111,7 @@ struct ExpectationOutcome {
 // `memory_peak_bytes`: the largest NVML peak of the run's GPUs; `utilization_median_percent`: the median of
 // their medians.
 ExpectationOutcome compare(const Expectation& e, const std::vector<ThroughputSummary>& throughput,
-                           std::optional<double> memory_peak_bytes,
-                           std::optional<double> utilization_median_percent);
+                           std::optional<double> memory_peak_bytes, std::optional<double> utilization_median_percent);
 
 struct ExpectationSummary {
   Expectation expected;

@@ -45,20 +45,16 @@ std::vector<std::string> with_batch(const std::vector<std::string>& command, int
 
 const char* to_string(TryResult r) {
   switch (r) {
-    case TryResult::ran:
-      return "ran";
-    case TryResult::out_of_memory:
-      return "out of memory";
-    case TryResult::failed:
-      return "failed";
+    case TryResult::ran: return "ran";
+    case TryResult::out_of_memory: return "out of memory";
+    case TryResult::failed: return "failed";
   }
   return "failed";
 }
 
 TryResult classify(const RunSummary& s) {
   for (const auto& f : s.findings)
-    if (f.id == "log-cuda-oom" || f.id == "log-oom-fragmentation" || f.id == "log-tf-oom" ||
-        f.id == "log-jax-oom")
+    if (f.id == "log-cuda-oom" || f.id == "log-oom-fragmentation" || f.id == "log-tf-oom" || f.id == "log-jax-oom")
       return TryResult::out_of_memory;
   if (s.stopped_by == "steps" || (s.exit_code == 0 && !s.stopped_by)) return TryResult::ran;
   return TryResult::failed;
@@ -76,23 +72,22 @@ std::string accumulation_plan(int largest, int target) {
 nlohmann::json to_json(const FitBatchReport& r) {
   nlohmann::json tries = nlohmann::json::array();
   for (const auto& t : r.tries)
-    tries.push_back({{"batch", t.batch},
-                     {"result", to_string(t.result)},
-                     {"exit_code", t.exit_code},
-                     {"memory_peak_bytes", json_util::optional(t.memory_peak_bytes)},
-                     {"throughput_per_s",
-                      t.throughput ? nlohmann::json(t.throughput->median_per_s) : nlohmann::json(nullptr)},
-                     {"throughput_unit",
-                      t.throughput ? nlohmann::json(t.throughput->label_unit()) : nlohmann::json(nullptr)},
-                     {"wall_s", t.wall_s},
-                     {"log_dir", t.log_dir}});
-  return {{"largest_batch", r.largest > 0 ? nlohmann::json(r.largest) : nlohmann::json(nullptr)},
-          {"predicted_largest_batch", json_util::optional(r.predicted)},
-          {"tries", tries},
-          {"accumulation", r.target_batch && r.largest > 0
-                               ? nlohmann::json(accumulation_plan(r.largest, *r.target_batch))
-                               : nlohmann::json(nullptr)},
-          {"stopped", r.stopped.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.stopped)}};
+    tries.push_back(
+        {{"batch", t.batch},
+         {"result", to_string(t.result)},
+         {"exit_code", t.exit_code},
+         {"memory_peak_bytes", json_util::optional(t.memory_peak_bytes)},
+         {"throughput_per_s", t.throughput ? nlohmann::json(t.throughput->median_per_s) : nlohmann::json(nullptr)},
+         {"throughput_unit", t.throughput ? nlohmann::json(t.throughput->label_unit()) : nlohmann::json(nullptr)},
+         {"wall_s", t.wall_s},
+         {"log_dir", t.log_dir}});
+  return {
+      {"largest_batch", r.largest > 0 ? nlohmann::json(r.largest) : nlohmann::json(nullptr)},
+      {"predicted_largest_batch", json_util::optional(r.predicted)},
+      {"tries", tries},
+      {"accumulation", r.target_batch && r.largest > 0 ? nlohmann::json(accumulation_plan(r.largest, *r.target_batch))
+                                                       : nlohmann::json(nullptr)},
+      {"stopped", r.stopped.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.stopped)}};
 }
 
 std::string render_text(const FitBatchReport& r) {
@@ -103,8 +98,7 @@ std::string render_text(const FitBatchReport& r) {
     const Try& x = r.tries[i];
     t.add_row({std::to_string(i + 1), std::to_string(x.batch), to_string(x.result),
                x.memory_peak_bytes ? units::format_bytes(*x.memory_peak_bytes) : "n/a",
-               x.throughput ? fmt::format("{:.3g} {}", x.throughput->median_per_s, x.throughput->label_unit())
-                            : "n/a",
+               x.throughput ? fmt::format("{:.3g} {}", x.throughput->median_per_s, x.throughput->label_unit()) : "n/a",
                report::format_duration(x.wall_s)});
   }
   std::string out = report::render_text(t);

@@ -46,22 +46,14 @@ const std::vector<std::string>& collective_debug_settings() {
 
 std::string state_text(char state) {
   switch (state) {  // proc(5), /proc/PID/stat field 3
-    case 'R':
-      return "R (running)";
-    case 'S':
-      return "S (sleeping)";
-    case 'D':
-      return "D (uninterruptible wait, usually I/O)";
-    case 'Z':
-      return "Z (zombie)";
-    case 'T':
-      return "T (stopped)";
-    case 't':
-      return "t (stopped by a debugger)";
-    case 'I':
-      return "I (idle)";
-    default:
-      return std::string(1, state);
+    case 'R': return "R (running)";
+    case 'S': return "S (sleeping)";
+    case 'D': return "D (uninterruptible wait, usually I/O)";
+    case 'Z': return "Z (zombie)";
+    case 'T': return "T (stopped)";
+    case 't': return "t (stopped by a debugger)";
+    case 'I': return "I (idle)";
+    default: return std::string(1, state);
   }
 }
 
@@ -74,8 +66,8 @@ std::vector<std::string> describe_processes(const std::vector<unsigned>& pids, c
     if (!std::getline(stat_file, stat)) continue;  // exited meanwhile
     const auto open = stat.find('('), close = stat.rfind(')');
     if (open == std::string::npos || close == std::string::npos || close + 2 >= stat.size()) continue;
-    std::string line = fmt::format("pid {} {}: {}", pid, stat.substr(open + 1, close - open - 1),
-                                   state_text(stat[close + 2]));
+    std::string line =
+        fmt::format("pid {} {}: {}", pid, stat.substr(open + 1, close - open - 1), state_text(stat[close + 2]));
     std::ifstream wchan_file(dir + "/wchan");
     std::string wchan;
     if (std::getline(wchan_file, wchan) && !wchan.empty() && wchan != "0") line += ", waiting in " + wchan;
@@ -145,9 +137,9 @@ diagnose::Finding hang_finding(const HangEvidence& e) {
   f.id = "run-hang";
   f.severity = diagnose::Severity::error;
   f.category = diagnose::Category::gpu;
-  f.title = fmt::format("no output for {:.1f} s (--hang-after {:g}), {}{}", e.quiet_s, e.after_s,
-                        gpus_text(e.gpus, kind),
-                        e.killing ? ": gpusage ended the run's process group (--kill-on-hang)" : "");
+  f.title =
+      fmt::format("no output for {:.1f} s (--hang-after {:g}), {}{}", e.quiet_s, e.after_s, gpus_text(e.gpus, kind),
+                  e.killing ? ": gpusage ended the run's process group (--kill-on-hang)" : "");
   std::string evidence = "The run's processes:";
   for (const auto& p : e.processes) evidence += "\n  " + p;
   if (e.processes.empty()) evidence += " none readable";

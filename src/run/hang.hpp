@@ -73,8 +73,7 @@ diagnose::Finding hang_finding(const HangEvidence& evidence);
 
 // "pid 4242 python3: S (sleeping), waiting in futex_wait_queue" for each process of `pids` still readable
 // under `proc_root`.
-std::vector<std::string> describe_processes(const std::vector<unsigned>& pids,
-                                            const std::string& proc_root = "/proc");
+std::vector<std::string> describe_processes(const std::vector<unsigned>& pids, const std::string& proc_root = "/proc");
 
 // The state letter of a /proc/PID/stat line, spelled out: "S (sleeping)".
 std::string state_text(char state);

@@ -24,26 +24,19 @@ NotifyLevel parse_notify_level(const std::string& text) {
 
 const char* to_string(NotifyLevel level) {
   switch (level) {
-    case NotifyLevel::info:
-      return "info";
-    case NotifyLevel::warning:
-      return "warning";
-    case NotifyLevel::error:
-      return "error";
+    case NotifyLevel::info: return "info";
+    case NotifyLevel::warning: return "warning";
+    case NotifyLevel::error: return "error";
   }
   return "info";
 }
 
 std::optional<NotifyLevel> level_of(diagnose::Severity severity) {
   switch (severity) {
-    case diagnose::Severity::error:
-      return NotifyLevel::error;
-    case diagnose::Severity::warning:
-      return NotifyLevel::warning;
-    case diagnose::Severity::info:
-      return NotifyLevel::info;
-    case diagnose::Severity::not_checked:
-      return std::nullopt;
+    case diagnose::Severity::error: return NotifyLevel::error;
+    case diagnose::Severity::warning: return NotifyLevel::warning;
+    case diagnose::Severity::info: return NotifyLevel::info;
+    case diagnose::Severity::not_checked: return std::nullopt;
   }
   return std::nullopt;
 }
@@ -63,8 +56,7 @@ WebhookUrl parse_webhook_url(const std::string& url) {
   return {m[1].str(), m[2].matched ? m[2].str() : "/"};
 }
 
-Notifier::Notifier(NotifyConfig config, nlohmann::json base)
-    : config_(std::move(config)), base_(std::move(base)) {
+Notifier::Notifier(NotifyConfig config, nlohmann::json base) : config_(std::move(config)), base_(std::move(base)) {
   if (!config_.url.empty()) url_ = parse_webhook_url(config_.url);
   thread_ = std::thread([this] { loop(); });
 }
@@ -187,8 +179,7 @@ void Notifier::deliver(const std::string& body) {
     client.set_write_timeout(10);
     auto response = client.Post(url_->path, body, "application/json");
     if (!response)
-      failures.push_back(
-          fmt::format("--notify-url {}: {}", config_.url, httplib::to_string(response.error())));
+      failures.push_back(fmt::format("--notify-url {}: {}", config_.url, httplib::to_string(response.error())));
     else if (response->status >= 300)
       failures.push_back(fmt::format("--notify-url {}: HTTP {}", config_.url, response->status));
   }

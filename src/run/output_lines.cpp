@@ -14,9 +14,7 @@ std::vector<std::string> LineAssembler::feed(std::string_view bytes) {
     // ECMA-48: ESC [ … final byte 0x40-0x7E (CSI); ESC ] … BEL or ESC \ (OSC, e.g. window titles); ESC X (two
     // bytes).
     switch (escape_) {
-      case Escape::esc:
-        escape_ = c == '[' ? Escape::csi : c == ']' ? Escape::osc : Escape::none;
-        continue;
+      case Escape::esc: escape_ = c == '[' ? Escape::csi : c == ']' ? Escape::osc : Escape::none; continue;
       case Escape::csi:
         if (u >= 0x40 && u <= 0x7e) escape_ = Escape::none;
         continue;
@@ -26,11 +24,8 @@ std::vector<std::string> LineAssembler::feed(std::string_view bytes) {
         else if (c == '\x1b')
           escape_ = Escape::osc_esc;
         continue;
-      case Escape::osc_esc:
-        escape_ = c == '\\' ? Escape::none : Escape::osc;
-        continue;
-      case Escape::none:
-        break;
+      case Escape::osc_esc: escape_ = c == '\\' ? Escape::none : Escape::osc; continue;
+      case Escape::none: break;
     }
     if (c == '\x1b') {
       escape_ = Escape::esc;

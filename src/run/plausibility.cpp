@@ -15,8 +15,8 @@ std::string rate_text(double v) { return v >= 1000 ? fmt::format("{:.0f}", v) : 
 
 std::optional<Ceiling> compute_ceiling(const Expectation& e, const catalog::Gpu* gpu) {
   if (e.peak_tflops && *e.peak_tflops > 0)
-    return Ceiling{*e.peak_tflops, fmt::format("{:.4g} dense {} tensor TFLOPS", *e.peak_tflops,
-                                               catalog::to_string(e.precision))};
+    return Ceiling{*e.peak_tflops,
+                   fmt::format("{:.4g} dense {} tensor TFLOPS", *e.peak_tflops, catalog::to_string(e.precision))};
   if (!gpu) return std::nullopt;
   // No rate at the run's precision: the fastest dense rate the card lists at any precision (the most
   // generous reading of its peak).

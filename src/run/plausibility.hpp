@@ -28,8 +28,7 @@ std::optional<Ceiling> compute_ceiling(const Expectation& e, const catalog::Gpu*
 // The finding when `samples_per_s` (per GPU, from `unit` at `per_unit` samples each) implies more than the
 // ceiling; none otherwise.
 std::optional<diagnose::Finding> implausible_throughput(const Expectation& e, const catalog::Gpu* gpu,
-                                                        double samples_per_s, double per_unit,
-                                                        const std::string& unit);
+                                                        double samples_per_s, double per_unit, const std::string& unit);
 
 // The same for one throughput line, as it arrives.
 std::optional<diagnose::Finding> implausible_reading(const Expectation& e, const catalog::Gpu* gpu,

@@ -23,17 +23,15 @@ RunNotifications::RunNotifications(const NotifyConfig& config, const std::vector
     : host_(host_name()), program_(command.empty() ? "run" : command.front()) {
   if (!config.any()) return;
   notifier_ = std::make_unique<Notifier>(
-      config,
-      nlohmann::json{{"source", "gpusage run"}, {"host", host_}, {"command", command}, {"log_dir", log_dir}});
+      config, nlohmann::json{{"source", "gpusage run"}, {"host", host_}, {"command", command}, {"log_dir", log_dir}});
 }
 
 void RunNotifications::finding(const diagnose::Finding& f) {
   const auto level = level_of(f.severity);
   if (!notifier_ || !level) return;
-  notifier_->live(
-      {{"event", "finding"}, {"finding", diagnose::to_json(f)}}, *level,
-      fmt::format("gpusage run on {}: {} [{}]: {}", host_, diagnose::to_string(f.severity), f.id, f.title),
-      monotonic_s());
+  notifier_->live({{"event", "finding"}, {"finding", diagnose::to_json(f)}}, *level,
+                  fmt::format("gpusage run on {}: {} [{}]: {}", host_, diagnose::to_string(f.severity), f.id, f.title),
+                  monotonic_s());
 }
 
 void RunNotifications::alert(const monitor::Alert& a, double now_s) {

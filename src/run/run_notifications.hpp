@@ -15,8 +15,7 @@ namespace gpusage::run {
 
 class RunNotifications {
  public:
-  RunNotifications(const NotifyConfig& config, const std::vector<std::string>& command,
-                   const std::string& log_dir);
+  RunNotifications(const NotifyConfig& config, const std::vector<std::string>& command, const std::string& log_dir);
   void finding(const diagnose::Finding& f);
   void alert(const monitor::Alert& a, double now_s);
   // "finished" (exit 0) or "crashed", with summary.json; waits for its delivery (run/notify.hpp).

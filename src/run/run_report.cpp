@@ -20,11 +20,9 @@ namespace gpusage::run {
 
 using Json = nlohmann::json;
 
-std::vector<diagnose::Finding> final_findings(const std::string& log_bytes,
-                                              const diagnose::RunContext& context,
+std::vector<diagnose::Finding> final_findings(const std::string& log_bytes, const diagnose::RunContext& context,
                                               const std::vector<GpuUsage>& gpus) {
-  std::vector<diagnose::Finding> findings =
-      diagnose::check_log(diagnose::scan_log(clean_text(log_bytes)), context);
+  std::vector<diagnose::Finding> findings = diagnose::check_log(diagnose::scan_log(clean_text(log_bytes)), context);
   for (auto& f : findings) {
     if (f.id != "log-cuda-oom") continue;
     for (const auto& g : gpus) {
@@ -32,8 +30,7 @@ std::vector<diagnose::Finding> final_findings(const std::string& log_bytes,
       f.evidence += fmt::format(
           "{}gpusage run measured a peak of {} on GPU {} ({}){}.", f.evidence.empty() ? "" : "\n",
           diagnose::format_size(static_cast<double>(*g.memory_peak_bytes)), g.index, g.name,
-          g.memory_total_bytes ? " of " + diagnose::format_size(static_cast<double>(*g.memory_total_bytes))
-                               : "");
+          g.memory_total_bytes ? " of " + diagnose::format_size(static_cast<double>(*g.memory_total_bytes)) : "");
     }
   }
   diagnose::sort_findings(findings);
@@ -60,32 +57,25 @@ report::Section run_section(const RunSummary& s) {
   std::string command;
   for (const auto& a : s.command) command += (command.empty() ? "" : " ") + a;
   section.paragraphs.push_back(fmt::format("{} ran for {} from {} and ended with exit status {}{}.", command,
-                                           report::format_duration(s.wall_s),
-                                           wallclock::iso_utc(s.started_unix_s), s.exit_code,
+                                           report::format_duration(s.wall_s), wallclock::iso_utc(s.started_unix_s),
+                                           s.exit_code,
                                            s.signal ? fmt::format(" (killed by signal {})", *s.signal) : ""));
-  if (!s.gpu_available)
-    section.paragraphs.push_back("No GPU data: " + s.gpu_message + ". Host figures only.");
+  if (!s.gpu_available) section.paragraphs.push_back("No GPU data: " + s.gpu_message + ". Host figures only.");
   report::Table t;
-  t.columns = {{"GPU", "", report::Align::left},
-               {"samples", ""},
-               {"utilization median", "%"},
-               {"utilization p10", "%"},
-               {"peak memory", "GiB"},
-               {"capacity", "GiB"},
-               {"mean power", "W"},
-               {"energy", "kJ"},
-               {"input-bound", "% of time"}};
+  t.columns = {
+      {"GPU", "", report::Align::left}, {"samples", ""},     {"utilization median", "%"}, {"utilization p10", "%"},
+      {"peak memory", "GiB"},           {"capacity", "GiB"}, {"mean power", "W"},         {"energy", "kJ"},
+      {"input-bound", "% of time"}};
   for (const auto& g : s.gpus) {
     auto gib = [](const std::optional<std::uint64_t>& b) {
       return b ? std::optional<double>(units::to_gib(static_cast<double>(*b))) : std::nullopt;
     };
-    t.add_row(
-        {fmt::format("{} {}", g.index, g.name), std::to_string(g.samples),
-         optional_text(g.utilization_median_percent, 0), optional_text(g.utilization_p10_percent, 0),
-         optional_text(gib(g.memory_peak_bytes), 1), optional_text(gib(g.memory_total_bytes), 1),
-         optional_text(g.power_mean_w, 0),
-         optional_text(g.energy_j ? std::optional<double>(*g.energy_j / 1000) : std::nullopt, 2),
-         g.sampled_span_s > 0 ? report::format_number(100 * g.input_bound_s / g.sampled_span_s, 0) : "n/a"});
+    t.add_row({fmt::format("{} {}", g.index, g.name), std::to_string(g.samples),
+               optional_text(g.utilization_median_percent, 0), optional_text(g.utilization_p10_percent, 0),
+               optional_text(gib(g.memory_peak_bytes), 1), optional_text(gib(g.memory_total_bytes), 1),
+               optional_text(g.power_mean_w, 0),
+               optional_text(g.energy_j ? std::optional<double>(*g.energy_j / 1000) : std::nullopt, 2),
+               g.sampled_span_s > 0 ? report::format_number(100 * g.input_bound_s / g.sampled_span_s, 0) : "n/a"});
   }
   return with_table(std::move(section), {"run-gpus", "GPUs of the run, from the samples in gpu.jsonl", t},
                     "Energy: the difference of NVML's energy counter over the sampled span where the GPU has "
@@ -96,8 +86,7 @@ report::Section run_section(const RunSummary& s) {
 // GPU utilization and the program's own throughput on one time axis (two y scales): a GPU that waits shows as
 // utilization dips where throughput is low.
 report::Section throughput_section(const RunSummary& s, const std::string& gpu_log,
-                                   const std::vector<TimedThroughput>& readings,
-                                   const report::MonitorLog* log) {
+                                   const std::vector<TimedThroughput>& readings, const report::MonitorLog* log) {
   report::Section section;
   section.id = "throughput";
   section.title = "Throughput against GPU utilization";
@@ -118,8 +107,7 @@ report::Section throughput_section(const RunSummary& s, const std::string& gpu_l
                             {"series", fmt::format("GPU {} utilization (%)", gpu.index)},
                             {"kind", "utilization"},
                             {"value", *gpu.utilization_gpu_percent}});
-  const Json x = {
-      {"field", "time"}, {"type", "temporal"}, {"title", "Time (UTC)"}, {"scale", {{"type", "utc"}}}};
+  const Json x = {{"field", "time"}, {"type", "temporal"}, {"title", "Time (UTC)"}, {"scale", {{"type", "utc"}}}};
   auto layer = [&](const char* kind, const std::string& title) {
     return Json{{"transform", Json::array({{{"filter", {{"field", "kind"}, {"equal", kind}}}}})},
                 {"mark", {{"type", "line"}, {"point", true}}},
@@ -128,18 +116,16 @@ report::Section throughput_section(const RunSummary& s, const std::string& gpu_l
                   {"y", {{"field", "value"}, {"type", "quantitative"}, {"title", title}}},
                   {"color", {{"field", "series"}, {"type", "nominal"}, {"title", ""}}}}}};
   };
-  Json spec = {
-      {"$schema", "https://vega.github.io/schema/vega-lite/v6.json"},
-      {"title", "Throughput (from the program's output) and GPU utilization (NVML)"},
-      {"width", "container"},
-      {"height", 260},
-      {"data", {{"values", values}}},
-      {"layer", Json::array({layer("throughput", unit + "/s"), layer("utilization", "GPU utilization (%)")})},
-      {"resolve", {{"scale", {{"y", "independent"}}}}}};
+  Json spec = {{"$schema", "https://vega.github.io/schema/vega-lite/v6.json"},
+               {"title", "Throughput (from the program's output) and GPU utilization (NVML)"},
+               {"width", "container"},
+               {"height", 260},
+               {"data", {{"values", values}}},
+               {"layer", Json::array({layer("throughput", unit + "/s"), layer("utilization", "GPU utilization (%)")})},
+               {"resolve", {{"scale", {{"y", "independent"}}}}}};
   section.items.push_back(report::Chart{"run-throughput", "Throughput and GPU utilization", spec});
-  section.notes.push_back(
-      fmt::format("Throughput: {} readings of {}/s printed by the program ({}); utilization: {}.",
-                  s.throughput.front().readings, unit, source, gpu_log));
+  section.notes.push_back(fmt::format("Throughput: {} readings of {}/s printed by the program ({}); utilization: {}.",
+                                      s.throughput.front().readings, unit, source, gpu_log));
   return section;
 }
 
@@ -158,37 +144,35 @@ report::Section expectation_section(const ExpectationSummary& x) {
                {"80% interval", ""},
                {"measured", ""},
                {"verdict", "", report::Align::left}};
-  t.add_row({"throughput (samples/s per GPU)", report::format_number(e.samples_per_s, 0),
-             report::format_number(e.samples_per_s_low, 0) + " \u2013 " + report::format_number(e.samples_per_s_high, 0),
-             optional_text(o.measured_samples_per_s, 0), o.verdict ? to_string(*o.verdict) : "n/a"});
+  t.add_row(
+      {"throughput (samples/s per GPU)", report::format_number(e.samples_per_s, 0),
+       report::format_number(e.samples_per_s_low, 0) + " \u2013 " + report::format_number(e.samples_per_s_high, 0),
+       optional_text(o.measured_samples_per_s, 0), o.verdict ? to_string(*o.verdict) : "n/a"});
   t.add_row({"peak memory (GiB)", report::format_number(units::to_gib(e.memory_bytes), 1), "",
-             optional_text(o.memory_peak_bytes ? std::optional<double>(units::to_gib(*o.memory_peak_bytes))
-                                               : std::nullopt,
-                           1),
+             optional_text(
+                 o.memory_peak_bytes ? std::optional<double>(units::to_gib(*o.memory_peak_bytes)) : std::nullopt, 1),
              ""});
   t.add_row({"GPU utilization (%)", report::format_number(e.utilization_percent, 0), "",
              optional_text(o.utilization_median_percent, 0), ""});
   if (o.efficiency) {
     t.add_row({"achieved TFLOPS", report::format_number(efficiency(e, e.samples_per_s).achieved_tflops, 1), "",
                report::format_number(o.efficiency->achieved_tflops, 1), ""});
-    auto percent = [](const std::optional<double>& f) {
-      return f ? std::optional<double>(*f * 100) : std::nullopt;
-    };
+    auto percent = [](const std::optional<double>& f) { return f ? std::optional<double>(*f * 100) : std::nullopt; };
     t.add_row({"MFU (%)", optional_text(percent(efficiency(e, e.samples_per_s).mfu), 1), "",
                optional_text(percent(o.efficiency->mfu), 1), ""});
   }
   section.items.push_back(report::PageTable{"run-expectation", "plan's prediction and the run's measurements", t});
   if (o.reading)
-    section.notes.push_back(fmt::format(
-        "Measured throughput: the median of {} readings of {} ({}), at {} samples per {}.", o.reading->readings,
-        o.reading->label_unit(), o.reading->source, fmt::format("{:.4g}", o.samples_per_unit.value_or(0)),
-        o.reading->unit));
-  section.notes.push_back(fmt::format(
-      "MFU (PaLM, Chowdhery et al. 2022, appendix B): {} model GFLOP per sample (forward and backward, no "
-      "recomputation) x samples/s per GPU, over the {} dense {} tensor rate {} (catalog). Interval: {}.",
-      report::format_number(e.model_flops_per_sample / 1e9, 2), e.gpu_name, catalog::to_string(e.precision),
-      e.peak_tflops ? report::format_number(*e.peak_tflops, 1) + " TFLOPS" : std::string("(not listed)"),
-      e.interval_basis));
+    section.notes.push_back(
+        fmt::format("Measured throughput: the median of {} readings of {} ({}), at {} samples per {}.",
+                    o.reading->readings, o.reading->label_unit(), o.reading->source,
+                    fmt::format("{:.4g}", o.samples_per_unit.value_or(0)), o.reading->unit));
+  section.notes.push_back(
+      fmt::format("MFU (PaLM, Chowdhery et al. 2022, appendix B): {} model GFLOP per sample (forward and backward, no "
+                  "recomputation) x samples/s per GPU, over the {} dense {} tensor rate {} (catalog). Interval: {}.",
+                  report::format_number(e.model_flops_per_sample / 1e9, 2), e.gpu_name, catalog::to_string(e.precision),
+                  e.peak_tflops ? report::format_number(*e.peak_tflops, 1) + " TFLOPS" : std::string("(not listed)"),
+                  e.interval_basis));
   return section;
 }
 
@@ -198,10 +182,11 @@ report::Section time_section(const TimeShares& shares) {
   section.title = "Where the time went";
   report::Table t;
   t.columns = {{"share", "", report::Align::left}, {"seconds", "s"}, {"of the run", "%"}};
-  const std::array<std::pair<const char*, double>, 4> rows = {{{"startup (before the first step line)", shares.startup_s},
-                                                               {"input wait (GPU idle while steps flow)", shares.input_wait_s},
-                                                               {"evaluation or checkpointing (step lines paused)", shares.pauses_s},
-                                                               {"training", shares.training_s}}};
+  const std::array<std::pair<const char*, double>, 4> rows = {
+      {{"startup (before the first step line)", shares.startup_s},
+       {"input wait (GPU idle while steps flow)", shares.input_wait_s},
+       {"evaluation or checkpointing (step lines paused)", shares.pauses_s},
+       {"training", shares.training_s}}};
   for (const auto& [name, seconds] : rows)
     t.add_row({name, report::format_number(seconds, 2),
                report::format_number(shares.wall_s > 0 ? 100 * seconds / shares.wall_s : 0, 0)});
@@ -225,19 +210,19 @@ report::Section findings_section(const RunSummary& s) {
   if (s.findings.empty())
     section.paragraphs.push_back("Doctor's log rules found nothing in train.log.");
   else
-    section.items.push_back(report::PageTable{"run-findings", "Doctor's log rules on train.log, and the run's own (prediction, hang)", t});
+    section.items.push_back(
+        report::PageTable{"run-findings", "Doctor's log rules on train.log, and the run's own (prediction, hang)", t});
   return section;
 }
 
 }  // namespace
 
-report::Page run_page(const RunSummary& s, const std::string& gpu_log,
-                      const std::vector<TimedThroughput>& throughput, const std::string& command_line) {
+report::Page run_page(const RunSummary& s, const std::string& gpu_log, const std::vector<TimedThroughput>& throughput,
+                      const std::string& command_line) {
   std::string command;
   for (const auto& a : s.command) command += (command.empty() ? "" : " ") + a;
-  report::Page page =
-      report::new_page("gpusage run: " + command,
-                       "One training run: GPU activity, throughput, alerts and findings.", command_line);
+  report::Page page = report::new_page(
+      "gpusage run: " + command, "One training run: GPU activity, throughput, alerts and findings.", command_line);
   page.provenance.push_back("Log directory: " + s.log_dir + " (train.log, gpu.jsonl, summary.json).");
   page.sections.push_back(run_section(s));
   std::optional<report::MonitorLog> log;
@@ -251,17 +236,14 @@ report::Page run_page(const RunSummary& s, const std::string& gpu_log,
         *log, log->alerts, "Alerts: as gpusage run raised them while it sampled (the monitor's rules)."));
   if (s.expectation) page.sections.push_back(expectation_section(*s.expectation));
   if (s.time_shares) page.sections.push_back(time_section(*s.time_shares));
-  if (!s.throughput.empty())
-    page.sections.push_back(throughput_section(s, gpu_log, throughput, log ? &*log : nullptr));
+  if (!s.throughput.empty()) page.sections.push_back(throughput_section(s, gpu_log, throughput, log ? &*log : nullptr));
   page.sections.push_back(findings_section(s));
   return page;
 }
 
-void write_report(const RunSummary& summary, const std::string& gpu_log,
-                  const std::vector<TimedThroughput>& throughput, const std::string& command_line,
-                  const std::string& out_path) {
-  io::write_file_atomically(out_path,
-                                report::render_html(run_page(summary, gpu_log, throughput, command_line)));
+void write_report(const RunSummary& summary, const std::string& gpu_log, const std::vector<TimedThroughput>& throughput,
+                  const std::string& command_line, const std::string& out_path) {
+  io::write_file_atomically(out_path, report::render_html(run_page(summary, gpu_log, throughput, command_line)));
 }
 
 }  // namespace gpusage::run

@@ -14,15 +14,13 @@
 namespace gpusage::run {
 
 // `log_bytes` is train.log as written (escape sequences and '\r' redraws are cleaned here).
-std::vector<diagnose::Finding> final_findings(const std::string& log_bytes,
-                                              const diagnose::RunContext& context,
+std::vector<diagnose::Finding> final_findings(const std::string& log_bytes, const diagnose::RunContext& context,
                                               const std::vector<GpuUsage>& gpus);
 
 // The page; `gpu_log` is DIR/gpu.jsonl (read back with the report's monitor-log reader).
 report::Page run_page(const RunSummary& summary, const std::string& gpu_log,
                       const std::vector<TimedThroughput>& throughput, const std::string& command_line);
-void write_report(const RunSummary& summary, const std::string& gpu_log,
-                  const std::vector<TimedThroughput>& throughput, const std::string& command_line,
-                  const std::string& out_path);
+void write_report(const RunSummary& summary, const std::string& gpu_log, const std::vector<TimedThroughput>& throughput,
+                  const std::string& command_line, const std::string& out_path);
 
 }  // namespace gpusage::run

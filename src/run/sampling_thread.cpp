@@ -44,10 +44,9 @@ std::vector<device::GpuSample> SamplingThread::gpu_readings_since(double since_s
 void SamplingThread::loop() {
   try {
     sampler_.prime();
-    auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::duration<double>(std::min(0.1, interval_s_));
-    const auto step = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-        std::chrono::duration<double>(interval_s_));
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(std::min(0.1, interval_s_));
+    const auto step =
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(interval_s_));
     while (true) {
       {
         std::unique_lock lock(mutex_);

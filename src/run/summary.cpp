@@ -20,8 +20,8 @@ GpuSelection select_run_gpus(const device::Sample& sample, const std::set<unsign
   GpuSelection selection{sample, false};
   std::vector<device::GpuSample> used;
   for (const auto& gpu : sample.gpus) {
-    const bool runs_here = std::any_of(gpu.processes.begin(), gpu.processes.end(),
-                                       [&](const auto& p) { return tree.count(p.pid) > 0; });
+    const bool runs_here =
+        std::any_of(gpu.processes.begin(), gpu.processes.end(), [&](const auto& p) { return tree.count(p.pid) > 0; });
     selection.matched = selection.matched || runs_here;
     // A GPU whose driver reported an XID stays in: the error may be why the run's process is no longer
     // listed on it (a GPU off the bus, XID 79, lists nothing), and an XID on a peer (NVLink's 74) reaches a
@@ -92,8 +92,7 @@ std::vector<GpuUsage> summarize_gpus(const std::vector<RecordedSample>& samples)
     }
     // NVML's counter, when every sample read it (and it did not go back: a driver reload resets it), is the
     // energy the board measured, between the samples too; the integral only sees the samples.
-    if (series.counter_readings == u.samples && u.samples >= 2 &&
-        series.counter_last_mj >= series.counter_first_mj) {
+    if (series.counter_readings == u.samples && u.samples >= 2 && series.counter_last_mj >= series.counter_first_mj) {
       u.energy_j = static_cast<double>(series.counter_last_mj - series.counter_first_mj) / 1000.0;
       u.energy_method = "nvml-counter";
     }
@@ -117,8 +116,7 @@ HostUsage summarize_host(const std::vector<RecordedSample>& samples) {
 }
 
 std::vector<ThroughputSummary> summarize_throughput(const std::vector<TimedThroughput>& readings) {
-  std::map<std::pair<std::string, std::string>, std::vector<double>>
-      groups;  // (unit, source) -> values in order
+  std::map<std::pair<std::string, std::string>, std::vector<double>> groups;  // (unit, source) -> values in order
   std::vector<std::pair<std::string, std::string>> order;
   for (const auto& r : readings) {
     auto key = std::make_pair(r.reading.unit, r.reading.source);
@@ -130,8 +128,7 @@ std::vector<ThroughputSummary> summarize_throughput(const std::vector<TimedThrou
     const auto& values = groups[key];
     out.push_back({key.first, key.second, values.size(), stats::median(values), values.back()});
   }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const auto& a, const auto& b) { return a.readings > b.readings; });
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.readings > b.readings; });
   return out;
 }
 
@@ -140,8 +137,7 @@ ExpectationSummary compare(const Expectation& expected, const std::vector<Throug
   std::optional<double> memory_peak, utilization;
   std::vector<double> medians;
   for (const auto& g : gpus) {
-    if (g.memory_peak_bytes)
-      memory_peak = std::max(memory_peak.value_or(0), static_cast<double>(*g.memory_peak_bytes));
+    if (g.memory_peak_bytes) memory_peak = std::max(memory_peak.value_or(0), static_cast<double>(*g.memory_peak_bytes));
     if (g.utilization_median_percent) medians.push_back(*g.utilization_median_percent);
   }
   if (!medians.empty()) utilization = stats::median(medians);
@@ -219,8 +215,7 @@ nlohmann::json to_json(const RunSummary& s) {
 
 std::string render_text(const RunSummary& s) {
   using units::format_bytes;
-  std::string out =
-      fmt::format("gpusage: run ended after {}: {}\n", report::format_duration(s.wall_s), exit_text(s));
+  std::string out = fmt::format("gpusage: run ended after {}: {}\n", report::format_duration(s.wall_s), exit_text(s));
   if (!s.gpu_available) out += fmt::format("gpusage: no GPU data: {}; host side only\n", s.gpu_message);
   for (const auto& u : s.gpus) {
     std::string line = fmt::format("gpusage: GPU {} {}:", u.index, u.name);
@@ -230,12 +225,10 @@ std::string render_text(const RunSummary& s) {
     if (u.memory_peak_bytes) {
       line += fmt::format(", peak memory {}", format_bytes(static_cast<double>(*u.memory_peak_bytes)));
       if (auto f = fraction(u))
-        line += fmt::format(" of {} ({:.0f}%)", format_bytes(static_cast<double>(*u.memory_total_bytes)),
-                            *f * 100);
+        line += fmt::format(" of {} ({:.0f}%)", format_bytes(static_cast<double>(*u.memory_total_bytes)), *f * 100);
     }
     if (u.power_mean_w) line += fmt::format(", power {:.0f} W mean", *u.power_mean_w);
-    if (u.energy_j)
-      line += fmt::format(", energy {:.1f} kJ ({:.2f} Wh)", *u.energy_j / 1000, *u.energy_j / 3600);
+    if (u.energy_j) line += fmt::format(", energy {:.1f} kJ ({:.2f} Wh)", *u.energy_j / 1000, *u.energy_j / 3600);
     if (auto f = input_bound_fraction(u)) line += fmt::format(", input-bound {:.0f}% of the time", *f * 100);
     out += line + "\n";
   }
@@ -248,8 +241,8 @@ std::string render_text(const RunSummary& s) {
     out += line + "\n";
   }
   for (const auto& t : s.throughput)
-    out += fmt::format("gpusage: throughput {:.3g} {} median, last {:.3g} ({}, {} readings)\n",
-                       t.median_per_s, t.label_unit(), t.last_per_s, t.source, t.readings);
+    out += fmt::format("gpusage: throughput {:.3g} {} median, last {:.3g} ({}, {} readings)\n", t.median_per_s,
+                       t.label_unit(), t.last_per_s, t.source, t.readings);
   if (s.expectation) out += render_expectation(*s.expectation);
   if (s.time_shares) out += render_time_bar(*s.time_shares);
   for (const auto& a : s.alerts) out += fmt::format("gpusage: alert: {}\n", a.message);

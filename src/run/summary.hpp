@@ -88,7 +88,7 @@ struct RunSummary {
   double started_unix_s = 0;
   double wall_s = 0;
   int exit_code = 0;
-  std::optional<int> signal;  // the signal that killed the child
+  std::optional<int> signal;              // the signal that killed the child
   std::optional<std::string> stopped_by;  // gpusage ended it: "hang", "steps" or "time-limit"
   bool gpu_available = false;
   std::string gpu_message;

@@ -63,13 +63,12 @@ std::string resolve_executable(const std::string& name, const std::string& path)
 namespace {
 
 void check(const RunRequest& r) {
-  if (r.command.empty())
-    throw InputError("run: no command given; usage: gpusage run [OPTIONS] -- CMD [ARGS...]");
+  if (r.command.empty()) throw InputError("run: no command given; usage: gpusage run [OPTIONS] -- CMD [ARGS...]");
   if (!(r.interval_s >= 0.1 && r.interval_s <= 3600))
     throw InputError(fmt::format("--interval {:g}: accepted values are 0.1 to 3600 seconds", r.interval_s));
   if (!(r.expectation_window_s >= 0 && r.expectation_window_s <= 86400))
-    throw InputError(fmt::format("--expect-window {:g}: accepted values are 0 to 86400 seconds",
-                                 r.expectation_window_s));
+    throw InputError(
+        fmt::format("--expect-window {:g}: accepted values are 0 to 86400 seconds", r.expectation_window_s));
   if (r.hang_after_s && !(*r.hang_after_s > 0 && *r.hang_after_s <= 604800))
     throw InputError(fmt::format("--hang-after {:g}: accepted values are above 0 and up to 604800 seconds (a week)",
                                  *r.hang_after_s));
@@ -88,8 +87,7 @@ std::optional<ExpectationWatch> start_expectation(const RunRequest& request, con
   write_all(STDERR_FILENO,
             fmt::format("gpusage: plan predicts {:.4g} samples/s per GPU (80%: {:.4g}\u2013{:.4g}), {} at the peak, "
                         "MFU {} for {}\n",
-                        e.samples_per_s, e.samples_per_s_low, e.samples_per_s_high,
-                        units::format_bytes(e.memory_bytes),
+                        e.samples_per_s, e.samples_per_s_low, e.samples_per_s_high, units::format_bytes(e.memory_bytes),
                         e.peak_tflops ? fmt::format("{:.1f}%", 100 * efficiency(e, e.samples_per_s).mfu.value_or(0))
                                       : std::string("n/a"),
                         e.label()));
@@ -119,8 +117,8 @@ RunFiles open_run_files(const RunRequest& request, double started_unix_s) {
   if (files.executable.empty())
     throw InputError(fmt::format("run: command '{}' not found (not an executable file{})", request.command.front(),
                                  request.command.front().find('/') == std::string::npos ? " on $PATH" : ""));
-  files.dir = request.log_dir.empty() ? fs::path(default_log_dir(request.command, started_unix_s))
-                                      : fs::path(request.log_dir);
+  files.dir =
+      request.log_dir.empty() ? fs::path(default_log_dir(request.command, started_unix_s)) : fs::path(request.log_dir);
   std::error_code ec;
   fs::create_directories(files.dir, ec);
   if (ec || !fs::is_directory(files.dir))
@@ -134,8 +132,8 @@ RunFiles open_run_files(const RunRequest& request, double started_unix_s) {
   if (!request.prometheus.empty()) {
     const monitor::ListenAddress address = monitor::parse_listen_address(request.prometheus);
     files.prometheus = std::make_unique<monitor::PrometheusServer>(address);
-    const std::string line = fmt::format("gpusage: serving Prometheus metrics at http://{}:{}/metrics\n",
-                                         address.host, files.prometheus->port());
+    const std::string line = fmt::format("gpusage: serving Prometheus metrics at http://{}:{}/metrics\n", address.host,
+                                         files.prometheus->port());
     write_all(STDERR_FILENO, line.data(), line.size());
   }
   return files;

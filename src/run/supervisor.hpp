@@ -4,8 +4,8 @@
 // the end writes DIR/summary.json and DIR/report.html and prints the summary. The child finds DIR in
 // $GPUSAGE_RUN_DIR.
 //
-// Exit status: the child's, or 128+N when signal N killed it (143 when --kill-on-hang ended a hung run). Ctrl-C, SIGTERM and SIGHUP are forwarded to the
-// child's group; a second Ctrl-C within 3 s kills the group (SIGKILL).
+// Exit status: the child's, or 128+N when signal N killed it (143 when --kill-on-hang ended a hung run). Ctrl-C,
+// SIGTERM and SIGHUP are forwarded to the child's group; a second Ctrl-C within 3 s kills the group (SIGKILL).
 //
 // Flow control: output is copied with blocking writes, so when the terminal or the disk is slower than the
 // child, gpusage stops reading and the child blocks on its own write. Nothing is dropped.

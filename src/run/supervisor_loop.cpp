@@ -35,8 +35,7 @@ std::string finding_line(const diagnose::Finding& f) {
 
 WakePipe::WakePipe() {
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
-    throw std::runtime_error("pipe: " + std::string(std::strerror(errno)));
+  if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) throw std::runtime_error("pipe: " + std::string(std::strerror(errno)));
   read_fd = fds[0];
   write_fd = fds[1];
 }
@@ -183,8 +182,7 @@ void SupervisorLoop::on_signal(int signo) {
       if (child_.pty && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0) ::ioctl(child_.out_fd, TIOCSWINSZ, &size);
       break;
     }
-    default:
-      forward(signo);
+    default: forward(signo);
   }
 }
 

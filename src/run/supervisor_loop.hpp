@@ -58,8 +58,8 @@ struct LoopState {
   std::array<Stream, 2> streams;  // the child's stdout (or pty), its stderr in pipe mode
   bool stdout_gone = false, stderr_gone = false;
   bool stdin_open = false;
-  std::string to_child;               // typed input the child has not read yet
-  std::vector<std::string> pending;   // our lines, waiting for the child's output to reach a line end
+  std::string to_child;                     // typed input the child has not read yet
+  std::vector<std::string> pending;         // our lines, waiting for the child's output to reach a line end
   std::map<std::string, double> last_said;  // rate limit per alert (kind, GPU)
   std::deque<std::string> last_lines;       // the hang finding's evidence
   std::vector<TimedThroughput> throughput;
@@ -134,8 +134,8 @@ class SupervisorLoop {
   std::optional<RawTerminal> raw_;
   std::optional<SamplingThread> sampling_;
   LogWatch watch_;
-  RunPractice practice_;                   // what the advice need not recommend
-  const catalog::Gpu* card_ = nullptr;     // the predicted card, for the plausibility of throughput
+  RunPractice practice_;                // what the advice need not recommend
+  const catalog::Gpu* card_ = nullptr;  // the predicted card, for the plausibility of throughput
   const bool stderr_tty_;
   LoopState state_;
   std::array<char, 65536> buffer_{};

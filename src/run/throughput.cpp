@@ -18,9 +18,9 @@ std::optional<double> number(const std::string& text) {
 
 // tqdm's units that count training work (tqdm's default "it", and the unit= names training loops pass).
 bool training_unit(const std::string& unit) {
-  static const std::array<std::string_view, 17> units = {
-      "it",     "img",   "imgs",    "images", "samples", "sample", "ex",   "examples", "tok",
-      "tokens", "batch", "batches", "step",   "steps",   "seq",    "seqs", "frames"};
+  static const std::array<std::string_view, 17> units = {"it",   "img",      "imgs", "images", "samples", "sample",
+                                                         "ex",   "examples", "tok",  "tokens", "batch",   "batches",
+                                                         "step", "steps",    "seq",  "seqs",   "frames"};
   for (auto u : units)
     if (unit == u) return true;
   return false;
@@ -38,8 +38,7 @@ double scale(const std::string& prefix) {
 template <class F>
 void last_match(const std::string& text, const std::regex& re, F&& take) {
   std::smatch found;
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator(); ++it)
-    found = *it;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator(); ++it) found = *it;
   if (!found.empty()) take(found);
 }
 
@@ -49,8 +48,7 @@ std::optional<Throughput> parse_throughput(std::string_view line_view) {
   // Cheap filter first, so that a flood of ordinary lines (paths like "runs/s1" included) never reaches the
   // regular expressions: every format above has one of these, and tqdm's custom units come in its "[…]".
   auto has = [&](std::string_view part) { return line_view.find(part) != std::string_view::npos; };
-  if (!has("it/s") && !has("s/it") && !has("/step") && !has("_per_sec") &&
-      !(has("[") && (has("/s") || has("s/"))))
+  if (!has("it/s") && !has("s/it") && !has("/step") && !has("_per_sec") && !(has("[") && (has("/s") || has("s/"))))
     return std::nullopt;
   const std::string line(line_view);
   std::optional<Throughput> out;

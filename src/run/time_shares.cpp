@@ -131,8 +131,7 @@ std::string render_time_bar(const TimeShares& s, int width) {
   // The largest avoidable share (training is the work itself).
   const auto worst = std::max_element(parts.begin(), parts.end() - 1,
                                       [](const Part& a, const Part& b) { return a.seconds < b.seconds; });
-  if (s.wall_s > 0 && worst->seconds / s.wall_s >= 0.1)
-    out += fmt::format("gpusage:   fix for {}\n", worst->fix);
+  if (s.wall_s > 0 && worst->seconds / s.wall_s >= 0.1) out += fmt::format("gpusage:   fix for {}\n", worst->fix);
   return out;
 }
 

@@ -23,8 +23,8 @@ extern const char* const kBuiltinCatalogText;  // generated from data/gpus.toml 
 namespace {
 
 const std::set<std::string>& known_memory_types() {
-  static const std::set<std::string> types{"GDDR5",   "GDDR5X", "GDDR6", "GDDR6X", "GDDR7",
-                                           "HBM2",    "HBM2e",  "HBM3",  "HBM3e",  "LPDDR5X"};
+  static const std::set<std::string> types{"GDDR5", "GDDR5X", "GDDR6", "GDDR6X", "GDDR7",
+                                           "HBM2",  "HBM2e",  "HBM3",  "HBM3e",  "LPDDR5X"};
   return types;
 }
 
@@ -110,8 +110,8 @@ class GpuReader : public toml_data::TableReader {
             std::string field = **f.as_string();
             // A misspelt claim would silently leave the figure backed by the general sources instead.
             if (!find_field(field) && field != "nvml_names" && field != "pci_device_ids") {
-              fail("sources", fmt::format("lists '{}' in 'fields', which is not a catalog field{}", field,
-                                          did_you_mean(field)));
+              fail("sources",
+                   fmt::format("lists '{}' in 'fields', which is not a catalog field{}", field, did_you_mean(field)));
             }
             source.fields.push_back(std::move(field));
           }
@@ -146,8 +146,7 @@ class GpuReader : public toml_data::TableReader {
     for (auto&& [key, value] : table_) {
       if (key.str() != "sources" && key.str() != "nvml_names" && key.str() != "pci_device_ids" &&
           !find_field(key.str())) {
-        fail(key.str(), fmt::format("is not a catalog field{} (schema: data/README.md)",
-                                    did_you_mean(key.str())));
+        fail(key.str(), fmt::format("is not a catalog field{} (schema: data/README.md)", did_you_mean(key.str())));
       }
     }
   }
@@ -196,8 +195,8 @@ DerivationRule read_rule(const toml::table& table, const std::string& origin, st
   for (auto&& [key, value] : *ratios) {
     const std::string field(key.str());
     if (!detail::rate_member(field)) {
-      r.fail("ratios", fmt::format("names '{}', which is not a tensor rate (accepted: {})", field,
-                                   detail::rate_names()));
+      r.fail("ratios",
+             fmt::format("names '{}', which is not a tensor rate (accepted: {})", field, detail::rate_names()));
     }
     std::optional<double> ratio;
     if (value.is_string()) {
@@ -266,7 +265,8 @@ Gpu read_gpu(const toml::table& table, const std::string& origin, std::size_t in
     const auto& cc = g.compute_capability;
     auto dot = cc.find('.');
     bool ok = dot != std::string::npos && dot > 0 && dot + 1 < cc.size() &&
-              std::all_of(cc.begin(), cc.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.'; });
+              std::all_of(cc.begin(), cc.end(),
+                          [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.'; });
     if (!ok) r.fail("compute_capability", fmt::format("'{}' is not of the form major.minor", cc));
   }
   g.form_factor = r.optional_string("form_factor");
@@ -311,7 +311,8 @@ Gpu read_gpu(const toml::table& table, const std::string& origin, std::size_t in
   g.nvml_names = r.strings("nvml_names");
   g.pci_device_ids = r.strings("pci_device_ids");
   for (const auto& pci : g.pci_device_ids) {
-    if (pci.size() != 4 || !std::all_of(pci.begin(), pci.end(), [](char c) { return std::isxdigit(c) && !std::isupper(c); })) {
+    if (pci.size() != 4 ||
+        !std::all_of(pci.begin(), pci.end(), [](char c) { return std::isxdigit(c) && !std::isupper(c); })) {
       r.fail("pci_device_ids", fmt::format("'{}' is not a PCI device id in lower-case hex (\"2684\")", pci));
     }
   }
@@ -341,10 +342,9 @@ Catalog Catalog::parse(std::string_view toml_text, const std::string& origin) {
   Catalog catalog;
   catalog.origin_ = origin;
   for (auto&& [key, value] : root) {
-    if (key.str() != "gpu" && key.str() != "schema_version" && key.str() != "derivation" &&
-        key.str() != "support") {
-      throw InputError(fmt::format("{}: unknown top-level key '{}' (accepted: schema_version, derivation, support, gpu)",
-                                   origin, key.str()));
+    if (key.str() != "gpu" && key.str() != "schema_version" && key.str() != "derivation" && key.str() != "support") {
+      throw InputError(fmt::format(
+          "{}: unknown top-level key '{}' (accepted: schema_version, derivation, support, gpu)", origin, key.str()));
     }
   }
   if (auto version = root["schema_version"].value<int64_t>(); version && *version != 1) {
@@ -376,17 +376,18 @@ Catalog Catalog::parse(std::string_view toml_text, const std::string& origin) {
     Gpu gpu = read_gpu(*table, origin, i);
     detail::apply_rules(gpu, catalog.rules_, catalog.support_, origin);
     if (const Gpu* earlier = catalog.find(gpu.id)) {
-      throw InputError(fmt::format("{}: gpu '{}': field 'id' repeats entry #{} (ids must be unique)", origin,
-                                   gpu.id, earlier - catalog.gpus_.data() + 1));
+      throw InputError(fmt::format("{}: gpu '{}': field 'id' repeats entry #{} (ids must be unique)", origin, gpu.id,
+                                   earlier - catalog.gpus_.data() + 1));
     }
     catalog.gpus_.push_back(std::move(gpu));
   }
   detail::fill_power_flagships(catalog.gpus_);
   for (const auto& gpu : catalog.gpus_) {
     if (gpu.variant_of && (!catalog.find(*gpu.variant_of) || *gpu.variant_of == gpu.id)) {
-      throw InputError(fmt::format("{}: gpu '{}': field 'variant_of' names '{}', which is not another gpu of this "
-                                   "catalog",
-                                   origin, gpu.id, *gpu.variant_of));
+      throw InputError(
+          fmt::format("{}: gpu '{}': field 'variant_of' names '{}', which is not another gpu of this "
+                      "catalog",
+                      origin, gpu.id, *gpu.variant_of));
     }
   }
   return catalog;

@@ -17,8 +17,9 @@ namespace gpusage::catalog {
 struct DerivationRule {
   std::string id;
   std::string basis;  // what the published figure is: "sparse FP4 TOPS (NVIDIA's AI TOPS)"
-  std::string basis_field = "ai_tops";  // the card's figure it reads: ai_tops (ai_tops_rule) or fp32_tflops (tensor_rule)
-  std::vector<std::pair<std::string, double>> ratios;     // field -> ratio, in the file's order
+  std::string basis_field =
+      "ai_tops";  // the card's figure it reads: ai_tops (ai_tops_rule) or fp32_tflops (tensor_rule)
+  std::vector<std::pair<std::string, double>> ratios;  // field -> ratio, in the file's order
   std::vector<Source> sources;
 };
 

@@ -22,10 +22,14 @@ struct RateMember {
   std::optional<double> Gpu::*member;
 };
 constexpr RateMember kRateMembers[] = {
-    {"tf32_tflops", &Gpu::tf32_tflops},   {"fp16_tflops", &Gpu::fp16_tflops},
-    {"fp16_acc16_tflops", &Gpu::fp16_acc16_tflops}, {"bf16_tflops", &Gpu::bf16_tflops},
-    {"fp8_tflops", &Gpu::fp8_tflops},     {"fp8_acc16_tflops", &Gpu::fp8_acc16_tflops},
-    {"fp4_tflops", &Gpu::fp4_tflops},     {"int8_tops", &Gpu::int8_tops},
+    {"tf32_tflops", &Gpu::tf32_tflops},
+    {"fp16_tflops", &Gpu::fp16_tflops},
+    {"fp16_acc16_tflops", &Gpu::fp16_acc16_tflops},
+    {"bf16_tflops", &Gpu::bf16_tflops},
+    {"fp8_tflops", &Gpu::fp8_tflops},
+    {"fp8_acc16_tflops", &Gpu::fp8_acc16_tflops},
+    {"fp4_tflops", &Gpu::fp4_tflops},
+    {"int8_tops", &Gpu::int8_tops},
 };
 
 }  // namespace
@@ -51,8 +55,9 @@ void apply_rules(Gpu& g, const std::vector<DerivationRule>& rules, const std::ve
     throw InputError(fmt::format("{}: gpu '{}': field '{}' {}", origin, g.id, field, problem));
   };
   if (g.ai_tops.has_value() != g.ai_tops_rule.has_value()) {
-    fail(g.ai_tops ? "ai_tops_rule" : "ai_tops", "is required with the other: a published AI TOPS figure and the "
-                                                 "rule that reads it go together");
+    fail(g.ai_tops ? "ai_tops_rule" : "ai_tops",
+         "is required with the other: a published AI TOPS figure and the "
+         "rule that reads it go together");
   }
   // Each rule the card names reads its basis figure: ai_tops_rule the AI TOPS, tensor_rule the FP32 rate.
   auto derive_with = [&](const char* key, const std::string& id, const std::string& basis_field, double basis) {
@@ -83,9 +88,9 @@ void apply_rules(Gpu& g, const std::vector<DerivationRule>& rules, const std::ve
     // A card has tensor cores when the catalog gives their count or their generation (GB10 and H20: only the
     // generation is published).
     const bool tensor_cores = g.tensor_cores.has_value() || g.tensor_core_generation.has_value();
-    if (rule.requires_tensor_cores ? tensor_cores
-                                   : g.compute_capability_value() >= std::strtod(rule.min_compute_capability.c_str(),
-                                                                                 nullptr)) {
+    if (rule.requires_tensor_cores
+            ? tensor_cores
+            : g.compute_capability_value() >= std::strtod(rule.min_compute_capability.c_str(), nullptr)) {
       continue;
     }
     for (const auto& field : rule.fields) {

@@ -98,14 +98,17 @@ const Field* find_field(std::string_view name) {
 
 const std::vector<DerivedMetric>& derived_metrics() {
   static const std::vector<DerivedMetric> list{
-      {"fp16_tflops_per_usd", N_("FP16 tensor per dollar"), "TFLOPS/USD", 4, &Derived::fp16_tflops_per_usd, "fp16_tflops"},
-      {"fp16_tflops_per_watt", N_("FP16 tensor per watt"), "TFLOPS/W", 3, &Derived::fp16_tflops_per_watt, "fp16_tflops"},
+      {"fp16_tflops_per_usd", N_("FP16 tensor per dollar"), "TFLOPS/USD", 4, &Derived::fp16_tflops_per_usd,
+       "fp16_tflops"},
+      {"fp16_tflops_per_watt", N_("FP16 tensor per watt"), "TFLOPS/W", 3, &Derived::fp16_tflops_per_watt,
+       "fp16_tflops"},
       {"fp32_tflops_per_usd", N_("FP32 per dollar"), "TFLOPS/USD", 4, &Derived::fp32_tflops_per_usd, nullptr},
       {"fp32_tflops_per_watt", N_("FP32 per watt"), "TFLOPS/W", 3, &Derived::fp32_tflops_per_watt, nullptr},
       {"vram_gb_per_usd", N_("VRAM per dollar"), "GB/USD", 4, &Derived::vram_gb_per_usd, nullptr},
       {"bandwidth_gbs_per_fp16_tflop", N_("Bandwidth per FP16 TFLOPS"), "GB/s per TFLOPS", 2,
        &Derived::bandwidth_gbs_per_fp16_tflop, "fp16_tflops"},
-      {"ridge_point_flop_per_byte", N_("Ridge point (FP16)"), "FLOP/byte", 0, &Derived::ridge_point_flop_per_byte, "fp16_tflops"},
+      {"ridge_point_flop_per_byte", N_("Ridge point (FP16)"), "FLOP/byte", 0, &Derived::ridge_point_flop_per_byte,
+       "fp16_tflops"},
   };
   return list;
 }
@@ -147,8 +150,8 @@ Metric find_metric(std::string_view name, std::string_view option) {
   const auto names = metric_names();
   const auto close = suggest_names(wanted, names, 3);
   std::string hint = close.empty() ? "" : fmt::format(" (did you mean {}?)", text::join(close, " or "));
-  throw InputError(fmt::format("{}: '{}' is not a numeric field{}; accepted: {}", option, name, hint,
-                               text::join(names)));
+  throw InputError(
+      fmt::format("{}: '{}' is not a numeric field{}; accepted: {}", option, name, hint, text::join(names)));
 }
 
 std::vector<std::string> suggest_names(std::string_view wanted, const std::vector<std::string>& names,

@@ -46,8 +46,8 @@ struct Metric {
   std::string label;
   std::string unit;
   int decimals = 0;
-  const Field* field = nullptr;                  // set for catalog fields
-  const DerivedMetric* derived = nullptr;        // set for derived metrics
+  const Field* field = nullptr;            // set for catalog fields
+  const DerivedMetric* derived = nullptr;  // set for derived metrics
   std::optional<double> value(const Gpu& gpu) const;
   // A catalog field's own status; a derived metric is derived when its tensor input is, and unsupported
   // when that input is.

@@ -20,9 +20,7 @@ const char* to_string(Family family);
 std::string family_names();
 // GeForce boards (consumer cards, desktop and laptop, and the TITAN RTX): GPU Boost clocks, no PCIe
 // peer-to-peer.
-inline bool is_geforce(Family family) {
-  return family != Family::datacenter && family != Family::workstation;
-}
+inline bool is_geforce(Family family) { return family != Family::datacenter && family != Family::workstation; }
 
 // Where a figure comes from. `fields` empty: the source backs every figure no other source claims.
 struct Source {
@@ -98,8 +96,8 @@ struct Gpu {
   // the catalog's card, as a person reads it.
   std::optional<std::string> modification;
   std::vector<Source> sources;
-  std::vector<Derivation> derivations;    // figures the loader computed (their values are set above)
-  std::vector<std::string> unsupported;   // fields the hardware cannot do (the catalog's support rules)
+  std::vector<Derivation> derivations;   // figures the loader computed (their values are set above)
+  std::vector<std::string> unsupported;  // fields the hardware cannot do (the catalog's support rules)
   // The flagship of this card's compute capability: the catalog's card of that capability with the most
   // watts (ties: the higher FP16 rate), whose TDP is set to hold its rated clocks. Its FP16 tensor FLOPs
   // per watt bound what a card binned for fewer watts can sustain (step_time.cpp). Filled by the

@@ -131,14 +131,16 @@ Identification identify(const Catalog& catalog, const DeviceReport& device) {
     // More memory than the card was sold with: a memory-modified board (an RTX 4090 with 48 GB), planned as
     // the card with the memory it has.
     const std::string modified = fmt::format("{}@{:.0f}gb", id.gpu->id, std::round(*device_gib));
-    id.note = fmt::format("'{}' reports {:.1f} GiB, the catalog's {} has {:g} GB: planned as a memory-modified "
-                          "{}",
-                          device.name, *device_gib, id.gpu->id, id.gpu->memory_gb, modified);
+    id.note = fmt::format(
+        "'{}' reports {:.1f} GiB, the catalog's {} has {:g} GB: planned as a memory-modified "
+        "{}",
+        device.name, *device_gib, id.gpu->id, id.gpu->memory_gb, modified);
     id.gpu = &catalog.resolve(modified);
   } else if (device_gib && memory_distance(*id.gpu, *device_gib) > 0.1) {
-    id.note = fmt::format("'{}' reports {:.1f} GiB, less than the {:g} GB of the catalog's {}: took it (a MIG "
-                          "slice or a card the catalog lacks?)",
-                          device.name, *device_gib, id.gpu->memory_gb, id.gpu->id);
+    id.note = fmt::format(
+        "'{}' reports {:.1f} GiB, less than the {:g} GB of the catalog's {}: took it (a MIG "
+        "slice or a card the catalog lacks?)",
+        device.name, *device_gib, id.gpu->memory_gb, id.gpu->id);
   }
   return id;
 }

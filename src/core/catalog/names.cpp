@@ -58,8 +58,8 @@ namespace {
 // SUPER, as one types); no other word ("h200" is not "HGX B200"), and a number never: "20" is not "200".
 bool token_matches(const std::string& typed, const std::string& token, bool last) {
   if (typed == token) return true;
-  return last && std::isalpha(static_cast<unsigned char>(typed[0])) && std::isalpha(static_cast<unsigned char>(token[0])) &&
-         token.starts_with(typed);
+  return last && std::isalpha(static_cast<unsigned char>(typed[0])) &&
+         std::isalpha(static_cast<unsigned char>(token[0])) && token.starts_with(typed);
 }
 
 enum class Fit { none, partial, complete, exact };
@@ -125,8 +125,8 @@ const Gpu& Catalog::resolve_plain(std::string_view name) const {
     }
     if (at_level.size() == 1) return *at_level.front();
     if (at_level.size() > 1) {
-      throw InputError(fmt::format("GPU name '{}' is ambiguous: it matches {}; give the id of the one you mean",
-                                   name, candidates_text(at_level)));
+      throw InputError(fmt::format("GPU name '{}' is ambiguous: it matches {}; give the id of the one you mean", name,
+                                   candidates_text(at_level)));
     }
   }
   std::vector<std::string> all_ids;

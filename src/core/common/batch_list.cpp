@@ -20,9 +20,10 @@ BatchList parse_batch_list(std::string_view text, std::string_view option) {
     int value = 0;
     const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
     if (item.empty() || ec != std::errc() || end != item.data() + item.size() || value < 1 || value > kMaxBatch) {
-      throw InputError(fmt::format("{} '{}': '{}' is not a batch size; give auto, or whole numbers from 1 to {} "
-                                   "separated by commas",
-                                   option, text, item, kMaxBatch));
+      throw InputError(
+          fmt::format("{} '{}': '{}' is not a batch size; give auto, or whole numbers from 1 to {} "
+                      "separated by commas",
+                      option, text, item, kMaxBatch));
     }
     list.sizes.push_back(value);
   }

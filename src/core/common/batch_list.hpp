@@ -8,8 +8,8 @@
 namespace gpusage {
 
 struct BatchList {
-  bool is_auto = false;     // "auto": each front end picks the largest batch that fits or trains
-  std::vector<int> sizes;   // empty with is_auto
+  bool is_auto = false;    // "auto": each front end picks the largest batch that fits or trains
+  std::vector<int> sizes;  // empty with is_auto
 };
 
 inline constexpr int kMaxBatch = 1 << 20;

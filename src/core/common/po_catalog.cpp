@@ -169,27 +169,38 @@ class PluralExpression {
   unsigned long equality() {
     unsigned long value = relation();
     for (;;) {
-      if (accept("==")) value = value == relation();
-      else if (accept("!=")) value = value != relation();
-      else return value;
+      if (accept("=="))
+        value = value == relation();
+      else if (accept("!="))
+        value = value != relation();
+      else
+        return value;
     }
   }
   unsigned long relation() {
     unsigned long value = additive();
     for (;;) {
-      if (accept("<=")) value = value <= additive();
-      else if (accept(">=")) value = value >= additive();
-      else if (accept("<")) value = value < additive();
-      else if (accept(">")) value = value > additive();
-      else return value;
+      if (accept("<="))
+        value = value <= additive();
+      else if (accept(">="))
+        value = value >= additive();
+      else if (accept("<"))
+        value = value < additive();
+      else if (accept(">"))
+        value = value > additive();
+      else
+        return value;
     }
   }
   unsigned long additive() {
     unsigned long value = multiplicative();
     for (;;) {
-      if (accept("+")) value += multiplicative();
-      else if (accept("-")) value -= multiplicative();
-      else return value;
+      if (accept("+"))
+        value += multiplicative();
+      else if (accept("-"))
+        value -= multiplicative();
+      else
+        return value;
     }
   }
   unsigned long multiplicative() {

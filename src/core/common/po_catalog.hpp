@@ -16,10 +16,10 @@
 namespace gpusage::i18n::detail {
 
 struct PoCatalog {
-  std::vector<Entry> entries;                                         // translated entries, in file order
-  std::unordered_map<std::string, std::size_t> index;                 // key(context, msgid) -> entries[i]
-  std::string plural_expression = "n != 1";                           // the header's Plural-Forms "plural="
-  unsigned long plurals = 2;                                          // ... and "nplurals="
+  std::vector<Entry> entries;                          // translated entries, in file order
+  std::unordered_map<std::string, std::size_t> index;  // key(context, msgid) -> entries[i]
+  std::string plural_expression = "n != 1";            // the header's Plural-Forms "plural="
+  unsigned long plurals = 2;                           // ... and "nplurals="
 
   const Entry* find(std::string_view context, std::string_view msgid) const;
   // The msgstr[] index for n by the header's rule, clamped to the forms there are.

@@ -55,10 +55,9 @@ Result run(const Options& options) {
   result.started = true;
 
   using clock = std::chrono::steady_clock;
-  const auto deadline =
-      options.timeout_s
-          ? clock::now() + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(*options.timeout_s))
-          : clock::time_point::max();
+  const auto deadline = options.timeout_s ? clock::now() + std::chrono::duration_cast<clock::duration>(
+                                                               std::chrono::duration<double>(*options.timeout_s))
+                                          : clock::time_point::max();
   auto remaining_ms = [&]() -> int {
     if (!options.timeout_s) return -1;  // poll: no timeout
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();

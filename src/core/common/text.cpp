@@ -55,8 +55,7 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
-std::vector<std::string> closest(std::string_view wanted, const std::vector<std::string>& choices,
-                                 std::size_t limit) {
+std::vector<std::string> closest(std::string_view wanted, const std::vector<std::string>& choices, std::size_t limit) {
   const std::string key = squash(wanted);
   std::vector<std::pair<std::size_t, std::string>> scored;
   for (const auto& choice : choices) {
@@ -65,8 +64,7 @@ std::vector<std::string> closest(std::string_view wanted, const std::vector<std:
     if (!key.empty() && (c.find(key) != std::string::npos || key.find(c) != std::string::npos)) score = 0;
     if (score <= std::max<std::size_t>(2, key.size() / 3)) scored.emplace_back(score, choice);
   }
-  std::stable_sort(scored.begin(), scored.end(),
-                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::stable_sort(scored.begin(), scored.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
   std::vector<std::string> out;
   for (const auto& [score, choice] : scored) {
     if (out.size() == limit) break;

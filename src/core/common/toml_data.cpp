@@ -10,8 +10,8 @@ toml::table parse(std::string_view text, const std::string& origin) {
   try {
     return toml::parse(text, origin);
   } catch (const toml::parse_error& e) {
-    throw InputError(fmt::format("{}:{}:{}: {}", origin, e.source().begin.line, e.source().begin.column,
-                                 e.description()));
+    throw InputError(
+        fmt::format("{}:{}:{}: {}", origin, e.source().begin.line, e.source().begin.column, e.description()));
   }
 }
 

@@ -3,10 +3,11 @@
 // toml++ stays out of the public headers.
 #pragma once
 
+#include <toml++/toml.h>
+
 #include <optional>
 #include <string>
 #include <string_view>
-#include <toml++/toml.h>
 
 namespace gpusage::toml_data {
 

@@ -22,15 +22,13 @@ Range sum(const Range& a, const Range& b) { return {a.estimate + b.estimate, a.l
 
 double samples_in_job(const JobSize& job, const CostInputs& inputs) {
   switch (job.unit) {
-    case JobUnit::samples:
-      return job.amount;
+    case JobUnit::samples: return job.amount;
     case JobUnit::tokens:
       if (!(inputs.tokens_per_sample > 0)) {
         throw InputError("--tokens applies to language models; give --dataset-size with --epochs for a vision model");
       }
       return job.amount / inputs.tokens_per_sample;
-    case JobUnit::steps:
-      return job.amount * inputs.samples_per_step;
+    case JobUnit::steps: return job.amount * inputs.samples_per_step;
   }
   return 0;
 }
@@ -56,7 +54,8 @@ JobCost cost_of_job(const CostInputs& in, const JobSize& job) {
   if (in.electricity_usd_per_kwh) out.electricity_usd = scaled(out.energy_kwh, *in.electricity_usd_per_kwh);
   if (in.purchase_usd_per_gpu && out.electricity_usd) {
     // The purchase, spread evenly over the hours of use it is expected to give: this job's share.
-    out.owned_usd = sum(*out.electricity_usd, scaled(out.hours, *in.purchase_usd_per_gpu * cluster / in.amortize_hours));
+    out.owned_usd =
+        sum(*out.electricity_usd, scaled(out.hours, *in.purchase_usd_per_gpu * cluster / in.amortize_hours));
   }
   if (in.purchase_usd_per_gpu && in.rent_usd_per_gpu_hour && in.electricity_usd_per_kwh) {
     // Per GPU: an hour rented costs the rate; an hour owned costs its electricity (the purchase is sunk).

@@ -25,10 +25,10 @@ struct JobSize {
 
 // One configuration (a card, on `gpus` of them) as plan predicts it, and the prices in force.
 struct CostInputs {
-  double throughput = 0;       // samples/s per GPU: plan's prediction
-  double throughput_low = 0;   // and its 80% range
+  double throughput = 0;      // samples/s per GPU: plan's prediction
+  double throughput_low = 0;  // and its 80% range
   double throughput_high = 0;
-  int gpus = 1;                // data-parallel GPUs, all rented or all bought
+  int gpus = 1;                  // data-parallel GPUs, all rented or all bought
   double samples_per_step = 1;   // samples per optimizer step across the GPUs (the effective batch)
   double tokens_per_sample = 0;  // language models; 0 for vision models
   double board_power_w = 0;      // per GPU, under training load
@@ -39,9 +39,9 @@ struct CostInputs {
 };
 
 struct JobCost {
-  double samples = 0;  // what the job trains on, in samples
-  Range hours;         // wall time
-  Range energy_kwh;    // the GPU boards' energy (host, cooling and power-supply losses not counted)
+  double samples = 0;                    // what the job trains on, in samples
+  Range hours;                           // wall time
+  Range energy_kwh;                      // the GPU boards' energy (host, cooling and power-supply losses not counted)
   std::optional<Range> rent_usd;         // the rental bill: rate x GPUs x hours
   std::optional<Range> electricity_usd;  // the owned cards' electricity
   std::optional<Range> owned_usd;        // electricity + purchase x hours / amortize_hours

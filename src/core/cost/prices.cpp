@@ -119,8 +119,8 @@ std::pair<std::string, double> id_and_amount(const std::string& value, const cat
   auto [end, error] = std::from_chars(first, first + amount.size(), number);
   if (amount.empty() || error != std::errc() || end != first + amount.size() || !std::isfinite(number) ||
       !(number > 0)) {
-    throw InputError(fmt::format("{} '{}': '{}' is not a positive number; {}", option, value,
-                                 value.substr(equals + 1), accepted));
+    throw InputError(
+        fmt::format("{} '{}': '{}' is not a positive number; {}", option, value, value.substr(equals + 1), accepted));
   }
   return {gpu.id, number};
 }
@@ -197,9 +197,10 @@ void parse_power_override(const std::string& value, const catalog::Catalog& cata
   auto [id, watts] = id_and_amount(value, catalog, "--power", "rtx5090=540W", "W");
   // 5 kW: above any single board's draw (a B300 is rated 1,100 W); a larger number is a typo (kW for W).
   if (watts > 5000) {
-    throw InputError(fmt::format("--power '{}': {} W is more than one GPU board draws; give watts per GPU, "
-                                 "e.g. --power rtx5090=540W",
-                                 value, watts));
+    throw InputError(
+        fmt::format("--power '{}': {} W is more than one GPU board draws; give watts per GPU, "
+                    "e.g. --power rtx5090=540W",
+                    value, watts));
   }
   overrides.board_power_w[id] = watts;
 }
@@ -213,9 +214,10 @@ void parse_electricity_override(const std::string& value, PriceOverrides& overri
   auto [end, error] = std::from_chars(first, first + amount.size(), number);
   // $10/kWh: far above any retail tariff; a larger number is cents given for dollars.
   if (amount.empty() || error != std::errc() || end != first + amount.size() || !(number > 0) || number > 10) {
-    throw InputError(fmt::format("--electricity '{}' is not a price in US dollars per kWh between 0 and 10; "
-                                 "e.g. --electricity 0.30/kWh",
-                                 value));
+    throw InputError(
+        fmt::format("--electricity '{}' is not a price in US dollars per kWh between 0 and 10; "
+                    "e.g. --electricity 0.30/kWh",
+                    value));
   }
   overrides.electricity_usd_per_kwh = number;
 }

@@ -15,17 +15,17 @@ namespace gpusage::cost {
 
 // One published figure: its value, the date it held, and where it was published.
 struct DatedPrice {
-  double value = 0;        // USD, USD per GPU-hour or USD per kWh, as the owner says
-  std::string as_of;       // "YYYY-MM-DD" or "YYYY-MM"
+  double value = 0;   // USD, USD per GPU-hour or USD per kWh, as the owner says
+  std::string as_of;  // "YYYY-MM-DD" or "YYYY-MM"
   std::string title;
   std::string url;
-  std::string provider;    // rentals: who rents it out ("Lambda"); empty otherwise
+  std::string provider;  // rentals: who rents it out ("Lambda"); empty otherwise
 };
 
 struct PriceBook {
   int stale_after_days = 180;
-  std::optional<DatedPrice> electricity;              // USD per kWh
-  std::map<std::string, DatedPrice> street;           // catalog id -> USD
+  std::optional<DatedPrice> electricity;                // USD per kWh
+  std::map<std::string, DatedPrice> street;             // catalog id -> USD
   std::map<std::string, std::vector<DatedPrice>> rent;  // catalog id -> USD per GPU-hour, one per provider
 
   // The cheapest listed on-demand rental of the card; null when none is listed.

@@ -13,10 +13,10 @@ namespace gpusage::device {
 
 // The machine-wide facts a backend knows without sampling.
 struct SystemInfo {
-  std::string backend;        // "nvml", "replay"
-  bool available = false;     // false: no driver / library / devices could be read
-  std::string message;        // one line saying why it is unavailable (empty when available)
-  std::optional<std::string> driver_version;      // "550.54.15"
+  std::string backend;                             // "nvml", "replay"
+  bool available = false;                          // false: no driver / library / devices could be read
+  std::string message;                             // one line saying why it is unavailable (empty when available)
+  std::optional<std::string> driver_version;       // "550.54.15"
   std::optional<CudaVersion> cuda_driver_version;  // the newest CUDA the driver supports
   std::vector<GpuInfo> gpus;
 };

@@ -53,8 +53,8 @@ HostSample HostReader::read() {
   if (cores > 0) host.cpu_count = cores;
   if (have_total) {
     if (last_cpu_ && now.total > last_cpu_->total)
-      host.cpu_percent = 100.0 * static_cast<double>(now.busy - last_cpu_->busy) /
-                         static_cast<double>(now.total - last_cpu_->total);
+      host.cpu_percent =
+          100.0 * static_cast<double>(now.busy - last_cpu_->busy) / static_cast<double>(now.total - last_cpu_->total);
     last_cpu_ = now;
   }
   // /proc/meminfo in kB (KiB). "Used" is MemTotal - MemAvailable, as free(1) computes it.
@@ -95,8 +95,8 @@ std::map<unsigned, std::optional<double>> HostReader::process_cpu(const std::vec
     }
     if (!fields) continue;
     ProcTicks current{utime + stime, now_s};
-    if (auto last = last_proc_.find(pid); last != last_proc_.end() && now_s > last->second.time_s &&
-                                          current.ticks >= last->second.ticks)
+    if (auto last = last_proc_.find(pid);
+        last != last_proc_.end() && now_s > last->second.time_s && current.ticks >= last->second.ticks)
       out[pid] = 100.0 * static_cast<double>(current.ticks - last->second.ticks) / ticks_per_s_ /
                  (now_s - last->second.time_s);
     seen[pid] = current;

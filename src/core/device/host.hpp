@@ -54,5 +54,4 @@ bool reset_peak_rss();
 std::optional<std::int64_t> current_rss_bytes();
 std::optional<std::int64_t> peak_rss_bytes();
 
-
 }  // namespace gpusage::device

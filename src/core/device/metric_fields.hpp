@@ -9,7 +9,7 @@
 namespace gpusage::device {
 
 template <class Gpu, class F>
-  requires std::is_same_v<std::remove_const_t<Gpu>, GpuSample>
+requires std::is_same_v<std::remove_const_t<Gpu>, GpuSample>
 void for_each_metric(Gpu& g, F&& f) {
   f("utilization_gpu_percent", g.utilization_gpu_percent);
   f("utilization_memory_percent", g.utilization_memory_percent);
@@ -42,7 +42,7 @@ void for_each_metric(Gpu& g, F&& f) {
 }
 
 template <class Host, class F>
-  requires std::is_same_v<std::remove_const_t<Host>, HostSample>
+requires std::is_same_v<std::remove_const_t<Host>, HostSample>
 void for_each_metric(Host& h, F&& f) {
   f("cpu_percent", h.cpu_percent);
   f("cpu_count", h.cpu_count);

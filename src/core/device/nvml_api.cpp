@@ -68,7 +68,8 @@ bool Library::open(const std::string& path, std::string& error) {
   bind(handle_, api_.device_get_uuid, {"nvmlDeviceGetUUID"});
   bind(handle_, api_.device_get_cuda_compute_capability, {"nvmlDeviceGetCudaComputeCapability"});
   bind(handle_, api_.device_get_memory_info, {"nvmlDeviceGetMemoryInfo"});
-  bind(handle_, api_.device_get_pci_info, {"nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2", "nvmlDeviceGetPciInfo"});
+  bind(handle_, api_.device_get_pci_info,
+       {"nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2", "nvmlDeviceGetPciInfo"});
   bind(handle_, api_.device_get_utilization_rates, {"nvmlDeviceGetUtilizationRates"});
   bind(handle_, api_.device_get_temperature, {"nvmlDeviceGetTemperature"});
   bind(handle_, api_.device_get_power_usage, {"nvmlDeviceGetPowerUsage"});

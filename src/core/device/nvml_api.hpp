@@ -62,10 +62,10 @@ inline constexpr unsigned long long nvmlEventTypeXidCriticalError = 0x8;
 // What nvmlEventSetWait_v2 fills. The plain nvmlEventSetWait fills only the first three members (the struct
 // grew at the end), so one buffer of this type serves both symbols.
 typedef struct nvmlEventData_st {
-  nvmlDevice_t device;             // the GPU the event is about
-  unsigned long long eventType;    // one nvmlEventType* bit
-  unsigned long long eventData;    // for nvmlEventTypeXidCriticalError: the XID number
-  unsigned int gpuInstanceId;      // MIG: the instance, or ~0 for the whole GPU
+  nvmlDevice_t device;           // the GPU the event is about
+  unsigned long long eventType;  // one nvmlEventType* bit
+  unsigned long long eventData;  // for nvmlEventTypeXidCriticalError: the XID number
+  unsigned int gpuInstanceId;    // MIG: the instance, or ~0 for the whole GPU
   unsigned int computeInstanceId;
 } nvmlEventData_t;
 
@@ -117,13 +117,13 @@ namespace gpusage::device::nvml {
 // One pointer per NVML entry point. A null pointer means the loaded library lacks the symbol (old driver);
 // callers treat that as "not supported". Where NVML has versioned symbols the newest is tried first.
 struct Api {
-  nvmlReturn_t (*init)() = nullptr;          // nvmlInit_v2, then nvmlInit
-  nvmlReturn_t (*shutdown)() = nullptr;      // nvmlShutdown
+  nvmlReturn_t (*init)() = nullptr;                     // nvmlInit_v2, then nvmlInit
+  nvmlReturn_t (*shutdown)() = nullptr;                 // nvmlShutdown
   const char* (*error_string)(nvmlReturn_t) = nullptr;  // nvmlErrorString
   nvmlReturn_t (*system_get_driver_version)(char*, unsigned int) = nullptr;
   nvmlReturn_t (*system_get_cuda_driver_version)(int*) = nullptr;  // _v2, then plain
   nvmlReturn_t (*system_get_process_name)(unsigned int, char*, unsigned int) = nullptr;
-  nvmlReturn_t (*device_get_count)(unsigned int*) = nullptr;                   // _v2, then plain
+  nvmlReturn_t (*device_get_count)(unsigned int*) = nullptr;                          // _v2, then plain
   nvmlReturn_t (*device_get_handle_by_index)(unsigned int, nvmlDevice_t*) = nullptr;  // _v2, then plain
   nvmlReturn_t (*device_get_name)(nvmlDevice_t, char*, unsigned int) = nullptr;
   nvmlReturn_t (*device_get_uuid)(nvmlDevice_t, char*, unsigned int) = nullptr;
@@ -132,14 +132,14 @@ struct Api {
   nvmlReturn_t (*device_get_pci_info)(nvmlDevice_t, nvmlPciInfo_t*) = nullptr;  // _v3, _v2, then plain
   nvmlReturn_t (*device_get_utilization_rates)(nvmlDevice_t, nvmlUtilization_t*) = nullptr;
   nvmlReturn_t (*device_get_temperature)(nvmlDevice_t, nvmlTemperatureSensors_t, unsigned int*) = nullptr;
-  nvmlReturn_t (*device_get_power_usage)(nvmlDevice_t, unsigned int*) = nullptr;            // mW
-  nvmlReturn_t (*device_get_total_energy_consumption)(nvmlDevice_t, unsigned long long*) = nullptr;  // mJ
-  nvmlReturn_t (*device_get_enforced_power_limit)(nvmlDevice_t, unsigned int*) = nullptr;   // mW
-  nvmlReturn_t (*device_get_power_management_limit)(nvmlDevice_t, unsigned int*) = nullptr; // mW
-  nvmlReturn_t (*device_get_power_management_default_limit)(nvmlDevice_t, unsigned int*) = nullptr;  // mW
+  nvmlReturn_t (*device_get_power_usage)(nvmlDevice_t, unsigned int*) = nullptr;                      // mW
+  nvmlReturn_t (*device_get_total_energy_consumption)(nvmlDevice_t, unsigned long long*) = nullptr;   // mJ
+  nvmlReturn_t (*device_get_enforced_power_limit)(nvmlDevice_t, unsigned int*) = nullptr;             // mW
+  nvmlReturn_t (*device_get_power_management_limit)(nvmlDevice_t, unsigned int*) = nullptr;           // mW
+  nvmlReturn_t (*device_get_power_management_default_limit)(nvmlDevice_t, unsigned int*) = nullptr;   // mW
   nvmlReturn_t (*device_get_clock_info)(nvmlDevice_t, nvmlClockType_t, unsigned int*) = nullptr;      // MHz
   nvmlReturn_t (*device_get_max_clock_info)(nvmlDevice_t, nvmlClockType_t, unsigned int*) = nullptr;  // MHz
-  nvmlReturn_t (*device_get_fan_speed)(nvmlDevice_t, unsigned int*) = nullptr;  // percent
+  nvmlReturn_t (*device_get_fan_speed)(nvmlDevice_t, unsigned int*) = nullptr;                        // percent
   nvmlReturn_t (*device_get_performance_state)(nvmlDevice_t, nvmlPstates_t*) = nullptr;
   // nvmlDeviceGetCurrentClocksEventReasons (driver >= 535), then nvmlDeviceGetCurrentClocksThrottleReasons.
   nvmlReturn_t (*device_get_clocks_event_reasons)(nvmlDevice_t, unsigned long long*) = nullptr;
@@ -170,10 +170,8 @@ struct Api {
   nvmlReturn_t (*event_set_wait)(nvmlEventSet_t, nvmlEventData_t*, unsigned int) = nullptr;  // timeout in ms
   nvmlReturn_t (*event_set_free)(nvmlEventSet_t) = nullptr;
   // Running compute processes: _v3 and _v2 fill nvmlProcessInfo_v2_t, the plain symbol nvmlProcessInfo_v1_t.
-  nvmlReturn_t (*device_get_compute_running_processes_v2)(nvmlDevice_t, unsigned int*, nvmlProcessInfo_v2_t*) =
-      nullptr;
-  nvmlReturn_t (*device_get_compute_running_processes_v1)(nvmlDevice_t, unsigned int*, nvmlProcessInfo_v1_t*) =
-      nullptr;
+  nvmlReturn_t (*device_get_compute_running_processes_v2)(nvmlDevice_t, unsigned int*, nvmlProcessInfo_v2_t*) = nullptr;
+  nvmlReturn_t (*device_get_compute_running_processes_v1)(nvmlDevice_t, unsigned int*, nvmlProcessInfo_v1_t*) = nullptr;
 };
 
 // A loaded library. Closing happens in the destructor (after nvmlShutdown, done by the backend).

@@ -1,14 +1,14 @@
 // The NVML implementation of GpuBackend. Each metric is probed on first use: NOT_SUPPORTED (or a symbol the
 // driver lacks) marks it unsupported for that GPU for good, so it is shown as n/a and never asked again;
 // other errors make this one reading empty and the next reading tries again.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
-#include <map>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <utility>
-
-#include <fmt/format.h>
 
 #include "core/device/backend.hpp"
 #include "core/device/nvml_api.hpp"
@@ -25,9 +25,28 @@ using nvml::Api;
 
 // Every per-GPU query that may be unsupported, probed independently.
 enum class Metric : std::size_t {
-  utilization, memory, temperature, power, sm_clock, memory_clock, fan, pstate, throttle,
-  pcie_gen, pcie_width, pcie_tx, pcie_rx, ecc_corrected, ecc_uncorrected, ecc_uncorrected_aggregate,
-  retired_pages, retired_pages_pending, remapped_rows, processes, energy, count
+  utilization,
+  memory,
+  temperature,
+  power,
+  sm_clock,
+  memory_clock,
+  fan,
+  pstate,
+  throttle,
+  pcie_gen,
+  pcie_width,
+  pcie_tx,
+  pcie_rx,
+  ecc_corrected,
+  ecc_uncorrected,
+  ecc_uncorrected_aggregate,
+  retired_pages,
+  retired_pages_pending,
+  remapped_rows,
+  processes,
+  energy,
+  count
 };
 
 enum class Probe : unsigned char { unknown, supported, unsupported };
@@ -65,8 +84,8 @@ class NvmlBackend final : public GpuBackend {
       return;
     }
     if (nvmlReturn_t rc = GPUSAGE_NVML_CALL(init); rc != NVML_SUCCESS) {
-      info_.message = fmt::format("NVIDIA driver present but NVML failed to start: {} (nvmlInit returned {})",
-                                  error_text(rc), rc);
+      info_.message =
+          fmt::format("NVIDIA driver present but NVML failed to start: {} (nvmlInit returned {})", error_text(rc), rc);
       return;
     }
     initialized_ = true;
@@ -218,9 +237,7 @@ class NvmlBackend final : public GpuBackend {
     info.pcie_width_current = if_ok(GPUSAGE_NVML_CALL(device_get_curr_pcie_link_width, h, &value), value);
     info.pcie_width_max = if_ok(GPUSAGE_NVML_CALL(device_get_max_pcie_link_width, h, &value), value);
     // NVML reports power in milliwatts.
-    auto watts = [](std::optional<unsigned> mw) {
-      return mw ? std::optional<double>(*mw / 1000.0) : std::nullopt;
-    };
+    auto watts = [](std::optional<unsigned> mw) { return mw ? std::optional<double>(*mw / 1000.0) : std::nullopt; };
     info.power_limit_enforced_w = watts(if_ok(GPUSAGE_NVML_CALL(device_get_enforced_power_limit, h, &value), value));
     info.power_limit_w = watts(if_ok(GPUSAGE_NVML_CALL(device_get_power_management_limit, h, &value), value));
     info.power_limit_default_w =
@@ -257,16 +274,17 @@ class NvmlBackend final : public GpuBackend {
     auto read_unsigned = [&](Metric metric, auto&& query) -> std::optional<unsigned> {
       return probe(gpu, metric, query) ? std::optional<unsigned>(value) : std::nullopt;
     };
-    s.temperature_c = read_unsigned(
-        Metric::temperature, [&] { return GPUSAGE_NVML_CALL(device_get_temperature, h, NVML_TEMPERATURE_GPU, &value); });
+    s.temperature_c = read_unsigned(Metric::temperature, [&] {
+      return GPUSAGE_NVML_CALL(device_get_temperature, h, NVML_TEMPERATURE_GPU, &value);
+    });
     if (auto mw = read_unsigned(Metric::power, [&] { return GPUSAGE_NVML_CALL(device_get_power_usage, h, &value); }))
       s.power_w = *mw / 1000.0;
     unsigned long long energy_mj = 0;
     if (probe(gpu, Metric::energy,
               [&] { return GPUSAGE_NVML_CALL(device_get_total_energy_consumption, h, &energy_mj); }))
       s.energy_counter_mj = energy_mj;
-    s.sm_clock_mhz = read_unsigned(
-        Metric::sm_clock, [&] { return GPUSAGE_NVML_CALL(device_get_clock_info, h, NVML_CLOCK_SM, &value); });
+    s.sm_clock_mhz = read_unsigned(Metric::sm_clock,
+                                   [&] { return GPUSAGE_NVML_CALL(device_get_clock_info, h, NVML_CLOCK_SM, &value); });
     s.memory_clock_mhz = read_unsigned(
         Metric::memory_clock, [&] { return GPUSAGE_NVML_CALL(device_get_clock_info, h, NVML_CLOCK_MEM, &value); });
     s.fan_percent = read_unsigned(Metric::fan, [&] { return GPUSAGE_NVML_CALL(device_get_fan_speed, h, &value); });
@@ -279,8 +297,8 @@ class NvmlBackend final : public GpuBackend {
       s.throttle_mask = mask;
     s.pcie_gen = read_unsigned(Metric::pcie_gen,
                                [&] { return GPUSAGE_NVML_CALL(device_get_curr_pcie_link_generation, h, &value); });
-    s.pcie_width =
-        read_unsigned(Metric::pcie_width, [&] { return GPUSAGE_NVML_CALL(device_get_curr_pcie_link_width, h, &value); });
+    s.pcie_width = read_unsigned(Metric::pcie_width,
+                                 [&] { return GPUSAGE_NVML_CALL(device_get_curr_pcie_link_width, h, &value); });
     // nvmlDeviceGetPcieThroughput reports KB/s (1 KB = 1024 bytes in NVML's documentation).
     if (auto kbs = read_unsigned(Metric::pcie_tx, [&] {
           return GPUSAGE_NVML_CALL(device_get_pcie_throughput, h, NVML_PCIE_UTIL_TX_BYTES, &value);
@@ -358,7 +376,8 @@ class NvmlBackend final : public GpuBackend {
         rc = fn_query(&count, buffer.data());
       }
       if (rc == NVML_SUCCESS)
-        for (unsigned i = 0; i < count && i < buffer.size(); ++i) found.emplace_back(buffer[i].pid, buffer[i].usedGpuMemory);
+        for (unsigned i = 0; i < count && i < buffer.size(); ++i)
+          found.emplace_back(buffer[i].pid, buffer[i].usedGpuMemory);
       return rc;
     };
     bool ok = probe(gpu, Metric::processes, [&] {

@@ -16,8 +16,11 @@ class ReplayBackend final : public GpuBackend {
  public:
   explicit ReplayBackend(const std::string& path) {
     std::ifstream in(path);
-    if (!in) throw InputError(fmt::format("--simulate: cannot read '{}' (expected a JSON Lines trace as written "
-                                          "by `gpusage monitor --format json`)", path));
+    if (!in)
+      throw InputError(
+          fmt::format("--simulate: cannot read '{}' (expected a JSON Lines trace as written "
+                      "by `gpusage monitor --format json`)",
+                      path));
     std::string line;
     for (int number = 1; std::getline(in, line); ++number) {
       if (line.find_first_not_of(" \t\r") == std::string::npos) continue;

@@ -83,9 +83,9 @@ std::string describe(std::uint64_t mask);
 
 struct GpuProcess {
   unsigned pid = 0;
-  std::string name;                                  // empty when unknown
-  std::optional<std::uint64_t> used_memory_bytes;    // NVML reports "not available" under some setups
-  std::optional<double> cpu_percent;                 // host CPU use, 100 = one full core (filled by the sampler)
+  std::string name;                                // empty when unknown
+  std::optional<std::uint64_t> used_memory_bytes;  // NVML reports "not available" under some setups
+  std::optional<double> cpu_percent;               // host CPU use, 100 = one full core (filled by the sampler)
 };
 
 // One reading of one GPU.

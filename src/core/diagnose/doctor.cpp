@@ -40,10 +40,10 @@ DoctorReport run_doctor(Environment& env, const DoctorRequest& request, const Ru
   std::vector<Finding> findings = check_environment(report.facts, rules);
   if (request.log_text || request.log_path || request.log_stream) {
     // A file or a stream is streamed (bounded memory however large it is); text given inline is scanned at once.
-    const LogScan scan = request.log_text     ? scan_log(*request.log_text)
-                         : request.log_stream ? scan_log_stream(*request.log_stream, request.log_path.value_or("-"),
-                                                                rules.thresholds())
-                                              : scan_log_file(*request.log_path, rules.thresholds());
+    const LogScan scan = request.log_text ? scan_log(*request.log_text)
+                         : request.log_stream
+                             ? scan_log_stream(*request.log_stream, request.log_path.value_or("-"), rules.thresholds())
+                             : scan_log_file(*request.log_path, rules.thresholds());
     report.log_path = request.log_path;
     report.log_lines = scan.lines;
     RunContext run = request.run;
@@ -115,8 +115,8 @@ nlohmann::json to_json(const EnvironmentFacts& facts) {
           {"gpu_message", facts.system.message},
           {"driver_version", json_util::optional(facts.driver_version)},
           {"driver_from", facts.driver_from.empty() ? nlohmann::json(nullptr) : nlohmann::json(facts.driver_from)},
-          {"cuda_driver_version",
-           facts.cuda_driver_version ? nlohmann::json(facts.cuda_driver_version->to_string()) : nlohmann::json(nullptr)},
+          {"cuda_driver_version", facts.cuda_driver_version ? nlohmann::json(facts.cuda_driver_version->to_string())
+                                                            : nlohmann::json(nullptr)},
           {"gpus", gpus},
           {"cuda_toolkit", installed_json(facts.nvcc)},
           {"cudnn", installed_json(facts.cudnn)},

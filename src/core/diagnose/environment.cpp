@@ -48,7 +48,8 @@ class HostEnvironment : public Environment {
     return io::try_read_file(options_.root + path);
   }
 
-  std::optional<std::string> find_program(const std::string& name, const std::vector<std::string>& extra_dirs) override {
+  std::optional<std::string> find_program(const std::string& name,
+                                          const std::vector<std::string>& extra_dirs) override {
     if (name.find('/') != std::string::npos) {
       if (is_executable(name)) return name;
       return std::nullopt;

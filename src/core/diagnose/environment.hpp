@@ -53,12 +53,12 @@ std::unique_ptr<Environment> open_host_environment(const HostOptions& options = 
 // A scripted machine for tests: every answer comes from the maps.
 class ScriptedEnvironment : public Environment {
  public:
-  device::SystemInfo system;                          // gpus()
-  std::map<std::string, std::string> files;           // path -> text
-  std::map<std::string, std::string> programs;        // name -> path
-  std::map<std::string, CommandResult> commands;      // argv[0] + " " + argv[1] -> result
-  std::map<std::string, std::string> variables;       // environment
-  std::vector<std::vector<std::string>> runs;         // every argv run, in order (tests inspect it)
+  device::SystemInfo system;                      // gpus()
+  std::map<std::string, std::string> files;       // path -> text
+  std::map<std::string, std::string> programs;    // name -> path
+  std::map<std::string, CommandResult> commands;  // argv[0] + " " + argv[1] -> result
+  std::map<std::string, std::string> variables;   // environment
+  std::vector<std::vector<std::string>> runs;     // every argv run, in order (tests inspect it)
 
   device::SystemInfo gpus() override { return system; }
   std::optional<std::string> read_file(const std::string& path) override;

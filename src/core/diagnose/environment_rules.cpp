@@ -75,8 +75,8 @@ void check_driver_for(const std::string& what, const std::string& cuda_text, con
   // Same major and a driver at least the family's minimum: minor version compatibility still runs it.
   const MinorCompatFact* compat = rules.minor_compat(wanted.major());
   const auto driver = Version::parse(*facts.driver_version);
-  const bool minor_ok = compat && driver && wanted.major() == driver_cuda->major() &&
-                        *driver >= *Version::parse(compat->linux_driver);
+  const bool minor_ok =
+      compat && driver && wanted.major() == driver_cuda->major() && *driver >= *Version::parse(compat->linux_driver);
   // Under WSL2 the driver to update is the Windows one, never a Linux driver inside the VM.
   if (facts.wsl) {
     out.push_back(rules.make(minor_ok ? "wsl-driver-minor-compat" : "wsl-driver-too-old", Category::environment, args));
@@ -181,8 +181,11 @@ void check_gpus(const EnvironmentFacts& facts, const RuleTable& rules, std::vect
       const auto toolkit = Version::parse(facts.nvcc->version);
       if (arch && toolkit) {
         const Version toolkit_mm{{toolkit->major(), toolkit->minor()}};
-        const Args base = {{"toolkit", toolkit_mm.to_string()}, {"index", index}, {"gpu", gpu.name},
-                           {"sm", arch->sm()}, {"arch", arch->name}};
+        const Args base = {{"toolkit", toolkit_mm.to_string()},
+                           {"index", index},
+                           {"gpu", gpu.name},
+                           {"sm", arch->sm()},
+                           {"arch", arch->name}};
         if (toolkit_mm < arch->first_cuda) {
           Args args = base;
           args.emplace_back("first_cuda", arch->first_cuda.to_string());
@@ -227,10 +230,9 @@ std::optional<Version> cuda_for_driver(const std::string& driver, const RuleTabl
 std::string torch_requirement(int major, int minor, const RuleTable& rules) {
   const ArchitectureFact* arch = rules.architecture(major, minor);
   if (!arch) return fmt::format("a PyTorch build whose torch.cuda.get_arch_list() includes sm_{}{}", major, minor);
-  std::string s = arch->pytorch_min
-                      ? fmt::format("PyTorch {} or newer built for CUDA {} or newer", *arch->pytorch_min,
-                                    arch->first_cuda.to_string())
-                      : fmt::format("a PyTorch build for CUDA {} or newer", arch->first_cuda.to_string());
+  std::string s = arch->pytorch_min ? fmt::format("PyTorch {} or newer built for CUDA {} or newer", *arch->pytorch_min,
+                                                  arch->first_cuda.to_string())
+                                    : fmt::format("a PyTorch build for CUDA {} or newer", arch->first_cuda.to_string());
   if (arch->pytorch_wheel) {
     s += fmt::format(" (pip install torch --index-url https://download.pytorch.org/whl/{})", *arch->pytorch_wheel);
   }

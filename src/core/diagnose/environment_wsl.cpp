@@ -18,8 +18,8 @@ constexpr const char* kWslLib = "/usr/lib/wsl/lib";
 // /usr/lib/wsl/lib, so these files in the multiarch folder come from a Linux driver (or a CUDA "cuda" /
 // "cuda-drivers" meta package, which pulls one in).
 constexpr const char* kLinuxDriverFiles[] = {"/usr/lib/x86_64-linux-gnu/libcuda.so.1",
-                                             "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1",
-                                             "/usr/lib64/libcuda.so.1", "/proc/driver/nvidia/version"};
+                                             "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1", "/usr/lib64/libcuda.so.1",
+                                             "/proc/driver/nvidia/version"};
 
 bool starts_with(std::string_view text, std::string_view prefix) { return text.substr(0, prefix.size()) == prefix; }
 
@@ -61,8 +61,8 @@ std::vector<std::string> linux_driver_packages(std::string_view dpkg_status) {
       continue;
     }
     if (starts_with(line, "Package:")) package = text::trim(line.substr(8));
-    if (starts_with(line, "Status:")) installed = line.find(" installed") != std::string::npos &&
-                                                 line.find("not-installed") == std::string::npos;
+    if (starts_with(line, "Status:"))
+      installed = line.find(" installed") != std::string::npos && line.find("not-installed") == std::string::npos;
     if (starts_with(line, "Version:")) version = text::trim(line.substr(8));
   }
   flush();
@@ -100,8 +100,8 @@ void check_wsl(const EnvironmentFacts& facts, const RuleTable& rules, std::vecto
       wsl.memory_bytes ? units::format_gib(static_cast<double>(*wsl.memory_bytes)) : std::string("unknown");
   out.push_back(rules.make("wsl2", Category::environment, {{"kernel", wsl.kernel}, {"memory", memory}}));
   if (!wsl.linux_driver.empty()) {
-    out.push_back(rules.make("wsl-linux-driver", Category::environment,
-                             {{"found", text::join(wsl.linux_driver, ", ")}}));
+    out.push_back(
+        rules.make("wsl-linux-driver", Category::environment, {{"found", text::join(wsl.linux_driver, ", ")}}));
   }
   if (!wsl.gpu_libraries) {
     out.push_back(rules.make("wsl-gpu-libraries-missing", Category::environment, {{"dir", kWslLib}}));

@@ -19,10 +19,10 @@ namespace gpusage::diagnose {
 struct EnvironmentFacts;
 
 struct WslFacts {
-  std::string kernel;               // /proc/sys/kernel/osrelease, "5.15.167.4-microsoft-standard-WSL2"
-  bool gpu_libraries = false;       // /usr/lib/wsl/lib/libcuda.so.1 exists (the Windows driver's libcuda)
-  bool on_loader_path = false;      // /etc/ld.so.cache or $LD_LIBRARY_PATH has /usr/lib/wsl/lib
-  std::vector<std::string> linux_driver;  // signs of a Linux NVIDIA driver inside the VM: packages, files
+  std::string kernel;                         // /proc/sys/kernel/osrelease, "5.15.167.4-microsoft-standard-WSL2"
+  bool gpu_libraries = false;                 // /usr/lib/wsl/lib/libcuda.so.1 exists (the Windows driver's libcuda)
+  bool on_loader_path = false;                // /etc/ld.so.cache or $LD_LIBRARY_PATH has /usr/lib/wsl/lib
+  std::vector<std::string> linux_driver;      // signs of a Linux NVIDIA driver inside the VM: packages, files
   std::optional<std::uint64_t> memory_bytes;  // MemTotal of /proc/meminfo: the VM's memory
 };
 

@@ -1,12 +1,12 @@
 #include "core/diagnose/error_codes.hpp"
 
 #include <fmt/format.h>
+#include <toml++/toml.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <regex>
-#include <toml++/toml.h>
 
 #include "core/common/error.hpp"
 #include "core/common/text.hpp"
@@ -122,8 +122,8 @@ ErrorCodeTable ErrorCodeTable::parse(std::string_view toml_text, const std::stri
       const auto* entry = list->get(i)->as_table();
       const std::string where = fmt::format("{}: family[{}]", origin, i);
       if (!entry) throw InputError(where + ": expected a table");
-      table.families_.push_back({need_string(*entry, "id", where), need_string(*entry, "title", where),
-                                 need_string(*entry, "url", where)});
+      table.families_.push_back(
+          {need_string(*entry, "id", where), need_string(*entry, "title", where), need_string(*entry, "url", where)});
     }
   }
   if (auto* list = root["code"].as_array()) {
@@ -145,17 +145,18 @@ ErrorCodeTable ErrorCodeTable::parse(std::string_view toml_text, const std::stri
       }
       code.message = (*entry)["message"].value_or(std::string());
       const std::string kind = need_string(*entry, "kind", where);
-      auto it = std::find_if(std::begin(kKindNames), std::end(kKindNames),
-                             [&](const auto& k) { return kind == k.second; });
-      if (it == std::end(kKindNames)) throw InputError(fmt::format("{} ({}): unknown kind '{}'", where, code.name, kind));
+      auto it =
+          std::find_if(std::begin(kKindNames), std::end(kKindNames), [&](const auto& k) { return kind == k.second; });
+      if (it == std::end(kKindNames))
+        throw InputError(fmt::format("{} ({}): unknown kind '{}'", where, code.name, kind));
       code.kind = it->first;
       code.fix = (*entry)["fix"].value_or(std::string());
       if ((code.kind == ErrorKind::cuda_error || code.kind == ErrorKind::xla_error) && code.fix.empty()) {
         throw InputError(fmt::format("{} ({}): kind '{}' needs a fix", where, code.name, kind));
       }
       if (table.by_number(code.family, code.number)) {
-        throw InputError(fmt::format("{} ({}): number {} listed twice in family {}", where, code.name,
-                                     code.number, code.family));
+        throw InputError(
+            fmt::format("{} ({}): number {} listed twice in family {}", where, code.name, code.number, code.family));
       }
       table.lower_messages_.push_back(text::to_lower(code.message));
       table.by_name_.emplace(code.name, table.codes_.size());  // the first of two families keeps the name
@@ -261,8 +262,8 @@ std::vector<const ErrorCode*> ErrorCodeTable::identify(std::string_view line, st
       for (const auto& spelling : spellings) {
         // "INTERNAL: …", "Resource exhausted: …"; RESOURCE_EXHAUSTED is distinctive enough on its own.
         const std::string with_colon = spelling + ":";
-        const std::string_view wanted = spelling == "RESOURCE_EXHAUSTED" ? std::string_view(spelling)
-                                                                         : std::string_view(with_colon);
+        const std::string_view wanted =
+            spelling == "RESOURCE_EXHAUSTED" ? std::string_view(spelling) : std::string_view(with_colon);
         for (std::size_t pos = line.find(wanted); pos != std::string_view::npos; pos = line.find(wanted, pos + 1)) {
           if (pos > 0 && is_ident(line[pos - 1])) continue;
           add(&c);
@@ -320,8 +321,9 @@ std::vector<const ErrorCode*> ErrorCodeTable::identify(std::string_view line, st
     if (auto n = number_in(str(), patterns)) add(by_number("absl", *n));
   }
   if (std::any_of(found.begin(), found.end(), [](const ErrorCode* c) { return c->kind != ErrorKind::none; })) {
-    found.erase(std::remove_if(found.begin(), found.end(), [](const ErrorCode* c) { return c->kind == ErrorKind::none; }),
-                found.end());
+    found.erase(
+        std::remove_if(found.begin(), found.end(), [](const ErrorCode* c) { return c->kind == ErrorKind::none; }),
+        found.end());
   }
   return found;
 }

@@ -15,19 +15,19 @@ namespace gpusage::diagnose {
 
 // What a code means for the user: which finding it becomes.
 enum class ErrorKind {
-  none,                   // not a failure (success, end of a tf.data epoch, shutdown noise)
-  cuda_oom,               // log-cuda-oom
-  driver_too_old,         // log-driver-too-old
-  driver_mismatch,        // log-driver-mismatch
-  no_kernel_image,        // log-no-kernel-image
-  illegal_memory_access,  // log-illegal-memory-access
-  device_assert,          // log-device-assert
-  cuda_error,             // log-cuda-error (the code's own fix)
-  nccl,                   // log-nccl-error
-  cudnn,                  // log-cudnn-error
-  cudnn_version_mismatch, // log-cudnn-version-mismatch
-  xla_oom,                // log-jax-oom (or TensorFlow's OOM when the log is TensorFlow's)
-  xla_error,              // log-xla-error (the code's own fix)
+  none,                    // not a failure (success, end of a tf.data epoch, shutdown noise)
+  cuda_oom,                // log-cuda-oom
+  driver_too_old,          // log-driver-too-old
+  driver_mismatch,         // log-driver-mismatch
+  no_kernel_image,         // log-no-kernel-image
+  illegal_memory_access,   // log-illegal-memory-access
+  device_assert,           // log-device-assert
+  cuda_error,              // log-cuda-error (the code's own fix)
+  nccl,                    // log-nccl-error
+  cudnn,                   // log-cudnn-error
+  cudnn_version_mismatch,  // log-cudnn-version-mismatch
+  xla_oom,                 // log-jax-oom (or TensorFlow's OOM when the log is TensorFlow's)
+  xla_error,               // log-xla-error (the code's own fix)
 };
 
 // identify()'s family gates: a code is looked for by name, message or number only on a line with one of
@@ -53,7 +53,7 @@ struct ErrorCode {
   std::vector<std::string> aliases;  // "CUDA_ERROR_ILLEGAL_ADDRESS"
   std::string message;               // "an illegal memory access was encountered" (may be empty)
   ErrorKind kind = ErrorKind::none;
-  std::string fix;  // for cuda_error and xla_error
+  std::string fix;            // for cuda_error and xla_error
   std::string label() const;  // "cudaErrorIllegalAddress (700)"
 };
 
@@ -84,7 +84,7 @@ class ErrorCodeTable {
  private:
   std::vector<ErrorFamily> families_;
   std::vector<ErrorCode> codes_;
-  std::vector<std::string> lower_messages_;  // beside codes_
+  std::vector<std::string> lower_messages_;               // beside codes_
   std::unordered_map<std::string, std::size_t> by_name_;  // name or alias -> first index in codes_
 };
 

@@ -289,8 +289,8 @@ bool continues_phrase(std::string_view previous, std::string_view next) {
 
 void LineNormalizer::push(std::size_t line, std::string_view raw, std::uint64_t tag) {
   // A traceback flattened onto one line keeps its line breaks as literal "\n": two or more split it.
-  const bool flattened = raw.find("\\n") != std::string_view::npos &&
-                         raw.find("\\n", raw.find("\\n") + 2) != std::string_view::npos;
+  const bool flattened =
+      raw.find("\\n") != std::string_view::npos && raw.find("\\n", raw.find("\\n") + 2) != std::string_view::npos;
   while (true) {
     std::size_t cut = raw.find('\r');
     std::size_t skip = 1;
@@ -318,8 +318,8 @@ void LineNormalizer::piece(std::size_t line, std::string_view text, std::uint64_
     text = strip_decorations(text.substr(rest));
   }
   // A joined line stays short: a wrapped message is a few terminal widths, not a whole log.
-  const Join join = holding_ && joins_ < 4 && held_.size() + text.size() < 8192 ? normalize_impl::join_of(held_, text)
-                                                                                 : Join::none;
+  const Join join =
+      holding_ && joins_ < 4 && held_.size() + text.size() < 8192 ? normalize_impl::join_of(held_, text) : Join::none;
   if (join != Join::none) {
     while (!held_.empty() && held_.back() == ' ') held_.pop_back();
     if (join == Join::with_space) held_ += ' ';

@@ -43,7 +43,8 @@ LiteralMatcher::LiteralMatcher(const std::vector<TriggerWords>& lists) {
     }
   }
   if (classes_ > 255) throw std::logic_error("prefilter words use more than 254 distinct bytes");
-  for (char c = 'A'; c <= 'Z'; ++c) byte_class_[static_cast<unsigned char>(c)] = byte_class_[static_cast<unsigned char>(fold(c))];
+  for (char c = 'A'; c <= 'Z'; ++c)
+    byte_class_[static_cast<unsigned char>(c)] = byte_class_[static_cast<unsigned char>(fold(c))];
 
   Trie trie;
   trie.classes = classes_;

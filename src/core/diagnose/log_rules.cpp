@@ -28,8 +28,7 @@ std::string oom_summary(const OomReport& r) {
   if (r.capacity_bytes) parts.push_back(format_size(*r.capacity_bytes) + " total");
   if (r.allocated_bytes) parts.push_back(format_size(*r.allocated_bytes) + " allocated by PyTorch");
   if (r.free_bytes) parts.push_back(format_size(*r.free_bytes) + " free");
-  std::string s =
-      r.requested_bytes ? "tried to allocate " + format_size(*r.requested_bytes) : "allocation failed";
+  std::string s = r.requested_bytes ? "tried to allocate " + format_size(*r.requested_bytes) : "allocation failed";
   if (r.gpu_index) s += fmt::format(" on GPU {}", *r.gpu_index);
   if (!parts.empty()) s += " (" + text::join(parts) + ")";
   return s;
@@ -68,15 +67,15 @@ std::optional<double> needed_of(const OomReport& oom, const LogScan& scan, std::
 estimate::TrainingConfig config_of(const workload::Workload& w, const RunContext& ctx) {
   estimate::TrainingConfig config;
   config.precision = ctx.precision.value_or(catalog::Precision::fp32);
-  config.optimizer = ctx.optimizer.value_or(
-      w.domain == workload::Domain::vision ? estimate::Optimizer::momentum : estimate::Optimizer::adamw);
+  config.optimizer = ctx.optimizer.value_or(w.domain == workload::Domain::vision ? estimate::Optimizer::momentum
+                                                                                 : estimate::Optimizer::adamw);
   return config;
 }
 
 // The largest batch whose scaled prediction fits `capacity` (0: not even batch 1). Memory grows with the
 // batch, so a doubling search then bisection.
-int largest_batch(const workload::Workload& w, estimate::TrainingConfig config, const catalog::Gpu& gpu,
-                  double scale, double capacity) {
+int largest_batch(const workload::Workload& w, estimate::TrainingConfig config, const catalog::Gpu& gpu, double scale,
+                  double capacity) {
   auto fits = [&](int batch) {
     config.batch_per_gpu = batch;
     return scale * estimate::estimate_memory(w, config, gpu).required_bytes() <= capacity;
@@ -102,10 +101,10 @@ std::string oom_fix_text(const OomPlan& p, const RunContext& ctx, const OomRepor
                              ? fmt::format("the log's {} capacity", format_size(p.capacity_bytes))
                              : fmt::format("{} ({})", ctx.gpu->name, units::format_gib(p.capacity_bytes));
   if (p.needed_bytes) {
-    lines.push_back(fmt::format(
-        "Measured at the failure: at least {} needed ({} in use plus the {} request) on {}.",
-        format_size(*p.needed_bytes), format_size(*p.needed_bytes - oom.requested_bytes.value_or(0)),
-        format_size(oom.requested_bytes.value_or(0)), on));
+    lines.push_back(fmt::format("Measured at the failure: at least {} needed ({} in use plus the {} request) on {}.",
+                                format_size(*p.needed_bytes),
+                                format_size(*p.needed_bytes - oom.requested_bytes.value_or(0)),
+                                format_size(oom.requested_bytes.value_or(0)), on));
   }
   const workload::Workload& w = *ctx.workload;
   const estimate::TrainingConfig config = config_of(w, ctx);
@@ -120,8 +119,8 @@ std::string oom_fix_text(const OomPlan& p, const RunContext& ctx, const OomRepor
     } else if (p.needed_bytes) {
       scaled = "; within 0.5% of the log's figure";
     }
-    lines.push_back(fmt::format("gpusage's memory model: {} at batch {} in {}{} needs {}{}.", w.display_name,
-                                *p.batch, precision, assumed, format_size(*p.predicted_bytes), scaled));
+    lines.push_back(fmt::format("gpusage's memory model: {} at batch {} in {}{} needs {}{}.", w.display_name, *p.batch,
+                                precision, assumed, format_size(*p.predicted_bytes), scaled));
   } else {
     lines.push_back(
         fmt::format("gpusage's memory model for {} in {}{}; the failing batch is unknown (pass --batch), "
@@ -134,21 +133,18 @@ std::string oom_fix_text(const OomPlan& p, const RunContext& ctx, const OomRepor
     lines.push_back(fmt::format("Largest batch that fits on {}: {}.", on, p.largest_batch));
   }
   if (p.micro_batch && p.accumulation_steps && p.batch) {
-    lines.push_back(
-        fmt::format("Keep the effective batch of {}: batch {} with {} gradient accumulation steps.",
-                    *p.micro_batch * *p.accumulation_steps, *p.micro_batch, *p.accumulation_steps));
+    lines.push_back(fmt::format("Keep the effective batch of {}: batch {} with {} gradient accumulation steps.",
+                                *p.micro_batch * *p.accumulation_steps, *p.micro_batch, *p.accumulation_steps));
   }
   if (p.mixed_precision_batch) {
     const bool card = ctx.gpu != nullptr;
-    const std::string which =
-        !card ? "bf16 or fp16 autocast; bf16 needs Ampere or newer"
-              : (ctx.gpu->supports(catalog::Precision::bf16) ? "bf16 autocast" : "fp16 autocast");
-    lines.push_back(
-        fmt::format("Mixed precision ({}) would allow batch {}.", which, *p.mixed_precision_batch));
+    const std::string which = !card ? "bf16 or fp16 autocast; bf16 needs Ampere or newer"
+                                    : (ctx.gpu->supports(catalog::Precision::bf16) ? "bf16 autocast" : "fp16 autocast");
+    lines.push_back(fmt::format("Mixed precision ({}) would allow batch {}.", which, *p.mixed_precision_batch));
   }
   if (p.checkpointing_batch) {
-    lines.push_back(fmt::format("Activation checkpointing (torch.utils.checkpoint) would allow batch {}.",
-                                *p.checkpointing_batch));
+    lines.push_back(
+        fmt::format("Activation checkpointing (torch.utils.checkpoint) would allow batch {}.", *p.checkpointing_batch));
   }
   return text::join(lines, " ");
 }
@@ -170,14 +166,13 @@ std::string oom_fix_without_model(const OomReport& oom, const LogScan& scan, con
         format_size(*needed), on, format_size(*needed - capacity->first),
         std::ceil(100.0 * (1 - capacity->first / *needed)));
   } else if (needed) {
-    s = fmt::format(
-        "Measured at the failure: {} needed on {}, which has room in total but not in one free block. ",
-        format_size(*needed), on);
+    s = fmt::format("Measured at the failure: {} needed on {}, which has room in total but not in one free block. ",
+                    format_size(*needed), on);
   } else {
     s = fmt::format("The card has {} ({}). ", format_size(capacity->first), on);
   }
-  return s + generic + " Give --model and --batch for the largest batch that fits " +
-         format_size(capacity->first) + ".";
+  return s + generic + " Give --model and --batch for the largest batch that fits " + format_size(capacity->first) +
+         ".";
 }
 
 // The OOM fix: from the model and the log's figures when a model is given, else the shortfall on the
@@ -198,8 +193,8 @@ void check_grad_explosion(const LogScan& scan, const RuleTable& rules, std::vect
                             {"median", fmt::format("{:g}", g.median)},
                             {"factor", fmt::format("{:.0f}", g.at.value / g.median)},
                             {"line", std::to_string(g.at.line)}},
-                           fmt::format("line {}: grad norm {:g} after {} norms with median {:g}", g.at.line,
-                                       g.at.value, g.history, g.median)));
+                           fmt::format("line {}: grad norm {:g} after {} norms with median {:g}", g.at.line, g.at.value,
+                                       g.history, g.median)));
   lines.push_back(g.at.line);
 }
 
@@ -240,8 +235,7 @@ std::optional<OomPlan> plan_oom(const OomReport& oom, const LogScan& scan, const
   if (p.batch) {
     config.batch_per_gpu = *p.batch;
     p.predicted_bytes = estimate::estimate_memory(w, config, card).required_bytes();
-    if (p.needed_bytes && *p.predicted_bytes > 0)
-      p.scale = std::max(1.0, *p.needed_bytes / *p.predicted_bytes);
+    if (p.needed_bytes && *p.predicted_bytes > 0) p.scale = std::max(1.0, *p.needed_bytes / *p.predicted_bytes);
   }
   p.largest_batch = largest_batch(w, config, card, p.scale, p.capacity_bytes);
   if (p.batch && p.largest_batch >= 1 && *p.batch > p.largest_batch) {
@@ -259,8 +253,8 @@ std::optional<OomPlan> plan_oom(const OomReport& oom, const LogScan& scan, const
     }
   }
   if (config.precision == catalog::Precision::fp32 || config.precision == catalog::Precision::tf32) {
-    const auto mixed = (!ctx.gpu || ctx.gpu->supports(catalog::Precision::bf16)) ? catalog::Precision::bf16
-                                                                                 : catalog::Precision::fp16;
+    const auto mixed =
+        (!ctx.gpu || ctx.gpu->supports(catalog::Precision::bf16)) ? catalog::Precision::bf16 : catalog::Precision::fp16;
     if (!ctx.gpu || ctx.gpu->supports(mixed)) {
       estimate::TrainingConfig m = config;
       m.precision = mixed;
@@ -299,8 +293,7 @@ void check_out_of_memory(FindingList& list, const LogScan& scan, const RunContex
       const bool large = unallocated >= rules.thresholds().fragmentation_fraction * *best->capacity_bytes ||
                          (best->requested_bytes && unallocated >= *best->requested_bytes);
       if (large && unallocated > 0) {
-        const std::string requested =
-            best->requested_bytes ? format_size(*best->requested_bytes) : "an allocation";
+        const std::string requested = best->requested_bytes ? format_size(*best->requested_bytes) : "an allocation";
         list.push(rules.make("log-oom-fragmentation", Category::log,
                              {{"unallocated", format_size(unallocated)},
                               {"requested", requested},
@@ -328,11 +321,11 @@ void check_out_of_memory(FindingList& list, const LogScan& scan, const RunContex
     }
     if (best->gpu_index) summary += fmt::format(" on GPU {}", *best->gpu_index);
     const std::string fix = oom_fix(*best, scan, ctx, rules, "log-tf-oom");
-    list.push(rules.make("log-tf-oom", Category::log,
-                         {{"count", std::to_string(scan.tf_oom_count)}, {"summary", summary}},
-                         evidence_of(scan.tf_oom_lines) + cascade, fix),
-              std::min(scan.tf_oom_lines.first_line(),
-                       cascade.empty() ? scan.tf_oom_lines.first_line() : scan.init_failures.first_line()));
+    list.push(
+        rules.make("log-tf-oom", Category::log, {{"count", std::to_string(scan.tf_oom_count)}, {"summary", summary}},
+                   evidence_of(scan.tf_oom_lines) + cascade, fix),
+        std::min(scan.tf_oom_lines.first_line(),
+                 cascade.empty() ? scan.tf_oom_lines.first_line() : scan.init_failures.first_line()));
   }
   if (!scan.host_oom.empty()) {
     list.add("log-host-oom", scan.host_oom, {{"detail", wrapped(scan.host_oom_detail, ": ", "")}});
@@ -351,8 +344,7 @@ void check_training_values(FindingList& list, const LogScan& scan) {
     if (ls.first_at.line && ls.first_at.line != ls.lowest_at.line) {
       evidence = fmt::format("line {}: {}; … ", ls.first_at.line, ls.first_at.text) + evidence;
     }
-    if (!scan.overflow_skips.empty())
-      evidence += fmt::format("; {} skipped steps", scan.overflow_skips.size());
+    if (!scan.overflow_skips.empty()) evidence += fmt::format("; {} skipped steps", scan.overflow_skips.size());
     list.push(rules.make("log-loss-scale-collapse", Category::log,
                          {{"lowest", ls.lowest ? scale_text(*ls.lowest) : std::string("its minimum")},
                           {"first", ls.first ? scale_text(*ls.first) : std::string("?")},

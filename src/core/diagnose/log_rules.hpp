@@ -39,7 +39,7 @@ struct OomPlan {
   std::optional<double> predicted_bytes;  // the model at that batch, unscaled
   double scale = 1;                       // model x scale = the log's figure at the failing batch
   int largest_batch = 0;                  // largest batch that fits the capacity (0: not even 1)
-  std::optional<int> micro_batch;  // with accumulation_steps, keeps the failing batch's effective batch
+  std::optional<int> micro_batch;         // with accumulation_steps, keeps the failing batch's effective batch
   std::optional<int> accumulation_steps;
   std::optional<int> checkpointing_batch;
   std::optional<int> mixed_precision_batch;

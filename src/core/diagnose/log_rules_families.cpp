@@ -46,12 +46,13 @@ std::string toolchain_requirement(const std::string& arch, const RuleTable& rule
   const int minor = value % 10;
   const ArchitectureFact* fact = rules.architecture(major, minor);
   if (!fact) {
-    return fmt::format("Use a CUDA toolkit whose ptxas supports {} (the CUDA release notes list each "
-                       "architecture's first toolkit).",
-                       arch);
+    return fmt::format(
+        "Use a CUDA toolkit whose ptxas supports {} (the CUDA release notes list each "
+        "architecture's first toolkit).",
+        arch);
   }
-  return fmt::format("{} ({}) needs CUDA {} or newer; for PyTorch, {}.", arch, fact->name,
-                     fact->first_cuda.to_string(), torch_requirement(major, minor, rules));
+  return fmt::format("{} ({}) needs CUDA {} or newer; for PyTorch, {}.", arch, fact->name, fact->first_cuda.to_string(),
+                     torch_requirement(major, minor, rules));
 }
 
 // The lines that show DataLoader workers failing to start under the spawn start method: the spawn frames or the
@@ -73,8 +74,8 @@ std::string evidence_of(const Matches& matches) {
   if (matches.size() > 1) {
     std::vector<std::string> more;
     for (std::size_t i = 1; i < matches.kept().size(); ++i) more.push_back(std::to_string(matches[i].line));
-    s += fmt::format("; {} more at line{} {}{}", matches.size() - 1, matches.size() > 2 ? "s" : "",
-                     text::join(more), matches.size() > matches.kept().size() ? ", …" : "");
+    s += fmt::format("; {} more at line{} {}{}", matches.size() - 1, matches.size() > 2 ? "s" : "", text::join(more),
+                     matches.size() > matches.kept().size() ? ", …" : "");
   }
   return s;
 }
@@ -93,15 +94,14 @@ std::vector<PlacedFinding> check_error_families(const LogScan& scan, const RuleT
     out.push_back({rules.make(id, Category::log, args, evidence_of(matches)), matches.first_line()});
   };
   add("log-driver-mismatch", scan.driver_mismatch, {});
-  add("log-illegal-memory-access", scan.illegal_address,
-      {{"code", code_text(scan, ErrorKind::illegal_memory_access)}});
+  add("log-illegal-memory-access", scan.illegal_address, {{"code", code_text(scan, ErrorKind::illegal_memory_access)}});
   add("log-device-assert", scan.device_assert,
       {{"detail", scan.assert_condition ? fmt::format(": Assertion `{}` failed", *scan.assert_condition) : ""},
        {"hint", assert_hint(scan.assert_condition)}});
   if (xla_oom_is_jax(scan)) {
-    const std::string summary =
-        scan.jax_requested_bytes ? fmt::format(": {} could not be allocated", format_size(*scan.jax_requested_bytes))
-                                 : std::string();
+    const std::string summary = scan.jax_requested_bytes
+                                    ? fmt::format(": {} could not be allocated", format_size(*scan.jax_requested_bytes))
+                                    : std::string();
     add("log-jax-oom", scan.jax_oom, {{"summary", summary}});
   }
   std::string versions;
@@ -109,9 +109,9 @@ std::vector<PlacedFinding> check_error_families(const LogScan& scan, const RuleT
     versions = fmt::format(": loaded {}, built with {}", *scan.cudnn_loaded, *scan.cudnn_compiled);
   }
   add("log-cudnn-version-mismatch", scan.cudnn_version, {{"detail", versions}});
-  const std::string requirement =
-      scan.toolchain_arch ? toolchain_requirement(*scan.toolchain_arch, rules)
-                          : std::string("Use a CUDA toolkit whose ptxas supports this GPU's architecture.");
+  const std::string requirement = scan.toolchain_arch
+                                      ? toolchain_requirement(*scan.toolchain_arch, rules)
+                                      : std::string("Use a CUDA toolkit whose ptxas supports this GPU's architecture.");
   add("log-arch-unsupported", scan.arch_unsupported,
       {{"detail", scan.toolchain_arch ? " (" + *scan.toolchain_arch + ")" : ""}, {"requirement", requirement}});
   add("log-gpu-too-old", scan.gpu_too_old,
@@ -133,8 +133,7 @@ std::vector<PlacedFinding> check_generic_codes(const LogScan& scan, const RuleTa
                     {"code", c.label()},
                     {"meaning", c.message.empty() ? c.name : c.message},
                     {"advice", c.fix}};
-    out.push_back({rules.make(cuda ? "log-cuda-error" : "log-xla-error", Category::log, args,
-                              evidence_of(s.lines)),
+    out.push_back({rules.make(cuda ? "log-cuda-error" : "log-xla-error", Category::log, args, evidence_of(s.lines)),
                    s.lines.first_line()});
   }
   return out;

@@ -44,8 +44,7 @@ void check_driver_too_old(FindingList& list, const LogScan& scan, const RunConte
   const std::optional<std::string> wanted = from_log ? scan.runtime_cuda : ctx.framework_cuda;
   std::string fix;
   const std::string older =
-      scan.driver_cuda ? fmt::format(", or install a framework build for CUDA {} or older", *scan.driver_cuda)
-                       : "";
+      scan.driver_cuda ? fmt::format(", or install a framework build for CUDA {} or older", *scan.driver_cuda) : "";
   const CudaDriverFact* fact = wanted ? rules.min_driver_for(*Version::parse(*wanted)) : nullptr;
   if (fact) {
     fix = fmt::format("Install NVIDIA driver {} or newer (the minimum for CUDA {}, which {}){}.", fact->linux_driver,

@@ -39,8 +39,7 @@ bool has_value_token(std::string_view lower, std::string_view token) {
 // The number right after `key` and a separator (": ", "=", " ", quotes), or nothing.
 std::optional<double> number_after(std::string_view text, std::size_t key_end) {
   std::size_t i = key_end;
-  while (i < text.size() &&
-         (text[i] == ' ' || text[i] == '\'' || text[i] == '"' || text[i] == ':' || text[i] == '='))
+  while (i < text.size() && (text[i] == ' ' || text[i] == '\'' || text[i] == '"' || text[i] == ':' || text[i] == '='))
     ++i;
   if (i == key_end || i >= text.size()) return std::nullopt;
   if (!std::isdigit(static_cast<unsigned char>(text[i])) && text[i] != '.') return std::nullopt;
@@ -53,8 +52,7 @@ std::optional<double> number_after(std::string_view text, std::size_t key_end) {
 
 // A gradient norm logged as grad_norm / grad norm / gradient_norm / total_norm / gnorm (fairseq).
 std::optional<double> grad_norm_in(std::string_view lower) {
-  for (std::string_view key :
-       {"grad_norm", "grad norm", "gradient_norm", "gradient norm", "total_norm", "gnorm"}) {
+  for (std::string_view key : {"grad_norm", "grad norm", "gradient_norm", "gradient norm", "total_norm", "gnorm"}) {
     for (std::size_t pos = lower.find(key); pos != std::string_view::npos; pos = lower.find(key, pos + 1)) {
       if (pos > 0 && is_alpha(lower[pos - 1]) && key != "gnorm") continue;
       if (key == "gnorm" && pos > 0 && is_alnum(lower[pos - 1])) continue;
@@ -104,8 +102,8 @@ OomReport tf_oom_report(std::size_t n, std::string_view line, std::optional<doub
 }
 
 bool oom_message_complete(const std::string& message) {
-  return contains(message, "unallocated") || contains(message, "reserved in total") ||
-         contains(message, "cached)") || contains(message, "PYTORCH_CUDA_ALLOC_CONF");
+  return contains(message, "unallocated") || contains(message, "reserved in total") || contains(message, "cached)") ||
+         contains(message, "PYTORCH_CUDA_ALLOC_CONF");
 }
 
 }  // namespace
@@ -200,8 +198,10 @@ std::vector<TriggerWords> scanner_trigger_words() {
        {&scan_line_triggers(), &library_triggers(), &family_triggers(), &final_error_triggers(), &signal_triggers()})
     all.insert(all.end(), lists->begin(), lists->end());
   const ErrorCodeTable& codes = ErrorCodeTable::builtin();
-  for (auto [group, family] : {std::pair{gate::codes_cuda, ErrorGate::cuda}, {gate::codes_nccl, ErrorGate::nccl},
-                               {gate::codes_cudnn, ErrorGate::cudnn}, {gate::codes_absl, ErrorGate::absl}}) {
+  for (auto [group, family] : {std::pair{gate::codes_cuda, ErrorGate::cuda},
+                               {gate::codes_nccl, ErrorGate::nccl},
+                               {gate::codes_cudnn, ErrorGate::cudnn},
+                               {gate::codes_absl, ErrorGate::absl}}) {
     all.push_back({group, codes.trigger_words(family)});
   }
   return all;
@@ -267,13 +267,12 @@ void LogScanner::scan_line(std::size_t n, std::string_view line, std::uint64_t g
   if (memory_words) scan_memory(n, line, lower, new_cuda_oom);
 
   // cuBLAS/cuDNN handles that could not be created: out of memory in disguise when an OOM is near.
-  const bool init_words = has(gate::init) && (contains(lower, "status_") ||
-                                              contains(lower, "convolution algorithm") || contains(lower, "handle"));
+  const bool init_words = has(gate::init) && (contains(lower, "status_") || contains(lower, "convolution algorithm") ||
+                                              contains(lower, "handle"));
   if (init_words &&
       (contains(line, "CUBLAS_STATUS_NOT_INITIALIZED") || contains(line, "CUBLAS_STATUS_ALLOC_FAILED") ||
        contains(line, "CUDNN_STATUS_NOT_INITIALIZED") || contains(line, "CUDNN_STATUS_ALLOC_FAILED") ||
-       contains(line, "Failed to get convolution algorithm") ||
-       contains(lower, "could not create cudnn handle") ||
+       contains(line, "Failed to get convolution algorithm") || contains(lower, "could not create cudnn handle") ||
        contains(lower, "failed to create cublas handle"))) {
     scan_.init_failures.add(n, line);
   }
@@ -334,10 +333,9 @@ void LogScanner::scan_memory(std::size_t n, std::string_view line, std::string_v
     scan.cuda_oom_lines.add(n, line);
   }
 
-  const bool tf_oom_line =
-      contains(line, "ResourceExhaustedError") || contains(line, "OOM when allocating tensor") ||
-      contains(line, "CUDA_ERROR_OUT_OF_MEMORY") ||
-      (contains(lower, "ran out of memory trying to allocate") && contains(lower, "bfc"));
+  const bool tf_oom_line = contains(line, "ResourceExhaustedError") || contains(line, "OOM when allocating tensor") ||
+                           contains(line, "CUDA_ERROR_OUT_OF_MEMORY") ||
+                           (contains(lower, "ran out of memory trying to allocate") && contains(lower, "bfc"));
   if (tf_oom_line) {
     const bool on_cpu = contains(line, "device:CPU") || contains(line, "by allocator cpu");
     if (on_cpu) {
@@ -363,8 +361,7 @@ void LogScanner::scan_memory(std::size_t n, std::string_view line, std::string_v
   }
   if (contains(lower, "defaultcpuallocator: can't allocate memory") ||
       contains(lower, "defaultcpuallocator: not enough memory") ||
-      (contains(lower, "cpuallocator") && contains(lower, "posix_memalign")) ||
-      contains(lower, "std::bad_alloc")) {
+      (contains(lower, "cpuallocator") && contains(lower, "posix_memalign")) || contains(lower, "std::bad_alloc")) {
     scan.host_oom.add(n, line);
     if (!scan.host_oom_detail) scan.host_oom_detail = "the CPU allocator";
   }
@@ -411,7 +408,8 @@ void LogScanner::scan_loss_scale(std::size_t n, std::string_view line, std::stri
         R"((?:reducing loss scale to|setting loss scale to:?|reducing to|loss_scale[ =]|loss scale:)\s*([0-9]+(?:\.[0-9]*)?(?:e[-+]?[0-9]+)?))");
     std::optional<double> value;
     for (const auto& m : scan_text::matches_from(
-             lower, reduced, {"reducing loss scale to", "setting loss scale to", "reducing to", "loss_scale", "loss scale:"})) {
+             lower, reduced,
+             {"reducing loss scale to", "setting loss scale to", "reducing to", "loss_scale", "loss scale:"})) {
       value = std::strtod(std::string(m[1].first, m[1].second).c_str(), nullptr);  // the last one ("reducing to" wins)
     }
     scale_named = value;
@@ -465,8 +463,7 @@ LogScan scan_log(std::string_view text, Prefilter prefilter) {
   return scanner.scan();
 }
 
-LogScan scan_log_stream(std::istream& in, const std::string& name, const Thresholds& thresholds,
-                        Prefilter prefilter) {
+LogScan scan_log_stream(std::istream& in, const std::string& name, const Thresholds& thresholds, Prefilter prefilter) {
   LogScanner scanner(thresholds, prefilter);
   std::vector<char> buffer(1 << 20);
   while (in) {

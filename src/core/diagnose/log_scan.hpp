@@ -65,13 +65,11 @@ struct OomReport {
   std::optional<double> requested_bytes;
   std::optional<double> capacity_bytes;
   std::optional<double> free_bytes;
-  std::optional<double> allocated_bytes;  // allocated by PyTorch (tensors)
-  std::optional<double> reserved_bytes;   // 1.x: reserved in total by PyTorch ("cached" in 1.0)
-  std::optional<double>
-      unallocated_bytes;  // reserved by PyTorch but unallocated (2.x; 1.x: reserved - allocated)
-  std::optional<double> process_bytes;  // 2.x: this process, non-PyTorch memory included
-  std::optional<std::vector<long long>>
-      tensor_shape;  // TensorFlow: "OOM when allocating tensor with shape[…]"
+  std::optional<double> allocated_bytes;    // allocated by PyTorch (tensors)
+  std::optional<double> reserved_bytes;     // 1.x: reserved in total by PyTorch ("cached" in 1.0)
+  std::optional<double> unallocated_bytes;  // reserved by PyTorch but unallocated (2.x; 1.x: reserved - allocated)
+  std::optional<double> process_bytes;      // 2.x: this process, non-PyTorch memory included
+  std::optional<std::vector<long long>> tensor_shape;  // TensorFlow: "OOM when allocating tensor with shape[…]"
 };
 
 struct GradNorm {
@@ -148,9 +146,9 @@ struct LogScan {
   std::optional<std::string> assert_condition;  // "t >= 0 && t < n_classes"
   Matches jax_oom;                              // XLA: RESOURCE_EXHAUSTED, BufferAssignment, failed to alloc
   std::optional<double> jax_requested_bytes;
-  bool jax_seen = false;       // the log is JAX's (jax, jaxlib, XlaRuntimeError)
-  bool tf_python_seen = false;  // the log is TensorFlow's (ResourceExhaustedError, "OOM when allocating")
-  Matches cudnn_version;        // the cuDNN loaded is not the one the framework was built with
+  bool jax_seen = false;                      // the log is JAX's (jax, jaxlib, XlaRuntimeError)
+  bool tf_python_seen = false;                // the log is TensorFlow's (ResourceExhaustedError, "OOM when allocating")
+  Matches cudnn_version;                      // the cuDNN loaded is not the one the framework was built with
   std::optional<std::string> cudnn_loaded;    // "8.5.0", "7005"
   std::optional<std::string> cudnn_compiled;  // "8.6.0", "7101"
   Matches arch_unsupported;                   // ptxas, Triton, nvcc or XLA without the GPU's architecture
@@ -159,7 +157,7 @@ struct LogScan {
   Matches code_errors;                        // codes with their own fix (cuda-error, xla-error)
 
   // Issue 54's families (log_scan_signals.cpp).
-  Matches gpu_too_old;  // a kernel library's minimum compute capability is above the GPU's
+  Matches gpu_too_old;                             // a kernel library's minimum compute capability is above the GPU's
   std::optional<std::string> gpu_too_old_library;  // "FlashAttention", "Triton (torch.compile)", "xFormers"
   std::optional<std::string> gpu_too_old_detail;   // "it needs compute capability 7.0 or newer; Tesla P40 has 6.1"
   Matches dataloader_spawn;  // multiprocessing's spawn re-running the script: spawn_main, "bootstrapping phase"
@@ -231,8 +229,8 @@ class LogScanner {
   std::string pending_message_;
   int pending_lines_ = 0;
   bool nccl_text_seen_ = false;
-  bool loss_table_ = false;         // a header line naming a loss column was seen
-  std::deque<double> norm_window_;  // the last norms, for the explosion median
+  bool loss_table_ = false;                    // a header line naming a loss column was seen
+  std::deque<double> norm_window_;             // the last norms, for the explosion median
   const LiteralMatcher* prefilter_ = nullptr;  // null: every line goes through every step
   std::uint64_t active_ = ~std::uint64_t{0};   // groups still worth running (some only until they found once)
   bool in_traceback_ = false;

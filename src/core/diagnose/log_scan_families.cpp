@@ -55,8 +55,8 @@ bool is_bare_killed(std::string_view line) {
   // Markdown around it, as pasted in an issue: "**Killed**", "`Killed`".
   while (!t.empty() && (t.front() == '*' || t.front() == '`' || t.front() == '_')) t.erase(0, 1);
   while (!t.empty() && (t.back() == '*' || t.back() == '`' || t.back() == '_')) t.pop_back();
-  for (std::string_view word : {"Killed", "killed", "Getötet", "Processus arrêté", "Matado", "Ucciso", "Morto",
-                                "Убито", "已杀死", "強制終了", "Terminado (killed)"}) {
+  for (std::string_view word : {"Killed", "killed", "Getötet", "Processus arrêté", "Matado", "Ucciso", "Morto", "Убито",
+                                "已杀死", "強制終了", "Terminado (killed)"}) {
     if (t == word) return true;
   }
   return false;
@@ -76,7 +76,8 @@ bool is_job_killed(std::string_view line) {
 std::optional<std::string> oom_killer_detail(std::string_view line, std::string_view lower) {
   // Cheap gate: a short line (bare "Killed" in any locale) or one of these words.
   if (line.size() > 48 && !contains(lower, "kill") && !contains(lower, "code")) return std::nullopt;
-  if (is_bare_killed(line) || is_job_killed(line)) return "the process was killed (SIGKILL), as the kernel's OOM killer does";
+  if (is_bare_killed(line) || is_job_killed(line))
+    return "the process was killed (SIGKILL), as the kernel's OOM killer does";
   // -9: a child killed by SIGKILL (torchrun, subprocess); 137 = 128 + 9, the shell's and Docker's way.
   // DeepSpeed's launcher: "exits with return code = -9".
   for (std::string_view code : {"exitcode: -9", "exitcode  : -9", "exitcode=-9", "exit code -9", "exit code: -9",
@@ -116,7 +117,8 @@ const std::vector<TriggerWords>& family_triggers() {
       // note_framework, on raw lines.
       {gate::framework_jax, {"jax", "xlaruntimeerror", "external/org_tensorflow", "external/xla/"}},
       {gate::framework_tf,
-       {"resourceexhaustederror", "oom when allocating tensor", "tensorflow.python", "keras", "tensorflow/", "tensorflow\\"}},
+       {"resourceexhaustederror", "oom when allocating tensor", "tensorflow.python", "keras", "tensorflow/",
+        "tensorflow\\"}},
   };
   return lists;
 }
@@ -164,7 +166,8 @@ void LogScanner::scan_codes(std::size_t n, std::string_view line, std::string_vi
       case ErrorKind::nccl:
         if (scan.nccl_timeout.last_line() == n) break;  // a timeout names its collective, not a failure code
         scan.nccl_error.add(n, line);
-        if (!scan.nccl_error_detail) scan.nccl_error_detail = c->label() + (c->message.empty() ? "" : ": " + c->message);
+        if (!scan.nccl_error_detail)
+          scan.nccl_error_detail = c->label() + (c->message.empty() ? "" : ": " + c->message);
         break;
       case ErrorKind::cudnn:
         scan.cudnn.add(n, line);
@@ -182,9 +185,9 @@ void LogScanner::note_framework(std::string_view raw, std::uint64_t groups) {
   // whose log it is. jaxlib before 0.4 built XLA from a vendored TensorFlow: its paths read
   // "external/org_tensorflow/…", TensorFlow's own "tensorflow/core/…".
   // jaxlib builds XLA as external/xla (TensorFlow 2.14+ as external/local_xla).
-  if ((groups & gate::bit(gate::framework_jax)) && !scan.jax_seen && (contains(raw, "jax") || contains(raw, "JAX") || contains(raw, "Jax") ||
-                         contains(raw, "XlaRuntimeError") || contains(raw, "external/org_tensorflow") ||
-                         contains(raw, "external/xla/"))) {
+  if ((groups & gate::bit(gate::framework_jax)) && !scan.jax_seen &&
+      (contains(raw, "jax") || contains(raw, "JAX") || contains(raw, "Jax") || contains(raw, "XlaRuntimeError") ||
+       contains(raw, "external/org_tensorflow") || contains(raw, "external/xla/"))) {
     scan.jax_seen = true;
     active_ &= ~gate::bit(gate::framework_jax);  // known: no need to look again
   }
@@ -205,10 +208,11 @@ void LogScanner::scan_families(std::size_t n, std::string_view line, std::string
   // --- JAX/XLA out of memory ------------------------------------------------------------------------
   // (Cheap gates first: each phrase below has one of these words.)
   const bool alloc_words = contains(lower, "alloc") || contains(lower, "buffer") || contains(line, "XLA Label:");
-  if (alloc_words && (contains(lower, "out of memory while trying to allocate") || contains(lower, "out of memory allocating") ||
-      contains(line, "BufferAssignment OOM") || contains(line, "Peak buffers:") || contains(line, "XLA Label:") ||
-      (contains(lower, "failed to alloc") && contains(lower, "memory")) ||
-      (contains(lower, "ran out of memory trying to allocate") && contains(lower, "bfc")))) {
+  if (alloc_words &&
+      (contains(lower, "out of memory while trying to allocate") || contains(lower, "out of memory allocating") ||
+       contains(line, "BufferAssignment OOM") || contains(line, "Peak buffers:") || contains(line, "XLA Label:") ||
+       (contains(lower, "failed to alloc") && contains(lower, "memory")) ||
+       (contains(lower, "ran out of memory trying to allocate") && contains(lower, "bfc")))) {
     scan.jax_oom.add(n, line);
     static const std::regex requested(R"(allocat\w*\s+(\d+) bytes)");
     if (!scan.jax_requested_bytes && std::regex_search(str(), m, requested)) {
@@ -221,11 +225,13 @@ void LogScanner::scan_families(std::size_t n, std::string_view line, std::string
     // TensorFlow/XLA: "Loaded runtime CuDNN library: 8.5.0 but source was compiled with: 8.6.0" (or 7005 …
     // 7101); PyTorch: "cuDNN version incompatibility: PyTorch was compiled against (8, 9, 2) but found
     // runtime version (8, 5, 0)".
-    static const std::regex tf(R"(Loaded runtime CuDNN library:\s*(\d+(?:\.\d+)*).*?compiled with:?\s*(\d+(?:\.\d+)*))");
+    static const std::regex tf(
+        R"(Loaded runtime CuDNN library:\s*(\d+(?:\.\d+)*).*?compiled with:?\s*(\d+(?:\.\d+)*))");
     static const std::regex torch(R"(compiled against \(([\d, ]+)\) but found runtime version \(([\d, ]+)\))");
     static const std::regex torch_old(R"(compiled against (\d+) but linked against (\d+))");
     const bool loaded = contains(line, "Loaded runtime CuDNN library");
-    const bool torch_mismatch = contains(line, "cuDNN version incompatibility") || contains(line, "cuDNN version mismatch");
+    const bool torch_mismatch =
+        contains(line, "cuDNN version incompatibility") || contains(line, "cuDNN version mismatch");
     const bool library_missing =
         (contains(line, "Could not load library libcudnn") || contains(line, "Unable to load any of {libcudnn") ||
          contains(line, "Could not locate cudnn") || contains(line, "Could not load library cudnn") ||
@@ -250,13 +256,13 @@ void LogScanner::scan_families(std::size_t n, std::string_view line, std::string
       contains(line, "ptxas does not support CC")) {
     // ptxas: "Value 'sm_120' is not defined for option 'gpu-name'" (nvcc: 'gpu-architecture'); LLVM: "'sm_120' is
     // not a recognized processor for this target"; XLA: "ptxas does not support CC 8.9".
-    const bool rejected = contains(line, "is not defined for option 'gpu-") ||
-                          contains(line, "is not a recognized processor for this target") ||
-                          contains(line, "ptxas does not support CC") ||
-                          contains(line, "does not support target 'sm_") || contains(line, "does not support .target sm_") ||
-                          contains(line, "Unsupported gpu architecture 'compute_") ||
-                          contains(line, "Internal Triton PTX codegen error") ||
-                          (contains(line, "--gpu-name=sm_") && contains(line, "CalledProcessError"));
+    const bool rejected =
+        contains(line, "is not defined for option 'gpu-") ||
+        contains(line, "is not a recognized processor for this target") ||
+        contains(line, "ptxas does not support CC") || contains(line, "does not support target 'sm_") ||
+        contains(line, "does not support .target sm_") || contains(line, "Unsupported gpu architecture 'compute_") ||
+        contains(line, "Internal Triton PTX codegen error") ||
+        (contains(line, "--gpu-name=sm_") && contains(line, "CalledProcessError"));
     if (rejected) {
       scan.arch_unsupported.add(n, line);
       static const std::regex arch(R"(\b(?:sm|compute)_(\d{2,3}[a-z]?)\b)");

@@ -44,10 +44,10 @@ void LogScanner::scan_libraries(std::size_t n, std::string_view line, std::strin
   scan_text::RegexLine str(line);
 
   // --- GPU architecture, driver ------------------------------------------------------------------
-  if (has(gate::lib_arch) && (contains(lower, "kernel image") || contains(lower, "capabilit") || contains(lower, "driver") ||
-      contains(lower, "libcudart") || contains(lower, "+cu") || contains(lower, "no longer supports"))) {
-    if (contains(line, "no kernel image is available") ||
-        contains(line, "PyTorch no longer supports this GPU")) {
+  if (has(gate::lib_arch) &&
+      (contains(lower, "kernel image") || contains(lower, "capabilit") || contains(lower, "driver") ||
+       contains(lower, "libcudart") || contains(lower, "+cu") || contains(lower, "no longer supports"))) {
+    if (contains(line, "no kernel image is available") || contains(line, "PyTorch no longer supports this GPU")) {
       scan.no_kernel.add(n, line);
     }
     if (contains(line, "with CUDA capability")) {
@@ -121,8 +121,7 @@ void LogScanner::scan_libraries(std::size_t n, std::string_view line, std::strin
                 std::regex_search(str(), m, nccl_code))) {
       scan.nccl_error.add(n, line);
       // The descriptive text of PyTorch's message wins over a bare ncclResult_t name.
-      if (!nccl_text_seen_ &&
-          (std::regex_search(str(), m, nccl_text) || std::regex_search(str(), m, nccl_numbered))) {
+      if (!nccl_text_seen_ && (std::regex_search(str(), m, nccl_text) || std::regex_search(str(), m, nccl_numbered))) {
         scan.nccl_error_detail = text::trim(m[1].str());
         nccl_text_seen_ = true;
       } else if (!scan.nccl_error_detail && std::regex_search(str(), m, nccl_code)) {

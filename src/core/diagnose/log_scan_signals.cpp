@@ -78,15 +78,13 @@ std::optional<TooOld> gpu_too_old(std::string_view line, scan_text::RegexLine& s
   if (contains(line, "FlashAttention backward for head dim") && contains(line, "requires A100 or H100")) {
     // FlashAttention 1.x: the backward pass of large heads needs the shared memory of an A100/H100
     // (sm_80/sm_90).
-    return TooOld{"FlashAttention",
-                  "its backward pass for this head size needs an A100 or H100 (their shared memory)"};
+    return TooOld{"FlashAttention", "its backward pass for this head size needs an A100 or H100 (their shared memory)"};
   }
   if (contains(line, "too old to be supported by the triton GPU compiler") ||
       contains(line, "Triton only supports devices of CUDA Capability")) {
     // PyTorch Inductor: "Found Tesla P40 which is too old … Triton only supports devices of CUDA Capability
     // >= 7.0, but your device is of CUDA capability 6.1".
-    static const std::regex caps(
-        R"(Capability >= (\d+\.\d+), but your device is of CUDA capability (\d+\.\d+))");
+    static const std::regex caps(R"(Capability >= (\d+\.\d+), but your device is of CUDA capability (\d+\.\d+))");
     static const std::regex gpu(R"(Found (.+?) which is too old)");
     std::string detail = "it needs a newer GPU";
     if (std::regex_search(str(), m, caps)) detail = "it needs compute capability " + m[1].str() + " or newer";
@@ -98,11 +96,10 @@ std::optional<TooOld> gpu_too_old(std::string_view line, scan_text::RegexLine& s
   if (contains(line, "but your GPU has capability") && contains(line, "(too old)")) {
     // xFormers' dispatcher: "requires device with capability > (8, 0) but your GPU has capability (7, 5) (too
     // old)".
-    static const std::regex caps(
-        R"(capability > \((\d+), (\d+)\) but your GPU has capability \((\d+), (\d+)\))");
+    static const std::regex caps(R"(capability > \((\d+), (\d+)\) but your GPU has capability \((\d+), (\d+)\))");
     if (std::regex_search(str(), m, caps)) {
-      return TooOld{"xFormers", "its operators need compute capability above " + m[1].str() + "." +
-                                    m[2].str() + "; this GPU has " + m[3].str() + "." + m[4].str()};
+      return TooOld{"xFormers", "its operators need compute capability above " + m[1].str() + "." + m[2].str() +
+                                    "; this GPU has " + m[3].str() + "." + m[4].str()};
     }
     return TooOld{"xFormers", "its operators need a newer GPU"};
   }
@@ -112,8 +109,7 @@ std::optional<TooOld> gpu_too_old(std::string_view line, scan_text::RegexLine& s
   if (contains(line, "only supported on GPUs with compute capability of at least")) {
     // vLLM: "Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla T4 GPU
     // has compute capability 7.5."
-    static const std::regex caps(
-        R"(at least (\d+\.\d+)\.\s*Your (.+?) GPU has compute capability (\d+\.\d+))");
+    static const std::regex caps(R"(at least (\d+\.\d+)\.\s*Your (.+?) GPU has compute capability (\d+\.\d+))");
     if (std::regex_search(str(), m, caps)) {
       return TooOld{"bf16 kernels",
                     "they need compute capability " + m[1].str() + "; " + m[2].str() + " has " + m[3].str()};
@@ -142,8 +138,7 @@ void note_non_finite(LogScan& scan, std::size_t n, std::string_view line, std::s
     kind = "loss";  // Keras' TerminateOnNaN callback
   } else if (contains(lower, "in local grad norm") && names_non_finite(lower)) {
     kind = "gradients";  // Megatron-Core's check_for_nan_in_grad
-  } else if (contains(lower, "invalid value (nan) encountered") ||
-             contains(lower, "invalid value (inf) encountered") ||
+  } else if (contains(lower, "invalid value (nan) encountered") || contains(lower, "invalid value (inf) encountered") ||
              (contains(lower, "debug_nans") && contains(lower, "isnan("))) {
     kind = "tensor values";  // jax_debug_nans: the message, or JAX's own check in the traceback's last frame
   }
@@ -223,8 +218,8 @@ namespace scan_text {
 
 std::string_view exception_at_start(std::string_view line) {
   std::size_t i = 0;
-  while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '`' || line[i] == '*' ||
-                             line[i] == '"' || line[i] == '\'' || line[i] == '>')) {
+  while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '`' || line[i] == '*' || line[i] == '"' ||
+                             line[i] == '\'' || line[i] == '>')) {
     ++i;
   }
   const std::size_t start = i;
@@ -271,8 +266,7 @@ SignalOoms scan_signals(LogScan& scan, std::size_t n, std::string_view line, std
   // PyTorch's OOM by its exception class alone (ComfyUI's error report names the class and the message
   // apart), or by the message of the cudaMallocAsync allocator backend ("Allocation on device"); and its
   // usual message pasted from "Tried to allocate" on, with its figures.
-  const bool oom_class = contains(line, "torch.OutOfMemoryError") ||
-                         contains(line, "torch.cuda.OutOfMemoryError") ||
+  const bool oom_class = contains(line, "torch.OutOfMemoryError") || contains(line, "torch.cuda.OutOfMemoryError") ||
                          contains(line, "Allocation on device");
   if (scan.cuda_oom_lines.empty() &&
       (oom_class || (contains(line, "Tried to allocate") &&

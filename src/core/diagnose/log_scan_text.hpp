@@ -34,11 +34,11 @@ enum Group : unsigned {
   codes_nccl,
   codes_cudnn,
   codes_absl,
-  families,        // log_scan_families.cpp
-  framework_jax,   // log_scan_families.cpp: whose log it is (raw lines, until it is known)
+  families,       // log_scan_families.cpp
+  framework_jax,  // log_scan_families.cpp: whose log it is (raw lines, until it is known)
   framework_tf,
-  final_error,     // log_scan_final_error.cpp
-  signals,         // log_scan_signals.cpp: issue 54's families by signal
+  final_error,  // log_scan_final_error.cpp
+  signals,      // log_scan_signals.cpp: issue 54's families by signal
 };
 constexpr std::uint64_t bit(Group g) { return std::uint64_t{1} << g; }
 }  // namespace gate

@@ -1,8 +1,7 @@
 #include "core/diagnose/probe.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <future>
+#include <nlohmann/json.hpp>
 #include <regex>
 
 #include "core/common/text.hpp"
@@ -192,8 +191,8 @@ std::optional<std::string> parse_dpkg_version(std::string_view status, std::stri
     }
     if (line.rfind("Package:", 0) == 0) in_package = text::trim(line.substr(8)) == package;
     if (!in_package) continue;
-    if (line.rfind("Status:", 0) == 0) installed = line.find("installed") != std::string::npos &&
-                                                  line.find("not-installed") == std::string::npos;
+    if (line.rfind("Status:", 0) == 0)
+      installed = line.find("installed") != std::string::npos && line.find("not-installed") == std::string::npos;
     if (line.rfind("Version:", 0) == 0) version = text::trim(line.substr(8));
   }
   if (in_package && installed && version) return version;

@@ -23,13 +23,13 @@ struct PythonInfo {
   std::string path;         // resolved executable; empty when not found
   bool ran = false;         // the interpreter started
   bool timed_out = false;
-  double timeout_s = 0;                // the deadline it ran under
-  std::optional<std::string> version;  // "3.11.4"
-  bool packages_reported = false;      // the importlib.metadata step finished
+  double timeout_s = 0;                           // the deadline it ran under
+  std::optional<std::string> version;             // "3.11.4"
+  bool packages_reported = false;                 // the importlib.metadata step finished
   std::optional<std::string> torch_distribution;  // pip metadata versions
   std::optional<std::string> tensorflow;
   std::optional<std::string> tensorflow_gpu;
-  bool torch_reported = false;  // the `import torch` step finished (successfully or not)
+  bool torch_reported = false;               // the `import torch` step finished (successfully or not)
   std::optional<std::string> torch_version;  // torch.__version__
   std::optional<std::string> torch_cuda;     // torch.version.cuda; empty for CPU-only builds
   std::vector<std::string> torch_arch_list;  // "sm_80", "compute_90", …

@@ -1,12 +1,12 @@
 #include "core/diagnose/rules.hpp"
 
 #include <fmt/format.h>
+#include <toml++/toml.h>
 
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <stdexcept>
-#include <toml++/toml.h>
 
 #include "core/common/error.hpp"
 
@@ -96,7 +96,8 @@ std::string fill(std::string_view pattern, const Args& args) {
       continue;
     }
     const std::size_t close = pattern.find('}', i);
-    if (close == std::string_view::npos) throw std::logic_error(fmt::format("unclosed '{{' in rule text '{}'", pattern));
+    if (close == std::string_view::npos)
+      throw std::logic_error(fmt::format("unclosed '{{' in rule text '{}'", pattern));
     const std::string_view name = pattern.substr(i + 1, close - i - 1);
     auto it = std::find_if(args.begin(), args.end(), [&](const auto& a) { return a.first == name; });
     if (it == args.end()) {
@@ -221,8 +222,8 @@ RuleTable RuleTable::parse(std::string_view toml_text, const std::string& origin
       const std::string severity = need_string(*entry, "severity", where);
       auto parsed = parse_severity(severity);
       if (!parsed) {
-        throw InputError(fmt::format("{} ({}): severity '{}' is not error, warning, info or not_checked", where,
-                                     rule.id, severity));
+        throw InputError(
+            fmt::format("{} ({}): severity '{}' is not error, warning, info or not_checked", where, rule.id, severity));
       }
       rule.severity = *parsed;
       rule.title = need_string(*entry, "title", where);
@@ -299,8 +300,8 @@ std::string RuleTable::cudnn_advice(std::string_view status) const {
   return cudnn_default_advice_;
 }
 
-Finding RuleTable::make(std::string_view id, Category category, const Args& args, std::string evidence,
-                        std::string fix, std::string_view source_key) const {
+Finding RuleTable::make(std::string_view id, Category category, const Args& args, std::string evidence, std::string fix,
+                        std::string_view source_key) const {
   const RuleText& r = rule(id);
   Finding f;
   f.id = r.id;

@@ -15,8 +15,8 @@ AdapterCost adapter_cost(const workload::Layer& layer, const TrainingConfig& con
     // An MoE layer's experts (m.copies) are each dequantized and adapted; its rows are split among them.
     const double copies = static_cast<double>(m.copies);
     if (config.qlora) {
-      const double dequant_bytes = copies * static_cast<double>(m.in) * static_cast<double>(m.out) *
-                                   (k.qlora_bits_per_param / 8 + 2);
+      const double dequant_bytes =
+          copies * static_cast<double>(m.in) * static_cast<double>(m.out) * (k.qlora_bits_per_param / 8 + 2);
       c.forward_bytes += dequant_bytes;
       c.backward_bytes += dequant_bytes;
       c.forward_kernels += 2 * copies;

@@ -44,9 +44,7 @@ inline int shard_ranks(const TrainingConfig& config) {
 inline bool shards_gradients(const TrainingConfig& config) {
   return config.parallel == Parallel::zero2 || config.parallel == Parallel::fsdp || config.parallel == Parallel::hsdp;
 }
-inline bool shards_weights(Parallel parallel) {
-  return parallel == Parallel::fsdp || parallel == Parallel::hsdp;
-}
+inline bool shards_weights(Parallel parallel) { return parallel == Parallel::fsdp || parallel == Parallel::hsdp; }
 inline bool shards_weights(const TrainingConfig& config) { return shards_weights(config.parallel); }
 
 // torchtune's CEWithChunkedOutputLoss splits the output projection and the loss into 8 chunks
@@ -108,8 +106,8 @@ inline double lora_dropout_saved_bytes_per_sample(const workload::Layer& layer, 
 double optimizer_state_bytes_per_param(const TrainingConfig& config);
 
 struct AdapterShape {
-  double linear_params = 0;   // parameters of the adaptable matrices, all of them (what QLoRA quantizes)
-  double adapter_params = 0;  // LoRA parameters: r * (in + out) per adapted matrix (--lora-targets)
+  double linear_params = 0;     // parameters of the adaptable matrices, all of them (what QLoRA quantizes)
+  double adapter_params = 0;    // LoRA parameters: r * (in + out) per adapted matrix (--lora-targets)
   double adapted_matrices = 0;  // how many matrices carry adapters
 };
 AdapterShape adapter_shape(const workload::Workload& w, const TrainingConfig& config);

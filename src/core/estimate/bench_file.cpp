@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <cmath>
-
 #include <nlohmann/json.hpp>
 
 #include "core/common/error.hpp"
@@ -27,15 +26,15 @@ BenchRun read_run(const nlohmann::json& run, int batch) {
   r.throughput = optional_number<double>(run, "throughput");
   r.peak_memory_bytes = optional_number<double>(run, "peak_memory_bytes");
   if (auto it = run.find("step_time_s"); it != run.end() && it->is_object()) {
-    r.step_time = StepTimeSummary{it->value("p50", 0.0), it->value("p90", 0.0), it->value("p99", 0.0),
-                                  it->value("cv", 0.0)};
+    r.step_time =
+        StepTimeSummary{it->value("p50", 0.0), it->value("p90", 0.0), it->value("p99", 0.0), it->value("cv", 0.0)};
   }
   r.data_wait_fraction = optional_number<double>(run, "data_wait_fraction");
   if (auto it = run.find("loader"); it != run.end() && it->is_object()) {
-    r.loader = LoaderSummary{optional_number<int>(*it, "workers").value_or(0), optional_number<double>(*it, "images_per_s"),
-                             optional_number<double>(*it, "per_worker_images_per_s"),
-                             optional_number<double>(*it, "model_images_per_s"),
-                             optional_number<double>(*it, "workers_needed")};
+    r.loader = LoaderSummary{
+        optional_number<int>(*it, "workers").value_or(0), optional_number<double>(*it, "images_per_s"),
+        optional_number<double>(*it, "per_worker_images_per_s"), optional_number<double>(*it, "model_images_per_s"),
+        optional_number<double>(*it, "workers_needed")};
   }
   return r;
 }
@@ -85,17 +84,17 @@ BenchFile parse_bench_file(const std::string& json_text, const std::string& orig
       // --calibration's measured/predicted ratio negative or infinite.
       if (r.batch < 1) throw InputError(fmt::format("{}: 'batch' is {}: a run's batch is at least 1", where, r.batch));
       if (r.throughput && !(*r.throughput > 0 && std::isfinite(*r.throughput))) {
-        throw InputError(fmt::format("{}: 'throughput' is {}: a measured throughput is a positive number", where,
-                                     *r.throughput));
+        throw InputError(
+            fmt::format("{}: 'throughput' is {}: a measured throughput is a positive number", where, *r.throughput));
       }
       file.runs.push_back(std::move(r));
     }
     if (file.runs.empty()) throw InputError(fmt::format("{}: 'runs' is empty", where));
     if (auto it = doc.find("batch_search"); it != doc.end() && it->is_object()) {
       const auto trials = it->find("trials");
-      file.batch_search = BatchSearchSummary{
-          optional_number<int>(*it, "max_batch").value_or(0),
-          trials != it->end() && trials->is_array() ? static_cast<int>(trials->size()) : 0};
+      file.batch_search =
+          BatchSearchSummary{optional_number<int>(*it, "max_batch").value_or(0),
+                             trials != it->end() && trials->is_array() ? static_cast<int>(trials->size()) : 0};
     }
     if (auto it = doc.find("distributed"); it != doc.end() && it->is_object()) {
       DistributedSummary d;

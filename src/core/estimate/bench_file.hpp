@@ -22,9 +22,9 @@ struct StepTimeSummary {
 // The input pipeline of a --data DIR run.
 struct LoaderSummary {
   int workers = 0;
-  std::optional<double> images_per_s;             // the loader alone, before training
+  std::optional<double> images_per_s;  // the loader alone, before training
   std::optional<double> per_worker_images_per_s;
-  std::optional<double> model_images_per_s;       // what the model takes with no data wait
+  std::optional<double> model_images_per_s;  // what the model takes with no data wait
   std::optional<double> workers_needed;
 };
 
@@ -32,9 +32,9 @@ struct BenchRun {
   int batch = 0;
   int accumulate = 1;
   bool ok = false;
-  std::string failure;                     // "out_of_memory" … when not ok
-  std::string reason;                      // why it failed
-  std::optional<double> throughput;        // samples/s
+  std::string failure;               // "out_of_memory" … when not ok
+  std::string reason;                // why it failed
+  std::optional<double> throughput;  // samples/s
   std::optional<double> peak_memory_bytes;
   std::optional<StepTimeSummary> step_time;
   std::optional<double> data_wait_fraction;
@@ -61,13 +61,13 @@ struct BenchFile {
   std::string device_name;  // "NVIDIA GeForce RTX 4090"
   std::string libtorch_version;
   std::optional<int> torch_threads;
-  std::string model;        // a zoo id ("resnet50")
+  std::string model;  // a zoo id ("resnet50")
   std::string precision;
-  std::string optimizer;    // may be empty
+  std::string optimizer;  // may be empty
   std::optional<int> resolution;
   std::optional<int> seq_len;
   std::optional<double> model_params;
-  std::optional<int> steps;   // timed steps per batch
+  std::optional<int> steps;  // timed steps per batch
   std::optional<int> warmup;
   std::string data_mode;
   std::optional<double> data_images;

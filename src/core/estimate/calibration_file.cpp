@@ -47,8 +47,8 @@ void apply_bench_results(Calibration& calibration, const std::string& json_text,
   const std::size_t n = ratios.size();
   const double median = stats::median(ratios);
   calibration.step_time_scale[gpu.id] = median;
-  calibration.notes.push_back(fmt::format("{}: step time x{:.3f} from {} measured runs of {} ({})", gpu.id, median, n,
-                                          w.id, origin));
+  calibration.notes.push_back(
+      fmt::format("{}: step time x{:.3f} from {} measured runs of {} ({})", gpu.id, median, n, w.id, origin));
 }
 
 }  // namespace gpusage::estimate

@@ -10,8 +10,7 @@ namespace gpusage::estimate {
 const catalog::Gpu& resolve_device_name(const std::string& device_name, const catalog::Catalog& catalog,
                                         std::optional<std::uint64_t> memory_bytes,
                                         std::optional<std::string> pci_device_id, std::string* note) {
-  const catalog::Identification id =
-      catalog::identify(catalog, {device_name, memory_bytes, std::move(pci_device_id)});
+  const catalog::Identification id = catalog::identify(catalog, {device_name, memory_bytes, std::move(pci_device_id)});
   if (!id.gpu) throw InputError(id.note);
   if (note) *note = id.note;
   return *id.gpu;

@@ -16,13 +16,13 @@
 namespace gpusage::estimate {
 
 struct RunComparison {
-  const Prediction* prediction = nullptr;   // null when there is none (BenchComparison::reason says why)
-  std::optional<double> throughput_error;   // (measured - predicted) / predicted
+  const Prediction* prediction = nullptr;  // null when there is none (BenchComparison::reason says why)
+  std::optional<double> throughput_error;  // (measured - predicted) / predicted
 };
 
 struct BenchComparison {
-  std::string model_name;  // the zoo's display name, or the file's id when the zoo lacks it
-  std::string unit = "samples/s";  // "img/s" or "seq/s" once the model is known
+  std::string model_name;             // the zoo's display name, or the file's id when the zoo lacks it
+  std::string unit = "samples/s";     // "img/s" or "seq/s" once the model is known
   const catalog::Gpu* gpu = nullptr;  // the catalog card the device resolved to (completed rates)
   std::string reason;                 // why there are no predictions; empty when there are
   std::vector<RunComparison> runs;    // one per file.runs, in order

@@ -26,8 +26,8 @@ bool same_sm(const catalog::Gpu& a, const catalog::Gpu& b) {
     using F = catalog::Family;
     return g.family == F::rtx50 || g.family == F::rtx40 || g.family == F::rtx30;
   };
-  return a.architecture == b.architecture && geforce(a) == geforce(b) &&
-         a.compute_capability == b.compute_capability && !b.market && b.boost_clock_mhz;
+  return a.architecture == b.architecture && geforce(a) == geforce(b) && a.compute_capability == b.compute_capability &&
+         !b.market && b.boost_clock_mhz;
 }
 
 }  // namespace
@@ -39,14 +39,15 @@ CompletedGpu complete_tensor_rates(const catalog::Gpu& gpu, const catalog::Catal
   for (const RateField& rate : kRates) {
     if (const catalog::Derivation* d = gpu.derivation(rate.name)) {
       if (!first) first = d;
-      derived.push_back(fmt::format("{} {:.1f} = {} x {}", rate.name, d->value(), d->basis, catalog::ratio_text(d->ratio)));
+      derived.push_back(
+          fmt::format("{} {:.1f} = {} x {}", rate.name, d->value(), d->basis, catalog::ratio_text(d->ratio)));
     }
   }
   if (first) {
     // The rule reads NVIDIA's AI TOPS (ai_tops_rule) or the card's FP32 rate (tensor_rule, Turing).
-    const std::string basis = first->basis_field == "ai_tops" ? fmt::format("NVIDIA's {:g} AI TOPS", first->basis)
-                                                              : fmt::format("its {:g} {}", first->basis,
-                                                                            first->basis_field);
+    const std::string basis = first->basis_field == "ai_tops"
+                                  ? fmt::format("NVIDIA's {:g} AI TOPS", first->basis)
+                                  : fmt::format("its {:g} {}", first->basis, first->basis_field);
     out.notes.push_back(fmt::format("{}: derived from {} by the catalog rule '{}' (no sibling model): {}", gpu.id,
                                     basis, first->rule, fmt::join(derived, ", ")));
   }
@@ -58,12 +59,13 @@ CompletedGpu complete_tensor_rates(const catalog::Gpu& gpu, const catalog::Catal
       if (!(gpu.*rate.member) && !gpu.is_unsupported(rate.name)) missing.emplace_back(rate.name);
     }
     if (!missing.empty()) {
-      out.notes.push_back(fmt::format("{}: NVIDIA publishes no {} and {}, so no sibling model: such math is planned "
-                                      "at the FP32 rate of {:.1f} TFLOPS (a lower bound)",
-                                      gpu.id, fmt::join(missing, ", "),
-                                      gpu.market ? "its AI rates are cut for its market (" + *gpu.market + ")"
-                                                 : std::string("no boost clock to scale by"),
-                                      gpu.fp32_tflops));
+      out.notes.push_back(
+          fmt::format("{}: NVIDIA publishes no {} and {}, so no sibling model: such math is planned "
+                      "at the FP32 rate of {:.1f} TFLOPS (a lower bound)",
+                      gpu.id, fmt::join(missing, ", "),
+                      gpu.market ? "its AI rates are cut for its market (" + *gpu.market + ")"
+                                 : std::string("no boost clock to scale by"),
+                      gpu.fp32_tflops));
     }
     return out;
   }
@@ -83,9 +85,10 @@ CompletedGpu complete_tensor_rates(const catalog::Gpu& gpu, const catalog::Catal
   if (used) {
     std::string list;
     for (const auto& m : modelled) list += (list.empty() ? "" : ", ") + m;
-    out.notes.push_back(fmt::format("{}: no published tensor rate; modelled from {} per SM per MHz ({} SMs x {:.0f} "
-                                    "MHz): {}",
-                                    gpu.id, used->id, gpu.sm_count, *gpu.boost_clock_mhz, list));
+    out.notes.push_back(
+        fmt::format("{}: no published tensor rate; modelled from {} per SM per MHz ({} SMs x {:.0f} "
+                    "MHz): {}",
+                    gpu.id, used->id, gpu.sm_count, *gpu.boost_clock_mhz, list));
   }
   return out;
 }

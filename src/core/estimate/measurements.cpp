@@ -208,14 +208,15 @@ std::map<std::string, std::size_t> read_header(const std::vector<std::string>& f
   for (std::size_t i = 0; i < fields.size(); ++i) {
     // A second column of the same name would silently win over the first.
     if (!column.emplace(text::trim(fields[i]), i).second)
-      throw InputError(fmt::format("{}:{}: the header names the column '{}' twice", origin, line_number,
-                                   text::trim(fields[i])));
+      throw InputError(
+          fmt::format("{}:{}: the header names the column '{}' twice", origin, line_number, text::trim(fields[i])));
   }
   for (const char* required : {"model", "gpu", "precision", "batch_per_gpu", "metric", "value"}) {
     if (!column.count(required)) {
-      throw InputError(fmt::format("{}:{}: header lacks the column '{}' (needed: model, gpu, precision, "
-                                   "batch_per_gpu, metric, value)",
-                                   origin, line_number, required));
+      throw InputError(
+          fmt::format("{}:{}: header lacks the column '{}' (needed: model, gpu, precision, "
+                      "batch_per_gpu, metric, value)",
+                      origin, line_number, required));
     }
   }
   return column;
@@ -255,11 +256,10 @@ void read_provenance(Measurement& m, const CsvRow& row) {
   m.source = row.get("source");
   m.framework = row.get("framework");
   m.software_date = row.get("software_date");
-  if (!m.software_date.empty() &&
-      (m.software_date.size() != 7 || m.software_date[4] != '-' ||
-       !std::all_of(m.software_date.begin(), m.software_date.begin() + 4, ::isdigit) ||
-       !std::isdigit(static_cast<unsigned char>(m.software_date[5])) ||
-       !std::isdigit(static_cast<unsigned char>(m.software_date[6])))) {
+  if (!m.software_date.empty() && (m.software_date.size() != 7 || m.software_date[4] != '-' ||
+                                   !std::all_of(m.software_date.begin(), m.software_date.begin() + 4, ::isdigit) ||
+                                   !std::isdigit(static_cast<unsigned char>(m.software_date[5])) ||
+                                   !std::isdigit(static_cast<unsigned char>(m.software_date[6])))) {
     row.fail("software_date '{}' is not YYYY-MM", m.software_date);
   }
 }
@@ -271,8 +271,8 @@ void read_execution(Measurement& m, const CsvRow& row) {
   m.parallel =
       parse_parallel(row.choice("parallel", {"ddp", "zero1", "zero2", "fsdp", "hsdp"})).value_or(Parallel::ddp);
   // What lives in host memory, '+'-joined (the CSV's fields hold no commas): plan's --offload.
-  const std::string offload = row.choice("offload", {"optimizer", "params", "activations", "optimizer+activations",
-                                                     "params+activations"});
+  const std::string offload =
+      row.choice("offload", {"optimizer", "params", "activations", "optimizer+activations", "params+activations"});
   m.offload.optimizer = offload.starts_with("optimizer");
   m.offload.params = offload.starts_with("params");
   m.offload.activations = offload.ends_with("activations");

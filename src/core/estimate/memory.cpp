@@ -18,7 +18,8 @@ double adafactor_state_elements(const workload::Workload& w, const TrainingConfi
     for (const auto& layer : w.layers) {
       for (const auto& m : layer.lora_targets) {
         // A: r x in, B: out x r, for each copy (an MoE layer's experts)
-        if (adapts(config, m)) elements += static_cast<double>(m.copies) * (2.0 * rank + static_cast<double>(m.in + m.out));
+        if (adapts(config, m))
+          elements += static_cast<double>(m.copies) * (2.0 * rank + static_cast<double>(m.in + m.out));
       }
     }
     return elements;
@@ -34,8 +35,9 @@ double adafactor_state_elements(const workload::Workload& w, const TrainingConfi
 }
 
 // What the loss keeps for backward per logit element (the loss layer's input), by implementation (LossImpl):
-// plain, the fp32 log-softmax; plain16, the log-softmax in the logits' own 16-bit width; chunked, the 16-bit logits chunks plus one of the chunks' fp32 log-softmax;
-// fused, nothing whole (one chunk about the size of the hidden states at a time, left out).
+// plain, the fp32 log-softmax; plain16, the log-softmax in the logits' own 16-bit width; chunked, the 16-bit logits
+// chunks plus one of the chunks' fp32 log-softmax; fused, nothing whole (one chunk about the size of the hidden states
+// at a time, left out).
 double loss_saved_bytes_per_logit(const TrainingConfig& config) {
   switch (config.loss) {
     case LossImpl::plain: return 4;  // layers.cpp's cross_entropy, which saved_bytes_per_sample uses
@@ -140,8 +142,7 @@ double largest_output_bytes_per_sample(const workload::Workload& w, const Traini
 // (16-bit under plain16, one chunk's under the chunked loss, none whole under the fused one), else the widest
 // activation.
 double largest_transient_pair_bytes(const workload::Workload& w, const TrainingConfig& config) {
-  const double logits_element =
-      config.loss == LossImpl::plain16 ? activation_element_bytes(config.precision) : 4.0;
+  const double logits_element = config.loss == LossImpl::plain16 ? activation_element_bytes(config.precision) : 4.0;
   return 2 * config.batch_per_gpu * largest_output_bytes_per_sample(w, config, logits_element);
 }
 
@@ -192,8 +193,8 @@ struct StateShape {
   AdapterShape adapters;
   bool adapted = false;  // LoRA or QLoRA
   double trainable = 0;
-  double master = 0;  // bytes of a trainable weight and its gradient
-  double n = 1;       // ranks the optimizer state is sharded over
+  double master = 0;     // bytes of a trainable weight and its gradient
+  double n = 1;          // ranks the optimizer state is sharded over
   bool sharded = false;  // the weights too (FSDP, ZeRO-3)
   // The largest unit FSDP gathers (units are the workload's blocks), and how it is gathered: as it is stored,
   // 16-bit in mixed precision, NF4 under QLoRA (FSDP-QLoRA shards the quantized storage and gathers it before
@@ -248,8 +249,8 @@ void add_model_state(MemoryBreakdown& m, const StateShape& s, const workload::Wo
     double base = params * base_element;
     if (config.qlora) {
       const double kept_element = kbit_upcast_applies(config) ? 4 : 2;
-      base = s.adapters.linear_params * s.k->qlora_bits_per_param / 8 +
-             (params - s.adapters.linear_params) * kept_element;
+      base =
+          s.adapters.linear_params * s.k->qlora_bits_per_param / 8 + (params - s.adapters.linear_params) * kept_element;
     }
     m.weights_bytes = base + master * s.adapters.adapter_params;
   }
@@ -319,8 +320,8 @@ void add_step_timing(MemoryBreakdown& m, const StateShape& s, const workload::Wo
                      const TrainingConfig& config) {
   double largest_layer = 0;
   for (const auto& layer : w.layers) largest_layer = std::max(largest_layer, static_cast<double>(layer.params));
-  const bool gradients_from_start = config.world_size() > 1 || config.accumulation_steps > 1 || s.adapted ||
-                                    !config.gradients_freed_between_steps;
+  const bool gradients_from_start =
+      config.world_size() > 1 || config.accumulation_steps > 1 || s.adapted || !config.gradients_freed_between_steps;
   m.backward_gradients_bytes =
       gradients_from_start ? m.gradients_bytes : std::min(m.gradients_bytes, s.master * largest_layer);
   const bool foreach_adam = config.optimizer == Optimizer::adam || config.optimizer == Optimizer::adamw;
@@ -348,8 +349,7 @@ void add_activations(MemoryBreakdown& m, const workload::Workload& w, const Trai
 // (FSDP's mixed-precision param_dtype) and freed after use, which the gathered units above already count;
 // autocast caches casts of leaf tensors only, and FSDP's parameters are views of its flat shards.
 // The logits' pair counts only in the share the loss implementation holds whole.
-void add_workspace(MemoryBreakdown& m, const StateShape& s, const workload::Workload& w,
-                   const TrainingConfig& config) {
+void add_workspace(MemoryBreakdown& m, const StateShape& s, const workload::Workload& w, const TrainingConfig& config) {
   double in_flight = 0;
   if (config.checkpointing) {
     in_flight = 2 * largest_output_bytes_per_sample(w, config, activation_element_bytes(config.precision));

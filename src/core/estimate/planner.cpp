@@ -1,5 +1,7 @@
 // The planner: predictions for one configuration, the largest batch, accumulation to a target batch,
 // and advice with the numbers after each change.
+#include "core/estimate/planner.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,7 +10,6 @@
 #include "core/common/error.hpp"
 #include "core/common/units.hpp"
 #include "core/estimate/adapters.hpp"
-#include "core/estimate/planner.hpp"
 #include "core/estimate/uncertainty.hpp"
 
 namespace gpusage::estimate {
@@ -62,9 +63,9 @@ const char* to_string(Optimizer optimizer) {
 }
 
 namespace {
-constexpr Optimizer kOptimizers[] = {Optimizer::sgd,         Optimizer::momentum,        Optimizer::adam,
-                                     Optimizer::adamw,       Optimizer::adamw8bit,       Optimizer::paged_adamw,
-                                     Optimizer::paged_adamw8bit, Optimizer::adafactor,   Optimizer::lion};
+constexpr Optimizer kOptimizers[] = {
+    Optimizer::sgd,         Optimizer::momentum,        Optimizer::adam,      Optimizer::adamw, Optimizer::adamw8bit,
+    Optimizer::paged_adamw, Optimizer::paged_adamw8bit, Optimizer::adafactor, Optimizer::lion};
 
 // The value of `all` whose to_string is `name`: the one parser of every named option value.
 template <typename E, std::size_t N>
@@ -162,9 +163,7 @@ constexpr Parallel kParallels[] = {Parallel::ddp, Parallel::zero1, Parallel::zer
 
 std::optional<Parallel> parse_parallel(const std::string& name) { return parse_named(name, kParallels); }
 
-bool offload_allowed(const Offload& offload, Parallel parallel) {
-  return !offload.params || shards_weights(parallel);
-}
+bool offload_allowed(const Offload& offload, Parallel parallel) { return !offload.params || shards_weights(parallel); }
 
 std::string parallel_names() { return joined_names(kParallels); }
 
@@ -191,9 +190,10 @@ TrainingConfig plan_target_batch_within(const workload::Workload& w, TrainingCon
                                         int target_batch, int largest) {
   if (target_batch < 1) throw InputError(fmt::format("--target-batch {} must be at least 1", target_batch));
   if (largest < 1) {
-    throw InputError(fmt::format("{} does not fit on {} even at batch 1, so no accumulation plan reaches "
-                                 "--target-batch {}",
-                                 w.display_name, gpu.name, target_batch));
+    throw InputError(
+        fmt::format("{} does not fit on {} even at batch 1, so no accumulation plan reaches "
+                    "--target-batch {}",
+                    w.display_name, gpu.name, target_batch));
   }
   const int world = config.world_size();
   const int per_gpu = (target_batch + world - 1) / world;  // samples each GPU contributes per step
@@ -227,15 +227,16 @@ void add_advice(Prediction& p, const workload::Workload& w, const catalog::Gpu& 
   if (gpu.modification) {
     advice.push_back(fmt::format("{} ({}) is a modified card: {}", gpu.name, gpu.id, *gpu.modification));
   } else if (const auto watts = catalog::default_laptop_power_w(gpu)) {
-    advice.push_back(fmt::format("{} is planned at {:g} W, the top of its {:g}-{:g} W range; its laptop's maker sets "
-                                 "the limit (nvidia-smi -q -d POWER shows it): give {}@<W>w for yours",
-                                 gpu.name, *watts, gpu.power_min_w.value_or(*watts), gpu.tdp_w, gpu.id));
+    advice.push_back(
+        fmt::format("{} is planned at {:g} W, the top of its {:g}-{:g} W range; its laptop's maker sets "
+                    "the limit (nvidia-smi -q -d POWER shows it): give {}@<W>w for yours",
+                    gpu.name, *watts, gpu.power_min_w.value_or(*watts), gpu.tdp_w, gpu.id));
   }
   if (!gpu.matmul_tflops(c.precision)) {
-    advice.push_back(fmt::format("{} has no {} tensor cores: matrix math runs at its FP32 rate of {:.1f} TFLOPS; "
-                                 "use {} instead",
-                                 gpu.name, catalog::to_string(c.precision), gpu.fp32_tflops,
-                                 gpu.supports(Precision::fp16) ? "fp16" : "fp32"));
+    advice.push_back(fmt::format(
+        "{} has no {} tensor cores: matrix math runs at its FP32 rate of {:.1f} TFLOPS; "
+        "use {} instead",
+        gpu.name, catalog::to_string(c.precision), gpu.fp32_tflops, gpu.supports(Precision::fp16) ? "fp16" : "fp32"));
   }
 
   if (!p.fits) {
@@ -244,16 +245,17 @@ void add_advice(Prediction& p, const workload::Workload& w, const catalog::Gpu& 
                                  units::format_gib(p.capacity_bytes)));
     if (p.max_batch > 0) {
       const int steps = (c.batch_per_gpu + p.max_batch - 1) / p.max_batch;
-      advice.push_back(fmt::format("keep the effective batch: --batch {} with {} accumulation steps "
-                                   "(--target-batch {})",
-                                   (c.batch_per_gpu + steps - 1) / steps, steps, c.batch_per_gpu * c.world_size()));
+      advice.push_back(
+          fmt::format("keep the effective batch: --batch {} with {} accumulation steps "
+                      "(--target-batch {})",
+                      (c.batch_per_gpu + steps - 1) / steps, steps, c.batch_per_gpu * c.world_size()));
     }
     if (c.precision == Precision::fp32 || c.precision == Precision::tf32) {
       if (auto mixed = mixed_precision_for(gpu)) {
         TrainingConfig m = c;
         m.precision = *mixed;
-        advice.push_back(fmt::format("mixed precision (--precision {}): largest batch {}",
-                                     catalog::to_string(*mixed), max_batch(w, m, gpu, calibration)));
+        advice.push_back(fmt::format("mixed precision (--precision {}): largest batch {}", catalog::to_string(*mixed),
+                                     max_batch(w, m, gpu, calibration)));
       }
     }
     if (!c.checkpointing) {
@@ -261,9 +263,10 @@ void add_advice(Prediction& p, const workload::Workload& w, const catalog::Gpu& 
       m.checkpointing = true;
       const int largest = max_batch(w, m, gpu, calibration);
       if (largest > p.max_batch) {
-        advice.push_back(fmt::format("activation checkpointing (--checkpointing): largest batch {} for about "
-                                     "a third more compute",
-                                     largest));
+        advice.push_back(
+            fmt::format("activation checkpointing (--checkpointing): largest batch {} for about "
+                        "a third more compute",
+                        largest));
       }
     }
     if (w.domain == workload::Domain::language && lora_rank(c) == 0) {
@@ -279,12 +282,14 @@ void add_advice(Prediction& p, const workload::Workload& w, const catalog::Gpu& 
       // ZeRO-Offload: the optimizer state and fp32 masters on the host, where a full fine-tune keeps most bytes.
       TrainingConfig m = c;
       m.offload.optimizer = true;
-      if (m.optimizer == Optimizer::paged_adamw || m.optimizer == Optimizer::paged_adamw8bit) m.optimizer = Optimizer::adamw;
+      if (m.optimizer == Optimizer::paged_adamw || m.optimizer == Optimizer::paged_adamw8bit)
+        m.optimizer = Optimizer::adamw;
       const MemoryBreakdown offloaded = estimate_memory(w, m, gpu, calibration);
       if (offloaded.fits(gpu.memory_bytes())) {
-        advice.push_back(fmt::format("keep the optimizer state on the CPU (--offload optimizer, DeepSpeed ZeRO-Offload): "
-                                     "{} on the GPU and {} of pinned host memory, for a slower step",
-                                     units::format_gib(offloaded.total_bytes()), units::format_gib(offloaded.host_bytes)));
+        advice.push_back(
+            fmt::format("keep the optimizer state on the CPU (--offload optimizer, DeepSpeed ZeRO-Offload): "
+                        "{} on the GPU and {} of pinned host memory, for a slower step",
+                        units::format_gib(offloaded.total_bytes()), units::format_gib(offloaded.host_bytes)));
       }
     }
     if (!shards_weights(c)) {
@@ -301,10 +306,11 @@ void add_advice(Prediction& p, const workload::Workload& w, const catalog::Gpu& 
           const MemoryBreakdown sharded = estimate_memory(w, m, gpu, calibration);
           const double total = sharded.total_bytes();
           if (sharded.fits(gpu.memory_bytes())) {
-            advice.push_back(fmt::format("shard weights, gradients and optimizer state with FSDP over {} GPUs "
-                                         "(--parallel fsdp --gpus {}{}{}): {} per GPU",
-                                         gpus, m.gpus_per_node, m.nodes > 1 ? fmt::format(" --nodes {}", m.nodes) : "",
-                                         checkpointing && !c.checkpointing ? " --checkpointing" : "", units::format_gib(total)));
+            advice.push_back(
+                fmt::format("shard weights, gradients and optimizer state with FSDP over {} GPUs "
+                            "(--parallel fsdp --gpus {}{}{}): {} per GPU",
+                            gpus, m.gpus_per_node, m.nodes > 1 ? fmt::format(" --nodes {}", m.nodes) : "",
+                            checkpointing && !c.checkpointing ? " --checkpointing" : "", units::format_gib(total)));
             found = true;
             break;
           }
@@ -317,19 +323,22 @@ void add_advice(Prediction& p, const workload::Workload& w, const catalog::Gpu& 
 
   const double used = p.memory.required_bytes() / p.capacity_bytes;
   if (used > 0.9) {
-    advice.push_back(fmt::format("needs {:.0f}% of memory: fragmentation or a longer sequence could OOM; "
-                                 "batch {} leaves 10% headroom",
-                                 used * 100, std::max(1, static_cast<int>(p.max_batch * 0.9))));
+    advice.push_back(
+        fmt::format("needs {:.0f}% of memory: fragmentation or a longer sequence could OOM; "
+                    "batch {} leaves 10% headroom",
+                    used * 100, std::max(1, static_cast<int>(p.max_batch * 0.9))));
     if (p.memory.total_bytes() > p.memory.required_bytes()) {
-      advice.push_back(fmt::format("nvidia-smi will show {} in use: {} of it is blocks PyTorch's allocator keeps "
-                                   "cached and gives back before it would run out",
-                                   units::format_gib(p.memory.total_bytes()),
-                                   units::format_gib(p.memory.total_bytes() - p.memory.required_bytes())));
+      advice.push_back(
+          fmt::format("nvidia-smi will show {} in use: {} of it is blocks PyTorch's allocator keeps "
+                      "cached and gives back before it would run out",
+                      units::format_gib(p.memory.total_bytes()),
+                      units::format_gib(p.memory.total_bytes() - p.memory.required_bytes())));
     }
   }
   if (p.time.bound == Bound::overhead) {
-    advice.push_back("kernel launch overhead dominates: a larger batch, CUDA graphs or torch.compile would "
-                     "keep the GPU busy");
+    advice.push_back(
+        "kernel launch overhead dominates: a larger batch, CUDA graphs or torch.compile would "
+        "keep the GPU busy");
   }
   if (c.precision == Precision::fp32 || c.precision == Precision::tf32) {
     if (auto mixed = mixed_precision_for(gpu)) {

@@ -110,7 +110,7 @@ struct TrainingConfig {
   int batch_per_gpu = 32;
   catalog::Precision precision = catalog::Precision::fp32;  // fp16/bf16 = autocast with fp32 master weights
   Optimizer optimizer = Optimizer::momentum;
-  bool checkpointing = false;     // activation checkpointing per segment (block)
+  bool checkpointing = false;  // activation checkpointing per segment (block)
   // With checkpointing: keep what the GEMMs and attention produce and recompute only the memory-bound
   // ops (norms, activations, residual adds, rotary) inside each block: selective activation checkpointing
   // as torchtitan's op-level policy and PyTorch's SAC keep the compute-intensive outputs.
@@ -131,9 +131,9 @@ struct TrainingConfig {
   bool channels_last = false;
   // fp16/bf16 as a pure 16-bit model with fp32 master weights (apex amp O2, model.half()) instead of
   // autocast: every op, softmax and norms included, runs and saves in 16-bit.
-  bool pure_16bit = false;     // NHWC activations (memory_format=torch.channels_last); vision models
-  std::optional<int> lora_rank;   // LoRA adapters of this rank on the workload's lora_targets
-  bool qlora = false;             // frozen base stored in 4-bit NF4 (implies LoRA, default rank 16)
+  bool pure_16bit = false;       // NHWC activations (memory_format=torch.channels_last); vision models
+  std::optional<int> lora_rank;  // LoRA adapters of this rank on the workload's lora_targets
+  bool qlora = false;            // frozen base stored in 4-bit NF4 (implies LoRA, default rank 16)
   // QLoRA's base prepared by PEFT's prepare_model_for_kbit_training (TRL's SFTTrainer, the Hugging Face QLoRA
   // recipe, Axolotl, LLaMA-Factory): the parameters it did not quantize (embeddings, norms, lm_head) are cast to fp32,
   // so the hidden state the decoder carries is fp32 and every 4-bit linear casts its input to the compute dtype and
@@ -148,9 +148,9 @@ struct TrainingConfig {
   Parallel parallel = Parallel::ddp;
   Offload offload;
   Interconnect interconnect = Interconnect::card;
-  int accumulation_steps = 1;     // micro-batches of batch_per_gpu per optimizer step
-  double dataset_size = 0;        // samples per epoch; 0: the workload's default (ImageNet-1k for vision)
-  double network_gbs = 0;         // per-node network bandwidth for --nodes > 1, GB/s; 0: the default
+  int accumulation_steps = 1;  // micro-batches of batch_per_gpu per optimizer step
+  double dataset_size = 0;     // samples per epoch; 0: the workload's default (ImageNet-1k for vision)
+  double network_gbs = 0;      // per-node network bandwidth for --nodes > 1, GB/s; 0: the default
   // CUDA before 11.7 / PyTorch before 1.13 load every kernel of every library into the context at start
   // (validation rows of older software); today's default is lazy loading.
   bool eager_module_loading = false;
@@ -234,7 +234,6 @@ struct StepTime {
   Bound bound = Bound::compute;
 };
 
-
 struct Prediction {
   TrainingConfig config;
   const catalog::Gpu* gpu = nullptr;
@@ -243,10 +242,10 @@ struct Prediction {
   bool fits = false;
   int max_batch = 0;  // largest per-GPU batch that fits (0: not even batch 1)
   StepTime time;
-  double throughput = 0;                   // samples/s per GPU, accumulation and optimizer step included
-  std::optional<double> tokens_per_s;      // language models, per GPU
-  int effective_batch = 0;                 // batch_per_gpu x accumulation_steps x world size
-  std::optional<double> epoch_time_s;      // whole cluster over dataset_size samples (when known)
+  double throughput = 0;                      // samples/s per GPU, accumulation and optimizer step included
+  std::optional<double> tokens_per_s;         // language models, per GPU
+  int effective_batch = 0;                    // batch_per_gpu x accumulation_steps x world size
+  std::optional<double> epoch_time_s;         // whole cluster over dataset_size samples (when known)
   std::optional<double> energy_wh_per_epoch;  // at TDP x GPUs (an upper bound: TDP is a specification)
   std::vector<std::string> advice;
   // The range that held 80% of held-out published runs of this cell (model family x precision x GPU
@@ -261,8 +260,8 @@ struct Prediction {
 // `calibration` null: the default constants. The same pointer is threaded through every function.
 MemoryBreakdown estimate_memory(const workload::Workload& workload, const TrainingConfig& config,
                                 const catalog::Gpu& gpu, const Calibration* calibration = nullptr);
-StepTime estimate_step_time(const workload::Workload& workload, const TrainingConfig& config,
-                            const catalog::Gpu& gpu, const Calibration* calibration = nullptr);
+StepTime estimate_step_time(const workload::Workload& workload, const TrainingConfig& config, const catalog::Gpu& gpu,
+                            const Calibration* calibration = nullptr);
 // Bytes per second a memory-bound kernel moves on the GPU: the DRAM's rate and the SMs' in series
 // (constants.hpp: memory_efficiency, sm_memory_gbs).
 double memory_bound_bandwidth(const ModelConstants& k, const catalog::Gpu& gpu);
@@ -287,9 +286,8 @@ namespace gpusage::estimate {
 // The per-GPU micro-batch and accumulation steps that reach `target_batch` samples per optimizer step
 // across the world: the largest micro-batch that fits, with the fewest accumulation steps, preferring
 // an exact split of the target. Throws InputError when even batch 1 does not fit.
-TrainingConfig plan_target_batch(const workload::Workload& workload, TrainingConfig config,
-                                 const catalog::Gpu& gpu, int target_batch,
-                                 const Calibration* calibration = nullptr);
+TrainingConfig plan_target_batch(const workload::Workload& workload, TrainingConfig config, const catalog::Gpu& gpu,
+                                 int target_batch, const Calibration* calibration = nullptr);
 // The same with the largest fitting micro-batch (max_batch) already known.
 TrainingConfig plan_target_batch_within(const workload::Workload& workload, TrainingConfig config,
                                         const catalog::Gpu& gpu, int target_batch, int largest);

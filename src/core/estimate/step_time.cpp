@@ -1,10 +1,10 @@
 // Step-time model: a roofline per layer with calibrated efficiencies, forward plus backward (one micro-batch:
 // step_time_layers.cpp), then what each optimizer step adds once: autocast's weight casts, the optimizer step,
 // CPU offload's copies, data-parallel communication, kernel overheads. See docs/MODEL.md.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "core/common/error.hpp"
 #include "core/estimate/adapters.hpp"
@@ -49,8 +49,7 @@ double pcie_gbs(const catalog::Gpu& gpu) {
 
 // Autocast casts each fp32 weight to 16-bit once per forward: read 4 B, write 2 B per parameter (pure
 // bf16 training has no fp32 copy to cast).
-void add_weight_casts(detail::MicroBatch& mb, const detail::StepRates& r, const TrainingConfig& config,
-                      double params) {
+void add_weight_casts(detail::MicroBatch& mb, const detail::StepRates& r, const TrainingConfig& config, double params) {
   if (r.element < 4 && r.trains_base && config.master_weights == MasterWeights::fp32) {
     const double kernel_fixed_s = r.k->kernel_fixed_s;
     const double cast_s = 6 * params / r.bandwidth + mb.parameter_tensors / 2 * kernel_fixed_s;
@@ -99,10 +98,9 @@ OptimizerStep gpu_optimizer_step(const detail::StepRates& r, const TrainingConfi
 // The step runs on the host over the same bytes, at the host's bandwidth (torch's CPU AdamW under FSDP's parameter
 // offload, DeepSpeed's CPU-Adam otherwise), so `step` leaves the GPU; the GPU streams the gradients out while
 // backward runs and, unless the weights live on the host, takes the updated 16-bit weights back after the step.
-double offload_exposed_per_micro_batch_s(OptimizerStep& step, const detail::StepRates& r,
-                                         const TrainingConfig& config, const MemoryBreakdown& memory,
-                                         const detail::MicroBatch& mb, double params, double trainable,
-                                         double pcie) {
+double offload_exposed_per_micro_batch_s(OptimizerStep& step, const detail::StepRates& r, const TrainingConfig& config,
+                                         const MemoryBreakdown& memory, const detail::MicroBatch& mb, double params,
+                                         double trainable, double pcie) {
   const ModelConstants& k = *r.k;
   const double shards = shard_ranks(config);
   const double sixteen_bit = r.element < 4 ? 2 : 4;  // a 16-bit model's weights and gradients
@@ -207,8 +205,7 @@ StepTime assemble(StepTime t, const detail::StepRates& r, const TrainingConfig& 
   const double host_s = (accumulation * mb.kernels + optimizer.kernels) * k.host_dispatch_s;
   t.compute_s = mb.compute_s * accumulation;
   t.memory_s = mb.memory_s * accumulation + optimizer.bytes / r.bandwidth;
-  t.overhead_s =
-      mb.fixed_s * accumulation + optimizer.kernels * k.kernel_fixed_s + std::max(0.0, host_s - gpu_s);
+  t.overhead_s = mb.fixed_s * accumulation + optimizer.kernels * k.kernel_fixed_s + std::max(0.0, host_s - gpu_s);
   t.recompute_s = mb.recompute_s * accumulation;
   const double scale = calibration ? calibration->scale_for(r.gpu->id) : 1.0;
   t.step_s = (std::max(gpu_s, host_s) + t.communication_s) * scale;
@@ -219,7 +216,6 @@ StepTime assemble(StepTime t, const detail::StepRates& r, const TrainingConfig& 
   }
   return t;
 }
-
 
 }  // namespace
 
@@ -245,8 +241,8 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
   const MemoryBreakdown memory =
       config.offload.activations || paged ? estimate_memory(w, config, gpu, calibration) : MemoryBreakdown{};
   const double pcie = pcie_gbs(gpu) * 1e9 * k.link_efficiency;
-  const double offload_exposed_s = offload_exposed_per_micro_batch_s(optimizer, r, config, memory, mb, params,
-                                                                      trainable, pcie);
+  const double offload_exposed_s =
+      offload_exposed_per_micro_batch_s(optimizer, r, config, memory, mb, params, trainable, pcie);
   // Paged optimizer states the driver moved to the host come back over PCIe for the step and go out again
   // when the next forward needs the room: twice their bytes per optimizer step.
   if (paged) {

@@ -163,10 +163,10 @@ LayerKernels layer_rooflines(const StepRates& r, const workload::Layer& layer, d
         layer.backward_flops > 1.5 * layer.forward_flops || !weight_grads ? r.batch * layer.forward_flops : 0.0;
     input_grad_share = std::min(1.0, input_grad / backward_flops);
   }
-  out.backward = r.roofline(layer, backward_flops, 2 * io_bytes - backward_l2_bytes, is_gemm_like(layer.op) ? 2 : 1,
-                            tiled ? input_grad_share * r.tile_overhead(input_grad_depth(layer))
-                                  : r.attention_tile_overhead(layer, true),
-                            r.softmax_s(layer));
+  out.backward = r.roofline(
+      layer, backward_flops, 2 * io_bytes - backward_l2_bytes, is_gemm_like(layer.op) ? 2 : 1,
+      tiled ? input_grad_share * r.tile_overhead(input_grad_depth(layer)) : r.attention_tile_overhead(layer, true),
+      r.softmax_s(layer));
   return out;
 }
 
@@ -236,7 +236,7 @@ double StepRates::efficiency(const workload::Layer& layer) const {
   if (layer.op == OpClass::conv) return tensor_cores ? k->conv_tensor_efficiency * tf32 : k->conv_fp32_efficiency;
   double matmul = tensor_cores ? k->matmul_tensor_efficiency * tf32 : k->matmul_fp32_efficiency;
   return layer.op == OpClass::attention && !unfused_attention(layer) ? matmul * k->attention_relative_efficiency
-                                                                      : matmul;
+                                                                     : matmul;
 }
 
 double StepRates::tile_overhead(double depth) const {
@@ -266,8 +266,8 @@ double StepRates::softmax_s(const workload::Layer& layer) const {
   return batch * layer.score_elements * (1 / exponentials_per_s + k->attention_softmax_fp32_ops * 2 / vector_peak);
 }
 
-Roofline StepRates::roofline(const workload::Layer& layer, double flops, double bytes, double kernels,
-                             double overhead, double serial_compute_s) const {
+Roofline StepRates::roofline(const workload::Layer& layer, double flops, double bytes, double kernels, double overhead,
+                             double serial_compute_s) const {
   Roofline r;
   double rate = vector_peak;
   double memory_rate = bandwidth;
@@ -338,8 +338,7 @@ StepRates make_step_rates(const ModelConstants& k, const workload::Workload& w, 
   return r;
 }
 
-void MicroBatch::add_memory_bound(const StepRates& r, double bytes, double kernel_count,
-                                  double backward_bytes_ratio) {
+void MicroBatch::add_memory_bound(const StepRates& r, double bytes, double kernel_count, double backward_bytes_ratio) {
   const double kernel_fixed_s = r.k->kernel_fixed_s;
   forward_s += bytes / r.bandwidth + kernel_count * kernel_fixed_s;
   backward_s += backward_bytes_ratio * bytes / r.bandwidth + kernel_count * kernel_fixed_s;
@@ -351,8 +350,8 @@ void MicroBatch::add_memory_bound(const StepRates& r, double bytes, double kerne
 MicroBatch micro_batch_time(const StepRates& r, const workload::Workload& w, const TrainingConfig& config) {
   MicroBatch mb;
   for (const auto& layer : w.layers) {
-    const bool upcast_layer = r.upcast && !is_gemm_like(layer.op) && layer.op != OpClass::attention &&
-                              layer.autocast_extra_io_bytes <= 0;
+    const bool upcast_layer =
+        r.upcast && !is_gemm_like(layer.op) && layer.op != OpClass::attention && layer.autocast_extra_io_bytes <= 0;
     const double layer_element = upcast_layer ? 4.0 : r.element;
     add_autocast_stream(mb, r, layer);
     add_attention_layout_copies(mb, r, layer);

@@ -16,9 +16,10 @@ namespace {
 int held_accumulation_batch(int target, const TrainingConfig& base) {
   const int per_step = base.accumulation_steps * base.world_size();
   if (target % per_step != 0) {
-    throw InputError(fmt::format("--target-batch {} is not a multiple of --accumulate {} x {} GPU(s) = {}; give a "
-                                 "multiple, or drop one of the two",
-                                 target, base.accumulation_steps, base.world_size(), per_step));
+    throw InputError(
+        fmt::format("--target-batch {} is not a multiple of --accumulate {} x {} GPU(s) = {}; give a "
+                    "multiple, or drop one of the two",
+                    target, base.accumulation_steps, base.world_size(), per_step));
   }
   return target / per_step;
 }
@@ -81,15 +82,17 @@ int largest_power_of_two_at_most(int n) {
 // cards at a fraction of fp16's speed, which no one plans for, so a card without it is refused, not planned.
 void check_precision(const catalog::Gpu& gpu, catalog::Precision precision) {
   if (precision != catalog::Precision::bf16 || !gpu.is_unsupported("bf16_tflops")) return;
-  throw InputError(fmt::format("--precision bf16: the {} ({}, compute capability {}) has no bfloat16, which needs "
-                               "compute capability 8.0 (Ampere) or later; use --precision fp16 (AMP with a loss "
-                               "scaler) on it",
-                               gpu.name, gpu.id, gpu.compute_capability));
+  throw InputError(
+      fmt::format("--precision bf16: the {} ({}, compute capability {}) has no bfloat16, which needs "
+                  "compute capability 8.0 (Ampere) or later; use --precision fp16 (AMP with a loss "
+                  "scaler) on it",
+                  gpu.name, gpu.id, gpu.compute_capability));
 }
 
 }  // namespace
 
-std::vector<int> batch_ladder(workload::Domain domain, const std::vector<int>& vision, const std::vector<int>& largest) {
+std::vector<int> batch_ladder(workload::Domain domain, const std::vector<int>& vision,
+                              const std::vector<int>& largest) {
   std::vector<int> ladder = vision;
   if (domain == workload::Domain::language) {
     const int most = largest.empty() ? 0 : *std::max_element(largest.begin(), largest.end());
@@ -117,7 +120,8 @@ Sweep run_sweep(workload::Workload workload, const TrainingConfig& base, const C
   std::vector<const catalog::Gpu*> listed_gpus;
   std::vector<std::string> without_bf16;
   for (const catalog::Gpu* listed : request.gpus) {
-    if (request.gpus.size() > 1 && base.precision == catalog::Precision::bf16 && listed->is_unsupported("bf16_tflops")) {
+    if (request.gpus.size() > 1 && base.precision == catalog::Precision::bf16 &&
+        listed->is_unsupported("bf16_tflops")) {
       without_bf16.push_back(listed->id);
       continue;
     }
@@ -126,9 +130,10 @@ Sweep run_sweep(workload::Workload workload, const TrainingConfig& base, const C
   }
   if (listed_gpus.empty() && !request.gpus.empty()) check_precision(*request.gpus.front(), base.precision);
   if (!without_bf16.empty()) {
-    sweep.notes.push_back(fmt::format("Left out for --precision bf16 (no bfloat16 before compute capability 8.0; "
-                                      "plan them with --precision fp16): {}.",
-                                      fmt::join(without_bf16, ", ")));
+    sweep.notes.push_back(
+        fmt::format("Left out for --precision bf16 (no bfloat16 before compute capability 8.0; "
+                    "plan them with --precision fp16): {}.",
+                    fmt::join(without_bf16, ", ")));
   }
   std::vector<int> largest;  // per GPU
   for (const catalog::Gpu* listed : listed_gpus) {

@@ -147,8 +147,12 @@ IntervalTable interval_table(const ValidationReport& report) {
 
 std::string interval_table_json(const IntervalTable& table, const std::string& data_file) {
   auto cell_json = [](const IntervalCell& c) {
-    return nlohmann::json{{"family", c.family},       {"precision", c.precision},   {"architecture", c.architecture},
-                          {"rows", c.rows},           {"ratio_p10", c.ratio_p10},   {"ratio_p90", c.ratio_p90},
+    return nlohmann::json{{"family", c.family},
+                          {"precision", c.precision},
+                          {"architecture", c.architecture},
+                          {"rows", c.rows},
+                          {"ratio_p10", c.ratio_p10},
+                          {"ratio_p90", c.ratio_p90},
                           {"median_abs_error", c.median_abs_error}};
   };
   nlohmann::json cells = nlohmann::json::array(), fine_tuning = nlohmann::json::array();
@@ -167,9 +171,9 @@ IntervalTable parse_interval_table(const std::string& json_text, const std::stri
   try {
     const auto doc = nlohmann::json::parse(json_text);
     auto cell = [](const nlohmann::json& j) {
-      return IntervalCell{j.at("family").get<std::string>(),    j.at("precision").get<std::string>(),
+      return IntervalCell{j.at("family").get<std::string>(),       j.at("precision").get<std::string>(),
                           j.at("architecture").get<std::string>(), j.at("rows").get<int>(),
-                          j.at("ratio_p10").get<double>(),        j.at("ratio_p90").get<double>(),
+                          j.at("ratio_p10").get<double>(),         j.at("ratio_p90").get<double>(),
                           j.at("median_abs_error").get<double>()};
     };
     IntervalTable t;
@@ -186,7 +190,8 @@ IntervalTable parse_interval_table(const std::string& json_text, const std::stri
 }
 
 const IntervalTable& builtin_interval_table() {
-  static const IntervalTable table = parse_interval_table(kBuiltinIntervalTable, "data/validation/intervals.json (built in)");
+  static const IntervalTable table =
+      parse_interval_table(kBuiltinIntervalTable, "data/validation/intervals.json (built in)");
   return table;
 }
 
@@ -258,9 +263,10 @@ Interval throughput_interval(const IntervalTable& table, double predicted, const
     out = interval_from_cell(*chosen, predicted, out.basis);
   }
   if (!covered(table, "*", "*", architecture)) {
-    out.warnings.push_back(fmt::format("no validation run on a {} GPU: the interval is borrowed from other "
-                                       "architectures",
-                                       architecture));
+    out.warnings.push_back(
+        fmt::format("no validation run on a {} GPU: the interval is borrowed from other "
+                    "architectures",
+                    architecture));
   }
   if (!covered(table, "*", precision, "*")) {
     out.warnings.push_back(fmt::format("no validation run at {}: the interval is borrowed", precision));
@@ -271,9 +277,10 @@ Interval throughput_interval(const IntervalTable& table, double predicted, const
     out.warnings.push_back(fmt::format("no validation run of a {} model: the interval is borrowed", family));
   }
   if (world_size > table.max_validated_gpus) {
-    out.warnings.push_back(fmt::format("no validation run with {} GPUs (the most is {}): communication is "
-                                       "extrapolated",
-                                       world_size, table.max_validated_gpus));
+    out.warnings.push_back(
+        fmt::format("no validation run with {} GPUs (the most is {}): communication is "
+                    "extrapolated",
+                    world_size, table.max_validated_gpus));
   }
   return out;
 }

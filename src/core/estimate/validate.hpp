@@ -46,8 +46,8 @@ struct Measurement {
   // the optimizer steps once per `accumulation` micro-batches. Empty: 1.
   int accumulation = 1;
   Metric metric = Metric::train_throughput;
-  double value = 0;              // samples/s per GPU, bytes, or the largest batch that ran
-  std::optional<int> fails_at;   // max_batch: the smallest batch that failed
+  double value = 0;             // samples/s per GPU, bytes, or the largest batch that ran
+  std::optional<int> fails_at;  // max_batch: the smallest batch that failed
   // Column `attention`: flash or eager; empty: the software era's default (fused attention from
   // PyTorch 2.0, March 2023, on; unfused before).
   std::optional<bool> flash_attention;
@@ -59,7 +59,7 @@ struct Measurement {
   // Column `kernels`: fused (torch.compile, Liger, Transformer Engine, a C++ trainer) or eager (Hugging Face's
   // Python elementwise code, plan's default); empty: eager.
   bool fused_kernels = false;
-  bool pure_16bit = false;            // column `amp`: o2 (pure 16-bit model) or autocast (default)
+  bool pure_16bit = false;  // column `amp`: o2 (pure 16-bit model) or autocast (default)
   // Column `checkpointing`: none (default), full (every block recomputed, plan's --checkpointing), selective
   // (torchtitan's and Megatron's: predicted as plan's --checkpointing selective) or every:N (every Nth block).
   std::string checkpointing;
@@ -71,7 +71,7 @@ struct Measurement {
   LossImpl loss = LossImpl::plain;
   std::optional<int> lora_rank;
   bool qlora = false;
-  double lora_dropout = 0;            // column lora_dropout: PEFT's probability; empty: 0
+  double lora_dropout = 0;  // column lora_dropout: PEFT's probability; empty: 0
   LoraTargets lora_targets = LoraTargets::all;
   // Column `optimizer_impl`: fused, foreach or loop (OptimizerImpl); empty: the software's default (the
   // framework's own fused step outside PyTorch, torch.optim's foreach from PyTorch 2.0, its loop before).
@@ -88,8 +88,8 @@ struct Measurement {
   // Column `gpu_memory_gb`: the memory of the card the run used when it is a variant the catalog maps to a
   // sibling (torchtitan's 96 GB H100 runs on h100-sxm5-80gb's rates): the fit is judged against it.
   std::optional<double> gpu_memory_gb;
-  std::string task;                   // column `task`: squad (question-answering head), pretrain or finetune
-  std::string data;                   // column `data`: synthetic or real (informational)
+  std::string task;  // column `task`: squad (question-answering head), pretrain or finetune
+  std::string data;  // column `data`: synthetic or real (informational)
   std::string framework;
   std::string software_date;  // YYYY-MM of the framework / container release; empty when unknown
   std::string source;
@@ -107,9 +107,9 @@ struct Measurement {
   bool current_throughput() const {
     return metric == Metric::train_throughput && !legacy() && !superlinear && !fine_tuning();
   }
-  // Measured under TensorFlow, MXNet, PaddlePaddle, JAX or a C++/CUDA trainer (llm.q, llm.c) rather than PyTorch. The memory model is
-  // PyTorch's (autograd's saved tensors, the caching allocator, autocast's copies), so such rows' memory
-  // figures are a group of their own; their throughput runs the same cuDNN and cuBLAS kernels and counts.
+  // Measured under TensorFlow, MXNet, PaddlePaddle, JAX or a C++/CUDA trainer (llm.q, llm.c) rather than PyTorch. The
+  // memory model is PyTorch's (autograd's saved tensors, the caching allocator, autocast's copies), so such rows'
+  // memory figures are a group of their own; their throughput runs the same cuDNN and cuBLAS kernels and counts.
   bool other_framework() const;
   // Software that loads every kernel into the CUDA context at start (before lazy loading, PyTorch 1.13
   // with CUDA 11.7): from software_date, else from the versions `framework` names; unknown: today's.
@@ -121,8 +121,8 @@ struct Measurement {
 constexpr double kSuperlinearTolerance = 0.10;
 
 // Parses CSV with a header that has at least model,gpu,precision,batch_per_gpu,metric,value (optional:
-// num_gpus, resolution, seq_len, tokens, accumulation, fails_at, attention, parallel, interconnect, layout, kernels, task, amp,
-// checkpointing, gpu_memory_gb, data, framework, software_date, source; anything else ignored). Throws
+// num_gpus, resolution, seq_len, tokens, accumulation, fails_at, attention, parallel, interconnect, layout, kernels,
+// task, amp, checkpointing, gpu_memory_gb, data, framework, software_date, source; anything else ignored). Throws
 // InputError naming the line and the column.
 std::vector<Measurement> parse_measurements(const std::string& csv_text, const std::string& origin);
 
@@ -205,20 +205,20 @@ struct FineTuneCell {
 
 struct ValidationReport {
   std::vector<ValidationRow> rows;
-  std::optional<CvGroup> cv;  // empty: every row predicted with the constants given (no holding out)
-  int groups = 0;             // groups held out in turn
-  ErrorSummary single_gpu_throughput;  // the headline: current-software single-GPU rows
-  ErrorSummary multi_gpu_throughput;   // per-GPU throughput of data-parallel runs
-  ErrorSummary legacy_throughput;      // rows measured with pre-kLegacySoftwareBefore software
+  std::optional<CvGroup> cv;            // empty: every row predicted with the constants given (no holding out)
+  int groups = 0;                       // groups held out in turn
+  ErrorSummary single_gpu_throughput;   // the headline: current-software single-GPU rows
+  ErrorSummary multi_gpu_throughput;    // per-GPU throughput of data-parallel runs
+  ErrorSummary legacy_throughput;       // rows measured with pre-kLegacySoftwareBefore software
   ErrorSummary superlinear_throughput;  // data-parallel rows faster per GPU than one GPU (Measurement::superlinear)
-  ErrorSummary peak_memory;         // current software, as nvidia-smi counts it (metric peak_memory)
+  ErrorSummary peak_memory;             // current software, as nvidia-smi counts it (metric peak_memory)
   // Current-software peak_allocated and peak_reserved rows: the allocator's own figures, a metric apart.
   ErrorSummary allocator_peak_memory;
   ErrorSummary legacy_peak_memory;  // pre-kLegacySoftwareBefore software (older CUDA contexts and allocators)
   int max_batch_rows = 0;
   int max_batch_hits = 0;
-  int ran_rows = 0;             // throughput and memory rows: runs that ran
-  int ran_predicted_oom = 0;    // … of which the memory model says they do not fit
+  int ran_rows = 0;           // throughput and memory rows: runs that ran
+  int ran_predicted_oom = 0;  // … of which the memory model says they do not fit
   // The same memory figures for rows measured under another framework (Measurement::other_framework):
   // TensorFlow maps nearly all GPU memory at start by default, and plans its graph's memory itself.
   ErrorSummary other_framework_peak_memory;
@@ -230,7 +230,7 @@ struct ValidationReport {
   CardsSummary single_gpu_by_cards;
   CardsSummary multi_gpu_by_cards;
   std::vector<ArchitectureSummary> architectures;  // single-GPU throughput per architecture
-  std::vector<CellSummary> cells;  // single-GPU throughput per cell, cells with rows only
+  std::vector<CellSummary> cells;                  // single-GPU throughput per cell, cells with rows only
   // The LLM fine-tuning rows (Measurement::fine_tuning) apart: throughput (every GPU count) and memory,
   // the runs among them that ran and how many plan has not fit, and per method x GPU class.
   ErrorSummary fine_tuning_throughput;
@@ -259,7 +259,7 @@ ValidationReport cross_validate(const std::vector<Measurement>& measurements, co
 // The physical bounds every fitted constant is held to (tests check them; --fit prints what moved).
 // allocator_unreleasable_fraction stays inside [0, allocator_overhead_fraction]: a part of the reserve.
 struct FitBounds {
-  double efficiency_lo = 0.05, efficiency_hi = 1.0;          // fractions of a peak: (0, 1]
+  double efficiency_lo = 0.05, efficiency_hi = 1.0;  // fractions of a peak: (0, 1]
   // A training step's GEMMs reach no more of the tensor peak than the largest GEMMs measured on a card that holds
   // its clock: 264.5 of the A100 SXM4 80 GB's 312 TFLOPS (0.85; H100 SXM 0.80, B200 0.75; docs/MODEL.md, session 17).
   double matmul_tensor_efficiency_hi = 0.85;

@@ -79,8 +79,7 @@ struct MemoryVerdicts {
 MemoryVerdicts memory_verdicts(const std::vector<Measurement>& measurements,
                                const std::vector<const Prepared*>& prepared, const ModelConstants& k);
 // The fitted allocator_unreleasable_fraction over the rows `use` keeps (by index into the measurements).
-double fit_unreleasable_fraction(const MemoryVerdicts& v, const std::function<bool(std::size_t)>& use,
-                                 double prior);
+double fit_unreleasable_fraction(const MemoryVerdicts& v, const std::function<bool(std::size_t)>& use, double prior);
 
 // Fills the summaries of a report from its predicted rows.
 void summarize_report(ValidationReport& report);

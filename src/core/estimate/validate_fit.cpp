@@ -157,8 +157,8 @@ MemoryVerdicts memory_verdicts(const std::vector<Measurement>& measurements,
     } else {
       const MemoryBreakdown mm = estimate_memory(p.workload, p.config, p.gpu, &calibration);
       const double allocated = mm.activations_bytes + mm.workspace_bytes;
-      v.ran.push_back({i, mm.required_bytes() - k.allocator_unreleasable_fraction * allocated, allocated,
-                       p.gpu.memory_bytes()});
+      v.ran.push_back(
+          {i, mm.required_bytes() - k.allocator_unreleasable_fraction * allocated, allocated, p.gpu.memory_bytes()});
     }
   }
   return v;
@@ -169,8 +169,7 @@ MemoryVerdicts memory_verdicts(const std::vector<Measurement>& measurements,
 // runs that ran only ever say "less stays", so without a bracket among the rows (leave-one-GPU-out holds out
 // the RTX 3090, whose timm brackets are all there are) nothing else would hold the share up. Of equals, the
 // largest (the least memory taken as given back).
-double fit_unreleasable_fraction(const MemoryVerdicts& v, const std::function<bool(std::size_t)>& use,
-                                 double prior) {
+double fit_unreleasable_fraction(const MemoryVerdicts& v, const std::function<bool(std::size_t)>& use, double prior) {
   double best_loss = std::numeric_limits<double>::infinity();
   double best = prior;
   for (std::size_t c = v.candidates.size(); c-- > 0;) {
@@ -219,9 +218,9 @@ ModelConstants fit_constants(const std::vector<Measurement>& measurements, const
     if (prepared[i] && measurements[i].current_throughput()) rows.push_back({&*prepared[i], measurements[i].value});
   }
   ModelConstants k = detail::fit_rows(rows, prior);
-  k.allocator_unreleasable_fraction =
-      detail::fit_unreleasable_fraction(detail::memory_verdicts(measurements, prepared_rows, prior),
-                                [](std::size_t) { return true; }, prior.allocator_unreleasable_fraction);
+  k.allocator_unreleasable_fraction = detail::fit_unreleasable_fraction(
+      detail::memory_verdicts(measurements, prepared_rows, prior), [](std::size_t) { return true; },
+      prior.allocator_unreleasable_fraction);
   return k;
 }
 

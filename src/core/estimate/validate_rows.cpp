@@ -39,21 +39,21 @@ std::optional<Prepared> prepare(const Measurement& m, const catalog::Catalog& ca
     workload::WorkloadOptions options;
     options.resolution = m.resolution;
     options.seq_len = m.seq_len;
-    options.flash_attention = m.flash_attention.value_or(!m.software_date.empty() &&
-                                                         m.software_date >= kFusedAttentionSince);
+    options.flash_attention =
+        m.flash_attention.value_or(!m.software_date.empty() && m.software_date >= kFusedAttentionSince);
     if (m.task == "squad") options.head = workload::Head::question_answering;
     workload::WorkloadOptions timed_options = options;
     if (m.tokens) timed_options.seq_len = m.tokens;
-    Prepared p{workload::build(m.model, options), {}, {}, complete_tensor_rates(catalog.resolve(m.gpu), catalog).gpu,
-               {}};
+    Prepared p{
+        workload::build(m.model, options), {}, {}, complete_tensor_rates(catalog.resolve(m.gpu), catalog).gpu, {}};
     p.timed_workload = m.tokens ? workload::build(m.model, timed_options) : p.workload;
     auto precision = catalog::parse_precision(m.precision);
     if (!precision) throw InputError(fmt::format("unknown precision '{}'", m.precision));
     p.config.precision = *precision;
     p.config.batch_per_gpu = m.batch_per_gpu;
     p.config.accumulation_steps = m.accumulation;
-    p.config.optimizer = m.optimizer.value_or(p.workload.domain == workload::Domain::vision ? Optimizer::momentum
-                                                                                          : Optimizer::adamw);
+    p.config.optimizer =
+        m.optimizer.value_or(p.workload.domain == workload::Domain::vision ? Optimizer::momentum : Optimizer::adamw);
     p.config.master_weights = m.master_weights;
     p.config.loss = m.loss;
     p.config.lora_rank = m.lora_rank;
@@ -80,8 +80,8 @@ std::optional<Prepared> prepare(const Measurement& m, const catalog::Catalog& ca
     const bool pytorch2 = !m.other_framework() && !m.software_date.empty() && m.software_date >= kGradientsFreedSince;
     p.config.gradients_freed_between_steps = pytorch2;
     p.config.optimizer_impl = m.optimizer_impl.value_or(m.other_framework() ? OptimizerImpl::fused
-                                                        : pytorch2            ? OptimizerImpl::foreach
-                                                                              : OptimizerImpl::loop);
+                                                        : pytorch2          ? OptimizerImpl::foreach
+                                                                            : OptimizerImpl::loop);
     p.config.eager_kernels = !m.fused_kernels;
     p.inputs = {m.model, options, timed_options, p.config, p.gpu.id, p.gpu.memory_gb};
     return p;

@@ -75,7 +75,7 @@ namespace detail {
 void summarize_report(ValidationReport& report) {
   summarize_fine_tuning(report);
   std::vector<double> single, multi, legacy, superlinear, memory, legacy_memory, other_memory, allocator_memory;
-  std::vector<double> single_cards[2], multi_cards[2];  // [0] data center, [1] GeForce
+  std::vector<double> single_cards[2], multi_cards[2];               // [0] data center, [1] GeForce
   std::map<std::string, std::vector<double>> architecture_cards[3];  // [0] data center, [1] GeForce, [2] all
   std::map<Cell, std::vector<double>> cells;
   for (const ValidationRow& row : report.rows) {

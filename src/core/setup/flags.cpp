@@ -44,7 +44,8 @@ class Args {
 // A POSIX shell word: as it is when it holds only characters no shell treats specially, else single-quoted.
 std::string shell_word(const std::string& arg) {
   const bool plain = !arg.empty() && std::all_of(arg.begin(), arg.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("_-./:,=+@%").find(c) != std::string_view::npos;
+    return std::isalnum(static_cast<unsigned char>(c)) ||
+           std::string_view("_-./:,=+@%").find(c) != std::string_view::npos;
   });
   if (plain) return arg;
   std::string quoted = "'";

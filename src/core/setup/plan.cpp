@@ -18,8 +18,7 @@ estimate::Sweep run_plan(const TrainingSetup& options, const estimate::SweepRequ
   const estimate::TrainingConfig base = options.training_config(w);
   std::optional<workload::Workload> timed = options.build_timed_workload(w);
   const std::vector<std::string> workload_notes = w.notes;
-  estimate::Sweep sweep =
-      estimate::run_sweep(std::move(w), base, calibration, request, catalog, std::move(timed));
+  estimate::Sweep sweep = estimate::run_sweep(std::move(w), base, calibration, request, catalog, std::move(timed));
   sweep.notes.insert(sweep.notes.begin(), workload_notes.begin(), workload_notes.end());
   return sweep;
 }

@@ -11,9 +11,9 @@
 #include "core/catalog/catalog.hpp"
 #include "core/common/error.hpp"
 #include "core/common/io.hpp"
-#include "core/workload/traced.hpp"
 #include "core/common/text.hpp"
 #include "core/estimate/calibration_file.hpp"
+#include "core/workload/traced.hpp"
 
 namespace gpusage::setup {
 
@@ -38,9 +38,10 @@ void apply_checkpointing(estimate::TrainingConfig& c, const std::string& mode) {
       }
     }
   }
-  throw InputError(fmt::format("--checkpointing '{}' is not one of full, selective, every:N (N from 1 to 1000), "
-                               "none (give the model before a bare --checkpointing)",
-                               mode));
+  throw InputError(
+      fmt::format("--checkpointing '{}' is not one of full, selective, every:N (N from 1 to 1000), "
+                  "none (give the model before a bare --checkpointing)",
+                  mode));
 }
 
 }  // namespace
@@ -59,9 +60,10 @@ std::string hf_config_file(const std::string& given) {
   if (fs::is_regular_file(path / "config.json", ec)) return (path / "config.json").string();
   const fs::path snapshots = path / "snapshots";
   if (!fs::is_directory(snapshots, ec)) {
-    throw InputError(fmt::format("--hf-config directory '{}' has no config.json and no snapshots/ (it is not a "
-                                 "Hugging Face cache entry); {}",
-                                 given, accepted));
+    throw InputError(
+        fmt::format("--hf-config directory '{}' has no config.json and no snapshots/ (it is not a "
+                    "Hugging Face cache entry); {}",
+                    given, accepted));
   }
   fs::path snapshot;
   if (const auto ref = io::try_read_file((path / "refs" / "main").string())) {
@@ -71,16 +73,18 @@ std::string hf_config_file(const std::string& given) {
     for (const auto& entry : fs::directory_iterator(snapshots, ec))
       if (entry.is_directory()) found.push_back(entry.path());
     if (found.size() != 1) {
-      throw InputError(fmt::format("--hf-config cache entry '{}' has no refs/main and {} snapshots; give one "
-                                   "snapshot directory ({}/snapshots/<hash>)",
-                                   given, found.size(), given));
+      throw InputError(
+          fmt::format("--hf-config cache entry '{}' has no refs/main and {} snapshots; give one "
+                      "snapshot directory ({}/snapshots/<hash>)",
+                      given, found.size(), given));
     }
     snapshot = found.front();
   }
   if (!fs::is_regular_file(snapshot / "config.json", ec)) {
-    throw InputError(fmt::format("--hf-config cache entry '{}': snapshot '{}' has no config.json (download it with "
-                                 "the model, or give the file)",
-                                 given, snapshot.string()));
+    throw InputError(
+        fmt::format("--hf-config cache entry '{}': snapshot '{}' has no config.json (download it with "
+                    "the model, or give the file)",
+                    given, snapshot.string()));
   }
   return (snapshot / "config.json").string();
 }
@@ -92,12 +96,14 @@ workload::Workload TrainingSetup::build_workload() const {
   options.flash_attention = !no_flash_attention;
   if (!workload_file.empty()) {
     if (!model.empty() || !hf_config.empty()) {
-      throw InputError(fmt::format("--workload {}: give one model, a zoo MODEL, --hf-config or --workload", workload_file));
+      throw InputError(
+          fmt::format("--workload {}: give one model, a zoo MODEL, --hf-config or --workload", workload_file));
     }
     if (resolution || seq_len) {
-      throw InputError(fmt::format("--{} does not apply to --workload {}: a traced workload keeps the input shape it "
-                                   "was traced at (trace it again with gpusage-trace --input)",
-                                   resolution ? "resolution" : "seq-len", workload_file));
+      throw InputError(
+          fmt::format("--{} does not apply to --workload {}: a traced workload keeps the input shape it "
+                      "was traced at (trace it again with gpusage-trace --input)",
+                      resolution ? "resolution" : "seq-len", workload_file));
     }
     return workload::from_traced_workload(io::read_file(workload_file, "traced workload"), workload_file);
   }
@@ -143,13 +149,14 @@ estimate::TrainingConfig TrainingSetup::training_config(const workload::Workload
   c.clip_grad_norm = clip_grad_norm;
   c.optimizer_impl = *estimate::parse_optimizer_impl(optimizer_impl);
   if (optimizer_in_backward && (accumulate.value_or(1) > 1)) {
-    throw InputError(fmt::format("--optimizer-in-backward steps on every micro-batch's gradients, so it cannot "
-                                 "accumulate: drop --accumulate {} or the flag",
-                                 *accumulate));
+    throw InputError(
+        fmt::format("--optimizer-in-backward steps on every micro-batch's gradients, so it cannot "
+                    "accumulate: drop --accumulate {} or the flag",
+                    *accumulate));
   }
   if (lora_targets != "all" && !lora && !qlora) {
-    throw InputError(fmt::format("--lora-targets {} needs --lora RANK or --qlora (without them every weight trains)",
-                                 lora_targets));
+    throw InputError(
+        fmt::format("--lora-targets {} needs --lora RANK or --qlora (without them every weight trains)", lora_targets));
   }
   if (loss != "plain" && w.domain != workload::Domain::language) {
     throw InputError(fmt::format("--loss {} applies to language models' vocabulary logits; {} is a vision model", loss,
@@ -158,10 +165,11 @@ estimate::TrainingConfig TrainingSetup::training_config(const workload::Workload
   // Autocast runs cross-entropy and log-softmax in fp32 (torch.amp's fp32 op list): a 16-bit loss needs a model
   // that is 16-bit itself.
   if (loss == "plain16" && (master_weights != "bf16" || (precision != "bf16" && precision != "fp16"))) {
-    throw InputError(fmt::format("--loss plain16 keeps the loss in the model's 16-bit dtype: it needs --master-weights "
-                                 "bf16 and --precision bf16 or fp16, not --master-weights {} --precision {} (under "
-                                 "autocast cross-entropy runs in fp32: use --loss plain)",
-                                 master_weights, precision));
+    throw InputError(
+        fmt::format("--loss plain16 keeps the loss in the model's 16-bit dtype: it needs --master-weights "
+                    "bf16 and --precision bf16 or fp16, not --master-weights {} --precision {} (under "
+                    "autocast cross-entropy runs in fp32: use --loss plain)",
+                    master_weights, precision));
   }
   c.channels_last = channels_last;
   c.eager_kernels = kernels == "eager";
@@ -172,8 +180,8 @@ estimate::TrainingConfig TrainingSetup::training_config(const workload::Workload
   }
   c.kbit_upcast = !no_kbit_upcast;
   if (lora_dropout && !lora && !qlora) {
-    throw InputError(fmt::format("--lora-dropout {} needs --lora RANK or --qlora (dropout applies to the adapters' input)",
-                                 *lora_dropout));
+    throw InputError(fmt::format(
+        "--lora-dropout {} needs --lora RANK or --qlora (dropout applies to the adapters' input)", *lora_dropout));
   }
   c.lora_dropout = lora_dropout.value_or(0);
   c.gpus_per_node = gpus;
@@ -183,15 +191,17 @@ estimate::TrainingConfig TrainingSetup::training_config(const workload::Workload
     (what == "optimizer" ? c.offload.optimizer : what == "params" ? c.offload.params : c.offload.activations) = true;
   }
   if (!estimate::offload_allowed(c.offload, c.parallel)) {
-    throw InputError(fmt::format("--offload params moves FSDP's weight shards to the host: it needs --parallel fsdp "
-                                 "or hsdp, not {} (which keeps whole weights on every GPU)",
-                                 parallel));
+    throw InputError(
+        fmt::format("--offload params moves FSDP's weight shards to the host: it needs --parallel fsdp "
+                    "or hsdp, not {} (which keeps whole weights on every GPU)",
+                    parallel));
   }
   if (c.offload.steps_on_host() &&
       (c.optimizer == estimate::Optimizer::paged_adamw || c.optimizer == estimate::Optimizer::paged_adamw8bit)) {
-    throw InputError(fmt::format("--offload {} steps the optimizer on the CPU; --optimizer {} pages GPU states to "
-                                 "the host on its own: choose one",
-                                 c.offload.params ? "params" : "optimizer", name));
+    throw InputError(
+        fmt::format("--offload {} steps the optimizer on the CPU; --optimizer {} pages GPU states to "
+                    "the host on its own: choose one",
+                    c.offload.params ? "params" : "optimizer", name));
   }
   c.interconnect = *estimate::parse_interconnect(interconnect);
   c.dataset_size = dataset_size;
@@ -202,8 +212,8 @@ estimate::TrainingConfig TrainingSetup::training_config(const workload::Workload
 estimate::Calibration TrainingSetup::calibration() const {
   estimate::Calibration calibration;
   if (!calibration_file.empty()) {
-    estimate::apply_bench_results(calibration, io::read_file(calibration_file, "calibration file"),
-                                  calibration_file, catalog::Catalog::active());
+    estimate::apply_bench_results(calibration, io::read_file(calibration_file, "calibration file"), calibration_file,
+                                  catalog::Catalog::active());
   }
   return calibration;
 }

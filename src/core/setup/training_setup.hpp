@@ -37,13 +37,13 @@ struct TrainingSetup {
   std::optional<int> target_batch;
   std::optional<int> accumulate;
   // The fine-tuning recipe.
-  std::string optimizer;          // empty: momentum for vision, adamw for language
+  std::string optimizer;  // empty: momentum for vision, adamw for language
   std::string optimizer_impl = "foreach";
   bool optimizer_in_backward = false;
   std::string master_weights = "fp32";
   std::string loss = "plain";
   std::string kernels = "eager";
-  std::string checkpointing;      // empty: none; "full", "selective", "every:N", "none"
+  std::string checkpointing;  // empty: none; "full", "selective", "every:N", "none"
   bool clip_grad_norm = false;
   bool channels_last = false;
   bool no_flash_attention = false;
@@ -58,8 +58,8 @@ struct TrainingSetup {
   std::string parallel = "ddp";
   std::vector<std::string> offload;  // optimizer, params, activations
   std::string interconnect = "card";
-  double network_gbps = 0;           // 0: the default
-  double dataset_size = 0;           // 0: the workload's default
+  double network_gbps = 0;  // 0: the default
+  double dataset_size = 0;  // 0: the workload's default
   // The card or cards (--gpu as given: ids, names, families, NxID counts; empty: the command's default).
   std::string gpu;
   std::string calibration_file;

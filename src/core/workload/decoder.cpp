@@ -48,8 +48,8 @@ Tensor decoder_norm(Graph& g, const TransformerConfig& c, const std::string& nam
 
 // Self-attention up to and including the output projection. Fused projections (phi3, falcon) are one
 // GEMM whose output q, k and v are slices of: saving a slice keeps the whole output alive (select()).
-Tensor decoder_attention_block(Graph& g, const TransformerConfig& c, const DecoderNames& n,
-                               const std::string& p, const Tensor& y, const AttentionSpec& spec) {
+Tensor decoder_attention_block(Graph& g, const TransformerConfig& c, const DecoderNames& n, const std::string& p,
+                               const Tensor& y, const AttentionSpec& spec) {
   const std::int64_t seq = y.shape.at(0);
   const std::int64_t q_dim = c.heads * c.head_dim;
   const std::int64_t kv_dim = c.kv_heads * c.head_dim;
@@ -139,8 +139,8 @@ Tensor decoder_moe_block(Graph& g, const TransformerConfig& c, const DecoderName
 // each block's output before the residual add. Parallel (phi, falcon, stablelm's
 // use_parallel_residual): x += attn(norm(x)) + mlp(norm(x)), with falcon's new decoder norming the
 // two branches separately (ln_attn, ln_mlp).
-Tensor decoder_layer(Graph& g, const TransformerConfig& c, const DecoderNames& n, const std::string& p,
-                     Tensor x, const AttentionSpec& spec, bool moe) {
+Tensor decoder_layer(Graph& g, const TransformerConfig& c, const DecoderNames& n, const std::string& p, Tensor x,
+                     const AttentionSpec& spec, bool moe) {
   const auto mlp = [&](const Tensor& y) {
     return moe ? decoder_moe_block(g, c, n, p, y) : decoder_mlp_block(g, c, n, p + ".mlp", y, c.intermediate);
   };
@@ -158,8 +158,7 @@ Tensor decoder_layer(Graph& g, const TransformerConfig& c, const DecoderNames& n
   if (c.sandwich_norms) y = decoder_norm(g, c, p + ".post_attention_layernorm", y);
   y = dropout(g, p + ".resid_attn_dropout", y, c.hidden_dropout);
   x = residual_add(g, p + ".add", y, x);
-  y = decoder_norm(g, c, p + (c.sandwich_norms ? ".pre_feedforward_layernorm" : ".post_attention_layernorm"),
-                   x);
+  y = decoder_norm(g, c, p + (c.sandwich_norms ? ".pre_feedforward_layernorm" : ".post_attention_layernorm"), x);
   y = mlp(y);
   if (c.sandwich_norms) y = decoder_norm(g, c, p + ".post_feedforward_layernorm", y);
   y = dropout(g, p + ".resid_mlp_dropout", y, c.hidden_dropout);

@@ -40,7 +40,7 @@ struct LayerSpec {
   double autocast_extra_io_bytes = 0;     // see Layer::autocast_extra_io_bytes
   int autocast_extra_kernels = 0;
   double layer_norm_columns = 0;  // see Layer::layer_norm_columns
-  double serial_io_elements = 0;          // see Layer::serial_io_elements
+  double serial_io_elements = 0;  // see Layer::serial_io_elements
   double serial_fixed_bytes = 0;
   double serial_autocast_extra_bytes = 0;
   int serial_kernels = 0;

@@ -20,18 +20,30 @@ namespace gpusage::workload {
 // 128 heads; Gemma's vocabulary is 256,000 tokens; Llama 4 Scout's context is 10,485,760 positions.
 const std::vector<HfConfigLimit>& hf_config_limits() {
   static const std::vector<HfConfigLimit> limits = {
-      {"num_hidden_layers", 1024},         {"n_layer", 1024},
-      {"hidden_size", 131072},             {"n_embd", 131072},
-      {"intermediate_size", 1048576},      {"n_inner", 1048576},
-      {"num_attention_heads", 4096},       {"n_head", 4096},
-      {"num_key_value_heads", 4096},       {"head_dim", 16384},
-      {"vocab_size", 16777216},            {"type_vocab_size", 65536},
-      {"max_position_embeddings", 16777216}, {"n_positions", 16777216},
-      {"sliding_window", 16777216},        {"sliding_window_pattern", 1024},
-      {"num_kv_heads", 4096},              {"ffn_hidden_size", 1048576},
-      {"num_ln_in_parallel_attn", 2},      {"num_local_experts", 4096},
-      {"num_experts", 4096},               {"num_experts_per_tok", 4096},
-      {"moe_intermediate_size", 1048576},  {"shared_expert_intermediate_size", 1048576},
+      {"num_hidden_layers", 1024},
+      {"n_layer", 1024},
+      {"hidden_size", 131072},
+      {"n_embd", 131072},
+      {"intermediate_size", 1048576},
+      {"n_inner", 1048576},
+      {"num_attention_heads", 4096},
+      {"n_head", 4096},
+      {"num_key_value_heads", 4096},
+      {"head_dim", 16384},
+      {"vocab_size", 16777216},
+      {"type_vocab_size", 65536},
+      {"max_position_embeddings", 16777216},
+      {"n_positions", 16777216},
+      {"sliding_window", 16777216},
+      {"sliding_window_pattern", 1024},
+      {"num_kv_heads", 4096},
+      {"ffn_hidden_size", 1048576},
+      {"num_ln_in_parallel_attn", 2},
+      {"num_local_experts", 4096},
+      {"num_experts", 4096},
+      {"num_experts_per_tok", 4096},
+      {"moe_intermediate_size", 1048576},
+      {"shared_expert_intermediate_size", 1048576},
       {"decoder_sparse_step", 1024},
   };
   return limits;
@@ -52,9 +64,9 @@ std::int64_t limit_of(std::string_view key) {
 }
 
 const std::vector<std::string>& supported_types() {
-  static const std::vector<std::string> types = {
-      "bert",    "falcon",  "gemma", "gemma2", "gemma3", "gemma3_text", "gpt2",  "llama",    "mistral",
-      "mixtral", "phi",     "phi3",  "qwen2",  "qwen2_moe", "qwen3",    "qwen3_moe", "stablelm"};
+  static const std::vector<std::string> types = {"bert",  "falcon",    "gemma",   "gemma2",    "gemma3",  "gemma3_text",
+                                                 "gpt2",  "llama",     "mistral", "mixtral",   "phi",     "phi3",
+                                                 "qwen2", "qwen2_moe", "qwen3",   "qwen3_moe", "stablelm"};
   return types;
 }
 
@@ -83,8 +95,7 @@ bool Fields::flag(const char* key, bool fallback) const {
   if (!has(key)) return fallback;
   const json& v = j_.at(key);
   if (!v.is_boolean()) {
-    throw InputError("config.json field '" + std::string(key) + "' is " + v.dump() +
-                     "; expected true or false");
+    throw InputError("config.json field '" + std::string(key) + "' is " + v.dump() + "; expected true or false");
   }
   return v.get<bool>();
 }
@@ -168,8 +179,7 @@ void parse_llama_family(const Fields& f, TransformerConfig& c) {
       c.qk_norm = QkNorm::rms_shared;
       if (f.flag("use_sliding_window", false)) c.sliding_window = f.optional("sliding_window", 4096);
       break;
-    default:
-      break;
+    default: break;
   }
   c.learned_positions = false;
   c.default_seq_len = static_cast<int>(std::min(c.max_positions, kRopeDefaultSeqCap));
@@ -215,20 +225,19 @@ TransformerConfig parse_hf_config(const std::string& json_text) {
   } catch (const json::exception& e) {  // a syntax error, or a number beyond a double (1e999)
     throw InputError(std::string("config.json is not valid JSON: ") + e.what());
   }
-  if (!j.is_object())
-    throw InputError("config.json must be a JSON object; got " + std::string(j.type_name()));
+  if (!j.is_object()) throw InputError("config.json must be a JSON object; got " + std::string(j.type_name()));
   const auto type_it = j.find("model_type");
   if (type_it == j.end() || !type_it->is_string()) {
     throw InputError("config.json has no 'model_type' string; " + hf_supported_list());
   }
   const std::string type = type_it->get<std::string>();
   static const std::map<std::string, Family, std::less<>> families = {
-      {"llama", Family::llama},   {"mistral", Family::mistral},    {"qwen2", Family::qwen2},
-      {"qwen3", Family::qwen3},   {"gemma", Family::gemma},        {"gemma2", Family::gemma2},
-      {"gemma3", Family::gemma3}, {"gemma3_text", Family::gemma3}, {"phi3", Family::phi3},
-      {"phi", Family::phi},       {"stablelm", Family::stablelm},  {"falcon", Family::falcon},
+      {"llama", Family::llama},     {"mistral", Family::mistral},     {"qwen2", Family::qwen2},
+      {"qwen3", Family::qwen3},     {"gemma", Family::gemma},         {"gemma2", Family::gemma2},
+      {"gemma3", Family::gemma3},   {"gemma3_text", Family::gemma3},  {"phi3", Family::phi3},
+      {"phi", Family::phi},         {"stablelm", Family::stablelm},   {"falcon", Family::falcon},
       {"mixtral", Family::mixtral}, {"qwen2_moe", Family::qwen2_moe}, {"qwen3_moe", Family::qwen3_moe},
-      {"gpt2", Family::gpt2},     {"bert", Family::bert},
+      {"gpt2", Family::gpt2},       {"bert", Family::bert},
   };
   const auto family_it = families.find(type);
   if (family_it == families.end()) {
@@ -250,29 +259,15 @@ TransformerConfig parse_hf_config(const std::string& json_text) {
   }
   const Fields f(*model, type == "gemma3" ? "gemma3_text" : type);
   switch (c.family) {
-    case Family::gpt2:
-      parse_gpt2(f, c);
-      break;
-    case Family::bert:
-      parse_bert(f, c);
-      break;
+    case Family::gpt2: parse_gpt2(f, c); break;
+    case Family::bert: parse_bert(f, c); break;
     case Family::gemma:
     case Family::gemma2:
-    case Family::gemma3:
-      parse_gemma_family(f, *model, c);
-      break;
-    case Family::phi3:
-      parse_phi3(f, c);
-      break;
-    case Family::phi:
-      parse_phi(f, c);
-      break;
-    case Family::stablelm:
-      parse_stablelm(f, c);
-      break;
-    case Family::falcon:
-      parse_falcon(f, c);
-      break;
+    case Family::gemma3: parse_gemma_family(f, *model, c); break;
+    case Family::phi3: parse_phi3(f, c); break;
+    case Family::phi: parse_phi(f, c); break;
+    case Family::stablelm: parse_stablelm(f, c); break;
+    case Family::falcon: parse_falcon(f, c); break;
     default:
       parse_llama_family(f, c);
       if (c.family == Family::mixtral || c.family == Family::qwen2_moe || c.family == Family::qwen3_moe)

@@ -41,8 +41,7 @@ std::vector<bool> sliding_layers(const Fields& f, const json& j, int layers, std
     return sliding;
   }
   const std::int64_t pattern = f.optional("sliding_window_pattern", default_pattern);
-  for (std::size_t i = 0; i < sliding.size(); ++i)
-    sliding[i] = (static_cast<std::int64_t>(i) + 1) % pattern != 0;
+  for (std::size_t i = 0; i < sliding.size(); ++i) sliding[i] = (static_cast<std::int64_t>(i) + 1) % pattern != 0;
   return sliding;
 }
 
@@ -204,16 +203,16 @@ void parse_moe(const Fields& f, const json& j, TransformerConfig& c) {
       }
       for (const json& v : *dense) {
         if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() >= c.layers) {
-          throw InputError("config.json 'mlp_only_layers' entry " + v.dump() +
-                           " is not a layer index from 0 to " + std::to_string(c.layers - 1));
+          throw InputError("config.json 'mlp_only_layers' entry " + v.dump() + " is not a layer index from 0 to " +
+                           std::to_string(c.layers - 1));
         }
         c.moe_layers[v.get<std::size_t>()] = false;
       }
     }
   }
   if (c.experts_per_token > c.experts) {
-    throw InputError("config.json 'num_experts_per_tok' " + std::to_string(c.experts_per_token) +
-                     " is more than the " + std::to_string(c.experts) + " experts");
+    throw InputError("config.json 'num_experts_per_tok' " + std::to_string(c.experts_per_token) + " is more than the " +
+                     std::to_string(c.experts) + " experts");
   }
 }
 

@@ -69,9 +69,7 @@ Tensor view(const Tensor& x, std::vector<std::int64_t> shape) {
   return v;
 }
 
-Tensor select(const Tensor& base, std::vector<std::int64_t> shape) {
-  return Tensor{base.id, std::move(shape)};
-}
+Tensor select(const Tensor& base, std::vector<std::int64_t> shape) { return Tensor{base.id, std::move(shape)}; }
 
 // Conv2d saves its input (for the weight gradient) and its weight (a parameter, not counted). Even
 // the first conv saves its input image. Backward: input gradient + weight gradient, 2x forward; 1x
@@ -112,18 +110,11 @@ Tensor activation(Graph& g, const std::string& name, const Tensor& x, Activation
   double flops = kSimpleFlopsPerElement;
   bool saves_output = false;
   switch (act) {
-    case Activation::none:
-      return x;
+    case Activation::none: return x;
     case Activation::relu:
-    case Activation::relu6:
-      saves_output = true;
-      break;
-    case Activation::silu:
-      flops = kSiluFlopsPerElement;
-      break;
-    case Activation::gelu:
-      flops = kGeluFlopsPerElement;
-      break;
+    case Activation::relu6: saves_output = true; break;
+    case Activation::silu: flops = kSiluFlopsPerElement; break;
+    case Activation::gelu: flops = kGeluFlopsPerElement; break;
     case Activation::sigmoid:
       flops = kSigmoidFlopsPerElement;
       saves_output = true;
@@ -156,7 +147,7 @@ Tensor max_pool2d(Graph& g, const std::string& name, const Tensor& x, int kernel
   const std::int64_t w = conv_out(x.shape.at(2), kernel, stride, padding);
   LayerSpec s = elementwise_spec(name, OpClass::pooling, {x}, {x.shape.at(0), h, w},
                                  static_cast<double>(kernel) * kernel);  // one compare per window element
-  s.backward_flops = Tensor{-1, s.output_shape}.elements();  // scatter of the gradient through the indices
+  s.backward_flops = Tensor{-1, s.output_shape}.elements();              // scatter of the gradient through the indices
   s.saved_inputs = {x};
   s.saved_fixed_bytes = kIndexBytes * Tensor{-1, s.output_shape}.elements();
   return g.add(std::move(s));
@@ -165,10 +156,9 @@ Tensor max_pool2d(Graph& g, const std::string& name, const Tensor& x, int kernel
 // adaptive_avg_pool2d to 1x1 runs as mean over H and W (ATen's shortcut), whose backward needs only
 // sizes: nothing saved. Any other output size runs _adaptive_avg_pool2d, which saves its input.
 Tensor adaptive_avg_pool2d(Graph& g, const std::string& name, const Tensor& x, std::int64_t out_side) {
-  const double window =
-      static_cast<double>(x.shape.at(1) * x.shape.at(2)) / static_cast<double>(out_side * out_side);
-  LayerSpec s = elementwise_spec(name, OpClass::pooling, {x}, {x.shape.at(0), out_side, out_side},
-                                 std::max(1.0, window));
+  const double window = static_cast<double>(x.shape.at(1) * x.shape.at(2)) / static_cast<double>(out_side * out_side);
+  LayerSpec s =
+      elementwise_spec(name, OpClass::pooling, {x}, {x.shape.at(0), out_side, out_side}, std::max(1.0, window));
   s.backward_flops = x.elements();
   if (out_side != 1) s.saved_inputs = {x};
   return g.add(std::move(s));
@@ -183,7 +173,8 @@ Tensor add(Graph& g, const std::string& name, const Tensor& a, const Tensor& b) 
 // and fp32 + fp16 promotes), so it reads and writes 4-byte elements where the block's output is 2: 4 bytes more
 // per element, in the same kernel.
 Tensor residual_add(Graph& g, const std::string& name, const Tensor& stream, const Tensor& block_output) {
-  LayerSpec s = elementwise_spec(name, OpClass::elementwise, {stream, block_output}, stream.shape, kSimpleFlopsPerElement);
+  LayerSpec s =
+      elementwise_spec(name, OpClass::elementwise, {stream, block_output}, stream.shape, kSimpleFlopsPerElement);
   s.autocast_extra_io_bytes = 2 * (kFp32Bytes - 2) * stream.elements();
   return g.add(std::move(s));
 }
@@ -285,8 +276,8 @@ Tensor rms_norm(Graph& g, const std::string& name, const Tensor& x) {
 
 // The same kernels with a row per head: fp32 rstd (and, for LayerNorm, mean) per head and token. The
 // input is a projection's 16-bit output, not the fp32 residual stream: no autocast extra.
-Tensor head_norm(Graph& g, const std::string& name, const Tensor& x, std::int64_t head_dim,
-                 std::int64_t params, bool layer_norm) {
+Tensor head_norm(Graph& g, const std::string& name, const Tensor& x, std::int64_t head_dim, std::int64_t params,
+                 bool layer_norm) {
   LayerSpec s = elementwise_spec(name, OpClass::normalization, {x}, x.shape,
                                  layer_norm ? kLayerNormFlopsPerElement : kRmsNormFlopsPerElement);
   s.params = params;
@@ -317,8 +308,7 @@ Tensor embedding(Graph& g, const std::string& name, std::int64_t seq, std::int64
 // through, nothing saved.
 Tensor add_parameter(Graph& g, const std::string& name, const Tensor& x, std::vector<std::int64_t> out_shape,
                      std::int64_t params) {
-  LayerSpec s =
-      elementwise_spec(name, OpClass::elementwise, {x}, std::move(out_shape), kSimpleFlopsPerElement);
+  LayerSpec s = elementwise_spec(name, OpClass::elementwise, {x}, std::move(out_shape), kSimpleFlopsPerElement);
   s.params = params;
   return g.add(std::move(s));
 }
@@ -411,8 +401,7 @@ Tensor expert_dispatch(Graph& g, const std::string& name, const Tensor& x, std::
   return g.add(std::move(s));
 }
 
-Tensor expert_combine(Graph& g, const std::string& name, const Tensor& y, const Tensor& weights,
-                      std::int64_t tokens) {
+Tensor expert_combine(Graph& g, const std::string& name, const Tensor& y, const Tensor& weights, std::int64_t tokens) {
   std::vector<std::int64_t> shape = y.shape;
   shape.front() = tokens;
   LayerSpec s = elementwise_spec(name, OpClass::elementwise, {y, weights}, shape, 0);

@@ -64,15 +64,13 @@ struct LinearSpec {
 Tensor linear(Graph& g, const std::string& name, const Tensor& x, const LinearSpec& l);
 // Matrices LoRA may adapt, tagged by block for --lora-targets.
 inline LinearSpec lora_mlp(std::int64_t out, bool bias) { return LinearSpec{out, bias, false, true}; }
-inline LinearSpec lora_attention(std::int64_t out, bool bias) {
-  return LinearSpec{out, bias, false, true, true};
-}
+inline LinearSpec lora_attention(std::int64_t out, bool bias) { return LinearSpec{out, bias, false, true, true}; }
 Tensor layer_norm(Graph& g, const std::string& name, const Tensor& x);
 Tensor rms_norm(Graph& g, const std::string& name, const Tensor& x);
 // A norm over each head's head_dim features of q or k {S, heads * head_dim} (Qwen3's q_norm, Phi's and
 // StableLM's qk_layernorm): RMSNorm or LayerNorm, holding `params` weights.
-Tensor head_norm(Graph& g, const std::string& name, const Tensor& x, std::int64_t head_dim,
-                 std::int64_t params, bool layer_norm);
+Tensor head_norm(Graph& g, const std::string& name, const Tensor& x, std::int64_t head_dim, std::int64_t params,
+                 bool layer_norm);
 
 // A table lookup producing {seq, dim}. per_sample_indices: the index tensor is per sample (token ids,
 // token type ids) rather than one broadcast row (position ids).
@@ -113,8 +111,7 @@ double attention_pairs(const AttentionSpec& a);
 Tensor expert_dispatch(Graph& g, const std::string& name, const Tensor& x, std::int64_t active);
 // The routed outputs scaled by their routing weights and summed back per token ({S, h}): the multiply
 // keeps both factors, index_add_ nothing.
-Tensor expert_combine(Graph& g, const std::string& name, const Tensor& y, const Tensor& weights,
-                      std::int64_t tokens);
+Tensor expert_combine(Graph& g, const std::string& name, const Tensor& y, const Tensor& weights, std::int64_t tokens);
 
 // Softmax cross-entropy over the last dimension of logits ({classes} or {S, vocab}).
 void cross_entropy(Graph& g, const std::string& name, const Tensor& logits);

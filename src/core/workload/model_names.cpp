@@ -38,8 +38,7 @@ std::string_view name_part(std::string_view id) {
 
 ResolvedName from_hub(const HubModel& m, const std::string& id) {
   if (!m.zoo.empty()) return ResolvedName{m.zoo, {}, id, {}, &m};
-  return ResolvedName{
-      {}, m.config_json, id, "gpusage's table of Hub configs (" + m.file + "; " + m.source + ")", &m};
+  return ResolvedName{{}, m.config_json, id, "gpusage's table of Hub configs (" + m.file + "; " + m.source + ")", &m};
 }
 
 // The table entry whose id equals `name` under `key` (a spelling: lower case, or squashed).
@@ -58,12 +57,11 @@ std::optional<ResolvedName> find_in_table(std::string_view name, Key key, bool w
 
 std::optional<std::string> hf_cache_config_path(std::string_view hub_id) {
   const std::size_t slash = hub_id.find('/');
-  if (slash == std::string_view::npos || hub_id.find('/', slash + 1) != std::string_view::npos)
-    return std::nullopt;
+  if (slash == std::string_view::npos || hub_id.find('/', slash + 1) != std::string_view::npos) return std::nullopt;
   const fs::path cache = hub_cache_dir();
   if (cache.empty()) return std::nullopt;
-  const fs::path entry = cache / ("models--" + std::string(hub_id.substr(0, slash)) + "--" +
-                                  std::string(hub_id.substr(slash + 1)));
+  const fs::path entry =
+      cache / ("models--" + std::string(hub_id.substr(0, slash)) + "--" + std::string(hub_id.substr(slash + 1)));
   std::error_code ec;
   const fs::path snapshots = entry / "snapshots";
   if (!fs::is_directory(snapshots, ec)) return std::nullopt;
@@ -90,11 +88,8 @@ std::optional<ResolvedName> resolve_name(const std::string& name) {
     if (m.entry.id == name) return ResolvedName{m.entry.id, {}, {}, {}, nullptr};
   }
   if (const auto path = hf_cache_config_path(name)) {
-    return ResolvedName{{},
-                        io::read_file(*path, "Hugging Face config"),
-                        name,
-                        "the local Hugging Face cache (" + *path + ")",
-                        nullptr};
+    return ResolvedName{
+        {}, io::read_file(*path, "Hugging Face config"), name, "the local Hugging Face cache (" + *path + ")", nullptr};
   }
   const auto lower = [](std::string_view s) { return text::to_lower(s); };
   const auto squash = [](std::string_view s) { return text::squash(s); };

@@ -19,7 +19,7 @@ using nlohmann::json;
 
 // Bounds, far above any real model, that keep every product the estimators form finite: ViT-H/14 at 518
 // pixels is about 1.2e12 forward FLOPs per sample and a 405B-parameter model has 4e11 parameters.
-constexpr double kMaxPerSample = 1e18;          // FLOPs, elements, bytes per sample
+constexpr double kMaxPerSample = 1e18;                   // FLOPs, elements, bytes per sample
 constexpr std::int64_t kMaxParams = 10'000'000'000'000;  // parameters per layer
 constexpr std::int64_t kMaxDimension = 1LL << 40;
 constexpr std::size_t kMaxLayers = 1'000'000;
@@ -30,9 +30,14 @@ constexpr std::size_t kMaxNoteLength = 500;
 
 const std::map<std::string, OpClass>& op_classes() {
   static const std::map<std::string, OpClass> classes = {
-      {"conv", OpClass::conv},           {"matmul", OpClass::matmul},   {"attention", OpClass::attention},
-      {"normalization", OpClass::normalization}, {"elementwise", OpClass::elementwise},
-      {"pooling", OpClass::pooling},     {"embedding", OpClass::embedding}, {"loss", OpClass::loss},
+      {"conv", OpClass::conv},
+      {"matmul", OpClass::matmul},
+      {"attention", OpClass::attention},
+      {"normalization", OpClass::normalization},
+      {"elementwise", OpClass::elementwise},
+      {"pooling", OpClass::pooling},
+      {"embedding", OpClass::embedding},
+      {"loss", OpClass::loss},
   };
   return classes;
 }
@@ -97,7 +102,7 @@ class Reader {
     if (!std::isfinite(d) || d != std::floor(d) || d < static_cast<double>(min) || d > static_cast<double>(max)) {
       fail(key, "is " + v.dump(), accepted);
     }
-    return v.is_number_unsigned() ? static_cast<std::int64_t>(v.get<std::uint64_t>())
+    return v.is_number_unsigned()  ? static_cast<std::int64_t>(v.get<std::uint64_t>())
            : v.is_number_integer() ? v.get<std::int64_t>()
                                    : static_cast<std::int64_t>(d);
   }
@@ -118,7 +123,8 @@ std::vector<std::int64_t> read_shape(const Reader& r) {
   std::vector<std::int64_t> shape;
   const json* v = r.find("output_shape");
   if (!v) return shape;
-  if (!v->is_array() || v->size() > 16) r.fail("output_shape", "is " + v->dump().substr(0, 60), "a list of up to 16 sizes");
+  if (!v->is_array() || v->size() > 16)
+    r.fail("output_shape", "is " + v->dump().substr(0, 60), "a list of up to 16 sizes");
   for (std::size_t i = 0; i < v->size(); ++i) {
     shape.push_back(r.whole_value((*v)[i], fmt::format("output_shape[{}]", i), 1, kMaxDimension));
   }
@@ -186,7 +192,8 @@ Workload from_traced_workload(const std::string& json_text, const std::string& f
   const json doc = parse(json_text, file);
   const Reader r(doc, file, "");
   if (r.text("format", true) != kTracedFormat) {
-    r.fail("format", "is '" + r.text("format", true) + "'", fmt::format("'{}' (a file gpusage-trace wrote)", kTracedFormat));
+    r.fail("format", "is '" + r.text("format", true) + "'",
+           fmt::format("'{}' (a file gpusage-trace wrote)", kTracedFormat));
   }
   const std::int64_t version = r.whole("version", 0, 1'000'000, -1);
   if (version != kTracedVersion) {
@@ -202,7 +209,8 @@ Workload from_traced_workload(const std::string& json_text, const std::string& f
   w.domain = domain == "vision" ? Domain::vision : Domain::language;
   w.resolution = static_cast<int>(r.whole("resolution", 0, kMaxSide, 0));
   w.seq_len = static_cast<int>(r.whole("seq_len", 0, kMaxSide, 0));
-  if (w.domain == Domain::language && w.seq_len == 0) r.fail("seq_len", "is missing", "the tokens per sample, 1 or more");
+  if (w.domain == Domain::language && w.seq_len == 0)
+    r.fail("seq_len", "is missing", "the tokens per sample, 1 or more");
   w.architecture_source = r.text("source", false);
   if (w.architecture_source.empty()) w.architecture_source = "traced by gpusage-trace (" + file + ")";
 

@@ -12,38 +12,22 @@ namespace gpusage::workload::detail {
 
 const char* to_string(Family f) {
   switch (f) {
-    case Family::llama:
-      return "llama";
-    case Family::mistral:
-      return "mistral";
-    case Family::qwen2:
-      return "qwen2";
-    case Family::qwen3:
-      return "qwen3";
-    case Family::gemma:
-      return "gemma";
-    case Family::gemma2:
-      return "gemma2";
-    case Family::gemma3:
-      return "gemma3_text";
-    case Family::phi3:
-      return "phi3";
-    case Family::phi:
-      return "phi";
-    case Family::stablelm:
-      return "stablelm";
-    case Family::falcon:
-      return "falcon";
-    case Family::mixtral:
-      return "mixtral";
-    case Family::qwen2_moe:
-      return "qwen2_moe";
-    case Family::qwen3_moe:
-      return "qwen3_moe";
-    case Family::gpt2:
-      return "gpt2";
-    case Family::bert:
-      return "bert";
+    case Family::llama: return "llama";
+    case Family::mistral: return "mistral";
+    case Family::qwen2: return "qwen2";
+    case Family::qwen3: return "qwen3";
+    case Family::gemma: return "gemma";
+    case Family::gemma2: return "gemma2";
+    case Family::gemma3: return "gemma3_text";
+    case Family::phi3: return "phi3";
+    case Family::phi: return "phi";
+    case Family::stablelm: return "stablelm";
+    case Family::falcon: return "falcon";
+    case Family::mixtral: return "mixtral";
+    case Family::qwen2_moe: return "qwen2_moe";
+    case Family::qwen3_moe: return "qwen3_moe";
+    case Family::gpt2: return "gpt2";
+    case Family::bert: return "bert";
   }
   return "?";
 }
@@ -51,38 +35,22 @@ const char* to_string(Family f) {
 // The transformers class that runs a config.json of this family for causal LM (pre-training for BERT).
 const char* hf_class(Family f) {
   switch (f) {
-    case Family::llama:
-      return "LlamaForCausalLM";
-    case Family::mistral:
-      return "MistralForCausalLM";
-    case Family::qwen2:
-      return "Qwen2ForCausalLM";
-    case Family::qwen3:
-      return "Qwen3ForCausalLM";
-    case Family::gemma:
-      return "GemmaForCausalLM";
-    case Family::gemma2:
-      return "Gemma2ForCausalLM";
-    case Family::gemma3:
-      return "Gemma3ForCausalLM";
-    case Family::phi3:
-      return "Phi3ForCausalLM";
-    case Family::phi:
-      return "PhiForCausalLM";
-    case Family::stablelm:
-      return "StableLmForCausalLM";
-    case Family::falcon:
-      return "FalconForCausalLM";
-    case Family::mixtral:
-      return "MixtralForCausalLM";
-    case Family::qwen2_moe:
-      return "Qwen2MoeForCausalLM";
-    case Family::qwen3_moe:
-      return "Qwen3MoeForCausalLM";
-    case Family::gpt2:
-      return "GPT2LMHeadModel";
-    case Family::bert:
-      return "BertForPreTraining";
+    case Family::llama: return "LlamaForCausalLM";
+    case Family::mistral: return "MistralForCausalLM";
+    case Family::qwen2: return "Qwen2ForCausalLM";
+    case Family::qwen3: return "Qwen3ForCausalLM";
+    case Family::gemma: return "GemmaForCausalLM";
+    case Family::gemma2: return "Gemma2ForCausalLM";
+    case Family::gemma3: return "Gemma3ForCausalLM";
+    case Family::phi3: return "Phi3ForCausalLM";
+    case Family::phi: return "PhiForCausalLM";
+    case Family::stablelm: return "StableLmForCausalLM";
+    case Family::falcon: return "FalconForCausalLM";
+    case Family::mixtral: return "MixtralForCausalLM";
+    case Family::qwen2_moe: return "Qwen2MoeForCausalLM";
+    case Family::qwen3_moe: return "Qwen3MoeForCausalLM";
+    case Family::gpt2: return "GPT2LMHeadModel";
+    case Family::bert: return "BertForPreTraining";
   }
   return "?";
 }
@@ -192,19 +160,12 @@ void bert(Graph& g, const TransformerConfig& c, int seq, bool flash, Head head) 
 
 }  // namespace
 
-std::vector<Layer> transformer(const TransformerConfig& config, int seq_len, bool flash_attention,
-                               Head head) {
+std::vector<Layer> transformer(const TransformerConfig& config, int seq_len, bool flash_attention, Head head) {
   Graph g;
   switch (config.family) {
-    case Family::gpt2:
-      gpt2(g, config, seq_len, flash_attention);
-      break;
-    case Family::bert:
-      bert(g, config, seq_len, flash_attention, head);
-      break;
-    default:
-      decoder(g, config, seq_len, flash_attention);
-      break;
+    case Family::gpt2: gpt2(g, config, seq_len, flash_attention); break;
+    case Family::bert: bert(g, config, seq_len, flash_attention, head); break;
+    default: decoder(g, config, seq_len, flash_attention); break;
   }
   return g.finish();
 }

@@ -14,9 +14,7 @@ namespace gpusage::workload::detail {
 
 namespace {
 
-Tensor image_input(Graph& g, const VisionShape& shape) {
-  return g.input({3, shape.resolution, shape.resolution});
-}
+Tensor image_input(Graph& g, const VisionShape& shape) { return g.input({3, shape.resolution, shape.resolution}); }
 
 // avgpool to 1x1 -> flatten -> [dropout] -> Linear -> cross-entropy, as every CNN here ends.
 void classifier_head(Graph& g, const Tensor& features, const VisionShape& shape, const std::string& pool_name,
@@ -129,8 +127,7 @@ std::vector<Layer> resnet(const ResNetSpec& spec, const VisionShape& shape) {
     for (int b = 0; b < spec.blocks[static_cast<std::size_t>(stage)]; ++b) {
       g.set_segment(segment++);
       const int stride = (stage > 0 && b == 0) ? 2 : 1;
-      x = resnet_block(g, "layer" + std::to_string(stage + 1) + "." + std::to_string(b), x, planes, stride,
-                       spec);
+      x = resnet_block(g, "layer" + std::to_string(stage + 1) + "." + std::to_string(b), x, planes, stride, spec);
     }
   }
   classifier_head(g, x, shape, "avgpool", "", 0.0, "fc");

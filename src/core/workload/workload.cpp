@@ -6,22 +6,14 @@ namespace gpusage::workload {
 
 const char* to_string(OpClass op) {
   switch (op) {
-    case OpClass::conv:
-      return "conv";
-    case OpClass::matmul:
-      return "matmul";
-    case OpClass::attention:
-      return "attention";
-    case OpClass::normalization:
-      return "normalization";
-    case OpClass::elementwise:
-      return "elementwise";
-    case OpClass::pooling:
-      return "pooling";
-    case OpClass::embedding:
-      return "embedding";
-    case OpClass::loss:
-      return "loss";
+    case OpClass::conv: return "conv";
+    case OpClass::matmul: return "matmul";
+    case OpClass::attention: return "attention";
+    case OpClass::normalization: return "normalization";
+    case OpClass::elementwise: return "elementwise";
+    case OpClass::pooling: return "pooling";
+    case OpClass::embedding: return "embedding";
+    case OpClass::loss: return "loss";
   }
   return "?";
 }

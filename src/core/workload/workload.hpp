@@ -128,8 +128,8 @@ struct Workload {
   std::string id;            // zoo id: "resnet50", or "hf:<model_type>" for imported configs
   std::string display_name;  // "ResNet-50"
   Domain domain = Domain::vision;
-  int resolution = 0;               // vision: input side in pixels
-  int seq_len = 0;                  // language: tokens per sample
+  int resolution = 0;  // vision: input side in pixels
+  int seq_len = 0;     // language: tokens per sample
   // A causal language model (every transformer family but BERT): the LLMs people fine-tune, whose
   // full-parameter plans take the full fine-tuning runs' interval (estimate/uncertainty.hpp).
   bool causal_lm = false;

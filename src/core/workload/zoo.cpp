@@ -6,18 +6,18 @@
 
 #include "core/common/error.hpp"
 #include "core/common/text.hpp"
-#include "core/workload/models.hpp"
 #include "core/workload/hub_models.hpp"
-#include "core/workload/zoo_table.hpp"
+#include "core/workload/models.hpp"
 #include "core/workload/workload.hpp"
+#include "core/workload/zoo_table.hpp"
 
 namespace gpusage::workload {
 
 namespace {
 
+using detail::zoo_models;
 using detail::ZooKind;
 using detail::ZooModel;
-using detail::zoo_models;
 
 const ZooModel& find_model(const std::string& id) {
   for (const ZooModel& m : zoo_models()) {
@@ -40,8 +40,7 @@ const ZooModel& find_model(const std::string& id) {
 detail::VisionShape vision_shape(const std::string& id, const WorkloadOptions& o, int multiple,
                                  const std::string& why) {
   if (o.seq_len) {
-    throw InputError("seq_len applies to language models; " + id +
-                     " is a vision model (set resolution instead)");
+    throw InputError("seq_len applies to language models; " + id + " is a vision model (set resolution instead)");
   }
   detail::VisionShape shape;
   shape.flash_attention = o.flash_attention;
@@ -49,8 +48,7 @@ detail::VisionShape vision_shape(const std::string& id, const WorkloadOptions& o
     const int r = *o.resolution;
     if (r < multiple || r % multiple != 0) {
       throw InputError("resolution " + std::to_string(r) + " is not accepted for " + id +
-                       ": give a positive multiple of " + std::to_string(multiple) + " (" + why +
-                       "), e.g. 224");
+                       ": give a positive multiple of " + std::to_string(multiple) + " (" + why + "), e.g. 224");
     }
     shape.resolution = r;
   }
@@ -65,14 +63,13 @@ detail::VisionShape vision_shape(const std::string& id, const WorkloadOptions& o
 
 int language_seq_len(const std::string& id, const detail::TransformerConfig& c, const WorkloadOptions& o) {
   if (o.resolution || o.num_classes) {
-    throw InputError(std::string(o.resolution ? "resolution" : "num_classes") +
-                     " applies to vision models; " + id + " is a language model (set seq_len instead)");
+    throw InputError(std::string(o.resolution ? "resolution" : "num_classes") + " applies to vision models; " + id +
+                     " is a language model (set seq_len instead)");
   }
   if (!o.seq_len) return c.default_seq_len;
   const int s = *o.seq_len;
   if (s < 1) {
-    throw InputError("seq_len " + std::to_string(s) + " is not accepted for " + id +
-                     ": give at least 1 token");
+    throw InputError("seq_len " + std::to_string(s) + " is not accepted for " + id + ": give at least 1 token");
   }
   if (c.learned_positions && s > c.max_positions) {
     throw InputError("seq_len " + std::to_string(s) + " is not accepted for " + id + ": it has " +
@@ -82,8 +79,7 @@ int language_seq_len(const std::string& id, const detail::TransformerConfig& c, 
   return s;
 }
 
-Workload language_workload(const std::string& id, const detail::TransformerConfig& c,
-                           const WorkloadOptions& o) {
+Workload language_workload(const std::string& id, const detail::TransformerConfig& c, const WorkloadOptions& o) {
   Workload w;
   w.id = id;
   w.domain = Domain::language;
@@ -114,30 +110,18 @@ Workload build_zoo(const std::string& id, const WorkloadOptions& options) {
   } else {
     constexpr int kCnnMultiple = 32;  // five stride-2 stages: the last feature map is resolution / 32
     const bool is_vit = m.kind == ZooKind::vit;
-    const detail::VisionShape shape =
-        is_vit ? vision_shape(id, options, m.vit.patch, "the patch size")
-               : vision_shape(id, options, kCnnMultiple, "the network downsamples by 32");
+    const detail::VisionShape shape = is_vit ? vision_shape(id, options, m.vit.patch, "the patch size")
+                                             : vision_shape(id, options, kCnnMultiple, "the network downsamples by 32");
     w.id = id;
     w.domain = Domain::vision;
     w.resolution = shape.resolution;
     switch (m.kind) {
-      case ZooKind::resnet:
-        w.layers = detail::resnet(m.resnet, shape);
-        break;
-      case ZooKind::vgg:
-        w.layers = detail::vgg(m.vgg, shape);
-        break;
-      case ZooKind::mobilenet_v2:
-        w.layers = detail::mobilenet_v2(shape);
-        break;
-      case ZooKind::efficientnet_b0:
-        w.layers = detail::efficientnet_b0(shape);
-        break;
-      case ZooKind::vit:
-        w.layers = detail::vit(m.vit, shape);
-        break;
-      case ZooKind::transformer:
-        break;
+      case ZooKind::resnet: w.layers = detail::resnet(m.resnet, shape); break;
+      case ZooKind::vgg: w.layers = detail::vgg(m.vgg, shape); break;
+      case ZooKind::mobilenet_v2: w.layers = detail::mobilenet_v2(shape); break;
+      case ZooKind::efficientnet_b0: w.layers = detail::efficientnet_b0(shape); break;
+      case ZooKind::vit: w.layers = detail::vit(m.vit, shape); break;
+      case ZooKind::transformer: break;
     }
   }
   w.display_name = m.entry.display_name;
@@ -154,8 +138,8 @@ Workload build(const std::string& name, const WorkloadOptions& options) {
   const detail::TransformerConfig c = detail::parse_hf_config(r->config_json);
   Workload w = language_workload(r->hub_id, c, options);
   w.display_name = r->hub_id;
-  w.architecture_source = std::string("Hugging Face ") + detail::hf_class(c.family) + " from the config.json in " +
-                          r->origin;
+  w.architecture_source =
+      std::string("Hugging Face ") + detail::hf_class(c.family) + " from the config.json in " + r->origin;
   if (r->hub && !r->hub->note.empty()) w.architecture_source += "; " + r->hub->note;
   return w;
 }

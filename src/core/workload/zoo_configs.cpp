@@ -211,14 +211,14 @@ constexpr const char* kQwen25_3b = R"json({
 
 const std::string& zoo_hf_config(const std::string& id) {
   static const std::map<std::string, std::string> configs = {
-      {"bert-base", kBertBase},     {"bert-large", kBertLarge},  {"gpt2", kGpt2},
-      {"gpt2-medium", kGpt2Medium}, {"gpt2-large", kGpt2Large},  {"gpt2-xl", kGpt2Xl},
-      {"llama2-7b", kLlama2_7b},    {"llama2-13b", kLlama2_13b}, {"llama3-8b", kLlama3_8b},
-      {"mistral-7b", kMistral7b},   {"llama3.1-8b", kLlama31_8b}, {"llama3.2-1b", kLlama32_1b},
-      {"llama3.2-3b", kLlama32_3b}, {"qwen2.5-7b", kQwen25_7b},   {"qwen2.5-14b", kQwen25_14b},
+      {"bert-base", kBertBase},           {"bert-large", kBertLarge},    {"gpt2", kGpt2},
+      {"gpt2-medium", kGpt2Medium},       {"gpt2-large", kGpt2Large},    {"gpt2-xl", kGpt2Xl},
+      {"llama2-7b", kLlama2_7b},          {"llama2-13b", kLlama2_13b},   {"llama3-8b", kLlama3_8b},
+      {"mistral-7b", kMistral7b},         {"llama3.1-8b", kLlama31_8b},  {"llama3.2-1b", kLlama32_1b},
+      {"llama3.2-3b", kLlama32_3b},       {"qwen2.5-7b", kQwen25_7b},    {"qwen2.5-14b", kQwen25_14b},
       {"mistral-7b-v0.3", kMistral7bV03}, {"qwen3-8b", kQwen3_8b},       {"gemma2-2b", kGemma2_2b},
-      {"gemma2-9b", kGemma2_9b},        {"phi3-mini", kPhi3Mini},       {"tinyllama-1.1b", kTinyLlama},
-      {"qwen2.5-0.5b", kQwen25_05b},    {"qwen2.5-1.5b", kQwen25_15b},  {"qwen2.5-3b", kQwen25_3b},
+      {"gemma2-9b", kGemma2_9b},          {"phi3-mini", kPhi3Mini},      {"tinyllama-1.1b", kTinyLlama},
+      {"qwen2.5-0.5b", kQwen25_05b},      {"qwen2.5-1.5b", kQwen25_15b}, {"qwen2.5-3b", kQwen25_3b},
   };
   const auto it = configs.find(id);
   if (it == configs.end()) throw std::logic_error("no config.json for zoo model " + id);
