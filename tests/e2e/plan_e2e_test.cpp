@@ -46,8 +46,9 @@ TEST(PlanE2E, Bf16AmongSeveralCardsLeavesOutThoseWithoutItAndSaysWhich) {
   EXPECT_EQ(doc["results"][0]["gpu"], "rtx3090");
   bool said = false;
   for (const auto& note : doc["notes"]) {
-    said = said || note.get<std::string>().find("Left out for --precision bf16") != std::string::npos &&
-                       note.get<std::string>().find("rtx2080ti, t4") != std::string::npos;
+    const std::string text = note.get<std::string>();
+    said = said || (text.find("Left out for --precision bf16") != std::string::npos &&
+                    text.find("rtx2080ti, t4") != std::string::npos);
   }
   EXPECT_TRUE(said) << doc["notes"].dump();
 }

@@ -4,6 +4,7 @@
 
 #include <fstream>
 
+#include "e2e/run_cli.hpp"
 #include "e2e/run_harness.hpp"
 
 namespace gpusage::testing {
@@ -64,6 +65,43 @@ TEST(RunE2E, AGuessedCardIsSaid) {
                               "has 24 GB: planned as a memory-modified rtx4090@48gb\n"))
       << r.err;
   EXPECT_EQ(read_json(r.dir + "/summary.json")["expectation"]["gpu"], "rtx4090@48gb");
+}
+
+// Issue 49's check: for the card NVML reports, run's expectation is plan's prediction for that card (one prediction
+// path), for a vision and an LLM fine-tuning setup.
+TEST(RunE2E, TheExpectationOnTheNvmlCardIsPlansPredictionForIt) {
+  const double gib = 1024.0 * 1024 * 1024;
+  const std::vector<Reported> cards{
+      {"NVIDIA GeForce RTX 3080", 12 * gib, "", "rtx3080-12gb", ""},
+      {"NVIDIA GeForce RTX 5060 Ti", 15.93 * gib, "", "rtx5060ti-16gb", ""},
+      {"NVIDIA GeForce RTX 4090", 23.99 * gib, "", "rtx4090", ""},
+      {"NVIDIA H100 80GB HBM3", 79.65 * gib, "", "h100-sxm5-80gb", ""},
+  };
+  const std::vector<std::vector<std::string>> setups{
+      {"--model", "resnet50", "--batch", "64", "--precision", "fp16"},
+      // --checkpointing takes an optional value: CLI11 would swallow a "--" right after it (the run's command
+      // separator), so it is not last here.
+      {"--model", "llama3-8b", "--qlora", "--checkpointing", "--batch", "2", "--seq-len", "2048", "--precision",
+       "bf16"},
+  };
+  int n = 0;
+  for (const Reported& card : cards) {
+    for (const auto& setup : setups) {
+      const std::string tag = "identify-plan-" + std::to_string(n++);
+      const RunResult r = run_gpusage(tag, setup, {"sh", "-c", "echo trained"},
+                                      stub_script(tag, card.name, card.memory_bytes, card.pci));
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      const json expectation = read_json(r.dir + "/summary.json")["expectation"];
+      ASSERT_EQ(expectation["gpu"], card.id) << card.name;
+      std::string plan_args = "plan";
+      for (const std::string& word : setup) plan_args += " " + (word == "--model" ? std::string() : word);
+      const CliResult plan = run_cli(plan_args + " --gpu " + card.id + " --format json");
+      ASSERT_EQ(plan.exit_code, 0) << plan_args << ": " << plan.err;
+      const double planned = json::parse(plan.out)["results"][0]["throughput"].get<double>();
+      const double expected = expectation["throughput"]["predicted"].get<double>();
+      EXPECT_NEAR(expected, planned, 0.005 * planned) << card.name << " " << plan_args;
+    }
+  }
 }
 
 }  // namespace
