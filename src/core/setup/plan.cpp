@@ -47,10 +47,12 @@ estimate::Sweep run_plan(const TrainingSetup& options, const std::string& gpu_li
   for (const std::string& raw : text::split(gpu_list, ',')) {
     const std::string entry = text::trim(raw);
     if (entry.empty()) continue;
-    auto [count, name] = gpu_count_and_name(entry, options.gpus);
+    // A pair, not a structured binding: clang 14 (the fuzz build) cannot capture a binding in the lambda.
+    const std::pair<int, std::string> count_and_name = gpu_count_and_name(entry, options.gpus);
+    const int count = count_and_name.first;
     auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == count; });
     if (it == groups.end()) it = groups.insert(groups.end(), {count, {}});
-    it->second.push_back(name);
+    it->second.push_back(count_and_name.second);
   }
   if (groups.size() <= 1) {
     TrainingSetup counted = options;
