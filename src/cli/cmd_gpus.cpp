@@ -346,8 +346,9 @@ void add_gpus_command(CLI::App& app) {
       "  gpusage gpus show \"RTX 5070 Ti\"");
   auto* family =
       command
-          ->add_option("--family", list->family,
-                       i18n::N_("rtx50|rtx40|rtx30|datacenter|workstation|china|all, or a comma list of them"))
+          ->add_option(
+              "--family", list->family,
+              i18n::N_("rtx50|rtx40|rtx30|rtx20|gtx|laptop|datacenter|workstation|china|all, or a comma list of them"))
           ->default_str("rtx50");
   auto* gpus = command->add_option("--gpu", list->gpus, i18n::N_("GPUs by id, name or family, comma separated"));
   family->excludes(gpus);

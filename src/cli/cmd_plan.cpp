@@ -11,6 +11,7 @@
 #include "cli/report_pages.hpp"
 #include "cli/setup_binder.hpp"
 #include "core/catalog/catalog.hpp"
+#include "core/catalog/gpu.hpp"
 #include "core/common/batch_list.hpp"
 #include "core/common/error.hpp"
 #include "core/setup/plan.hpp"
@@ -49,9 +50,10 @@ void add_plan_command(CLI::App& app) {
   state->run.batch = "auto";
   SetupDoor door;
   door.model_positional = true;
-  door.gpu_help =
-      "GPU ids or names, families (rtx50, rtx40, rtx30, datacenter, workstation) or all, comma "
-      "separated; NxID plans N of that card (8xh100-sxm5-80gb: data parallel, as --gpus 8)";
+  door.gpu_help = fmt::format(
+      "GPU ids or names, families ({}) or all, comma separated; NxID plans N of that card (8xh100-sxm5-80gb: data "
+      "parallel, as --gpus 8)",
+      catalog::family_names());
   door.batch_help = "Per-GPU batch sizes (32,64,…) or auto: the largest that fits";
   door.target_batch_help = "Global batch to reach: picks the per-GPU batch and gradient-accumulation steps";
   bind_setup(*command, state->run, door);

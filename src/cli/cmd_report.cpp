@@ -15,6 +15,7 @@
 #include "cli/plan_view.hpp"
 #include "cli/report_pages.hpp"
 #include "cli/setup_binder.hpp"
+#include "core/catalog/gpu.hpp"
 #include "core/common/batch_list.hpp"
 #include "core/common/error.hpp"
 #include "core/common/io.hpp"
@@ -228,7 +229,7 @@ void add_report_command(CLI::App& app) {
   options->cost.add_to(*command);
   auto* family = command
                      ->add_option("--family", options->family,
-                                  "rtx50|rtx40|rtx30|datacenter|workstation|all, or a comma list of them")
+                                  fmt::format("{}, all, or a comma list of them", catalog::family_names()))
                      ->capture_default_str();
   family->excludes(command->get_option("--gpu"));
   command
