@@ -102,7 +102,7 @@ void add_validate_command(CLI::App& app) {
       "fine-tuning recipe as plan's options: optimizer, master_weights fp32|bf16, loss plain|plain16|chunked|fused,\n"
       "lora_rank, qlora yes|no, lora_targets attn|mlp|all, optimizer_in_backward yes|no, clip_grad_norm yes|no,\n"
       "optimizer_impl fused|foreach|loop, empty: the software's default; kbit_upcast yes|no, no: a QLoRA base not\n"
-      "prepared by PEFT's prepare_model_for_kbit_training). metric:\n"
+      "prepared by PEFT's prepare_model_for_kbit_training; fp8_recipe delayed|tensorwise, empty: delayed). metric:\n"
       "train_throughput (samples/s per GPU), peak_memory (bytes, as nvidia-smi counts them), peak_allocated /\n"
       "peak_reserved (torch.cuda.max_memory_allocated / max_memory_reserved) or max_batch (value = largest batch\n"
       "that ran, fails_at = the smallest that failed). task finetune rows are also summarised apart, per method\n"

@@ -3,6 +3,7 @@
 #include "cli/setup_binder.hpp"
 
 #include "cli/options.hpp"
+#include "core/common/i18n.hpp"
 
 namespace gpusage::cli {
 
@@ -118,6 +119,16 @@ void bind_recipe(CLI::App& command, setup::TrainingSetup& s) {
                   "a kernel per op) | fused (torch.compile, Liger, Unsloth, Transformer Engine, a C++ trainer)")
       ->check(CLI::IsMember({"eager", "fused"}))
       ->capture_default_str();
+  command
+      .add_option("--fp8-recipe", s.fp8_recipe,
+                  i18n::N_("With --precision fp8, how the tensors are scaled: delayed (Transformer Engine's default, "
+                           "NeMo, Megatron: the amax taken inside the cast) | tensorwise (torchao float8, torchtitan: "
+                           "an amax pass before each cast)"))
+      ->check(CLI::IsMember({"delayed", "tensorwise"}))
+      ->capture_default_str();
+  command.add_flag("--low-precision-norm", s.low_precision_norm,
+                   i18n::N_("LayerNorm and RMSNorm run in 16 bits under autocast (MosaicML's LPLayerNorm, a fused norm "
+                            "kernel fed the 16-bit input): their saved input is 16-bit, not fp32"));
   command.add_flag("--channels-last", s.channels_last,
                    "NHWC activations (model.to(memory_format=torch.channels_last)): tensor-core convolutions "
                    "skip the NCHW transposes");

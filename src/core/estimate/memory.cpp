@@ -54,7 +54,8 @@ double saved_bytes_per_sample(const workload::Layer& layer, const TrainingConfig
   if (layer.op == workload::OpClass::loss && config.loss != LossImpl::plain) {
     return layer.input_elements * loss_saved_bytes_per_logit(config);
   }
-  const double autocast = runs_under_autocast(config) ? 1.0 : 0.0;
+  const bool sixteen_bit_norm = config.low_precision_norm && layer.op == workload::OpClass::normalization;
+  const double autocast = runs_under_autocast(config) && !sixteen_bit_norm ? 1.0 : 0.0;
   return layer.saved_elements * activation_element_bytes(config.precision) + layer.saved_fixed_bytes +
          autocast * layer.autocast_extra_saved_bytes + lora_dropout_saved_bytes_per_sample(layer, config);
 }
@@ -201,6 +202,8 @@ struct StateShape {
   // dequantizing; a block's parameters are nearly all linear).
   double largest_unit = 0;
   double gathered_element = 0;
+  // FSDP's root unit: the parameters outside every block (embeddings, the final norm, lm_head).
+  double root_unit = 0;
   // DeepSpeed's ZeRO stages 1-2 and ZeRO-Offload: the model holds 16-bit weights and gradients, and the fp32
   // master copy belongs to the optimizer state (the ZeRO paper's K = 12 bytes per parameter for mixed-precision
   // Adam: master weights, momentum, variance), sharded or offloaded with it.
@@ -221,6 +224,7 @@ StateShape state_shape(const workload::Workload& w, const TrainingConfig& config
   for (const auto& [segment, p] : unit_params) {
     if (segment >= 0) s.largest_unit = std::max(s.largest_unit, p);
   }
+  s.root_unit = unit_params.contains(-1) ? unit_params.at(-1) : 0.0;
   s.gathered_element = config.qlora ? k.qlora_bits_per_param / 8 : s.low_precision ? 2 : 4;
   s.n = shard_ranks(config);
   s.sharded = shards_weights(config) && s.n > 1;
@@ -269,6 +273,21 @@ void add_model_state(MemoryBreakdown& m, const StateShape& s, const workload::Wo
   }
 }
 
+// FSDP's parameter offload (CPUOffload(offload_params=True)): the weight shards live on the host. The GPU holds
+// the units it has gathered (the one in use and the one prefetched) and the root unit, which FSDP does not reshard
+// after forward, so it stays gathered through backward; of the gradients, the unit's full 16-bit gradient that backward
+// writes before it is reduce-scattered and copied out (not a DDP bucket: the bucket rule of ZeRO-Offload does not
+// apply), and the root unit's, whose reduce-scatter waits for its last gradient (the embedding's, at the end of
+// backward). For a 405B Llama one block is 3.2B parameters: 6.4 GB of gradient, where the bucket rule kept 50 MiB.
+void offload_parameters(MemoryBreakdown& m, const StateShape& s) {
+  // weights_bytes is the rank's shard plus the two gathered units (shard_and_offload): the shard goes to the host.
+  m.host_bytes += m.weights_bytes - 2 * s.largest_unit * s.gathered_element;
+  m.weights_bytes = (2 * s.largest_unit + s.root_unit) * s.gathered_element;
+  // LoRA and QLoRA train only the adapters, whose gradients are far smaller: as they are, at most a unit's.
+  m.gradients_bytes = s.adapted ? std::min(m.gradients_bytes, s.largest_unit * s.gathered_element)
+                                : (s.largest_unit + s.root_unit) * s.gathered_element;
+}
+
 // ZeRO's 16-bit model, FSDP's and ZeRO's shards, and what CPU offload and paged optimizers keep off the GPU.
 void shard_and_offload(MemoryBreakdown& m, const StateShape& s, const TrainingConfig& config) {
   const double n = s.n;
@@ -296,11 +315,7 @@ void shard_and_offload(MemoryBreakdown& m, const StateShape& s, const TrainingCo
     // 4.1): two buckets on the GPU at a time, the one filling and the one in transfer.
     m.gradients_bytes = std::min(m.gradients_bytes, 2 * s.k->ddp_bucket_bytes);
   }
-  if (config.offload.params && shards_weights(config)) {
-    m.host_bytes += m.weights_bytes - 2 * s.largest_unit * s.gathered_element;
-    m.weights_bytes = 2 * s.largest_unit * s.gathered_element;
-    m.gradients_bytes = std::min(m.gradients_bytes, s.largest_unit * s.gathered_element);
-  }
+  if (config.offload.params && shards_weights(config)) offload_parameters(m, s);
 
   if (config.optimizer == Optimizer::paged_adamw || config.optimizer == Optimizer::paged_adamw8bit) {
     m.paged_bytes = m.optimizer_bytes;

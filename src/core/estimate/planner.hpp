@@ -100,6 +100,16 @@ inline constexpr OptimizerImpl kLibTorchOptimizerImpl = OptimizerImpl::loop;
 const char* to_string(OptimizerImpl impl);
 std::optional<OptimizerImpl> parse_optimizer_impl(const std::string& name);
 
+// How FP8 training scales its tensors (fp8_linears.cpp prices each):
+//   delayed     Transformer Engine's DelayedScaling (its default recipe, NeMo's and Megatron's): each scale comes
+//               from the amax history of earlier steps, so the amax is taken inside the cast kernel, and the cast
+//               writes the transposed copy backward needs in the same pass;
+//   tensorwise  current (dynamic) per-tensor scaling, torchao float8's default (torchtitan): the amax of a tensor
+//               is a reduction pass of its own before the cast, and the transposes are passes of their own.
+enum class Fp8Recipe { delayed, tensorwise };
+const char* to_string(Fp8Recipe recipe);
+std::optional<Fp8Recipe> parse_fp8_recipe(const std::string& name);
+
 // Which linear maps of a transformer block LoRA adapts: attention (q, k, v, o), MLP (gate, up, down), or
 // both (PEFT's "all-linear", QLoRA's recipe).
 enum class LoraTargets { attention, mlp, all };
@@ -167,6 +177,11 @@ struct TrainingConfig {
   // Hugging Face's eager Python elementwise code (RMSNorm's fp32 chain, rotary's rotate_half) rather than fused
   // kernels (torch.compile, Liger, Transformer Engine, a C++ trainer): Layer::eager_extra_elements.
   bool eager_kernels = true;
+  // FP8 training's scaling recipe (precision fp8 only).
+  Fp8Recipe fp8_recipe = Fp8Recipe::delayed;
+  // Norms that run in 16 bits under autocast (MosaicML's LPLayerNorm, a norm kernel that takes the 16-bit input):
+  // their saved input is 16-bit, not autocast's fp32 (memory.cpp).
+  bool low_precision_norm = false;
 
   int world_size() const { return gpus_per_node * nodes; }
   // Member by member: validate predicts each distinct configuration once (validate_detail.hpp).

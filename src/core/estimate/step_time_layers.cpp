@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "core/estimate/adapters.hpp"
+#include "core/estimate/fp8_linears.hpp"
 #include "core/estimate/step_time_detail.hpp"
 
 namespace gpusage::estimate::detail {
@@ -347,9 +348,12 @@ void MicroBatch::add_memory_bound(const StepRates& r, double bytes, double kerne
   kernels += 2 * kernel_count;
 }
 
-MicroBatch micro_batch_time(const StepRates& r, const workload::Workload& w, const TrainingConfig& config) {
+MicroBatch micro_batch_time(const StepRates& fp8_or_own, const workload::Workload& w, const TrainingConfig& config) {
   MicroBatch mb;
+  // Under FP8 only the blocks' linear layers run at the FP8 rates; the rest run at the 16-bit ones (fp8_linears.cpp).
+  const StepRates sixteen_bit = sixteen_bit_rates(fp8_or_own, w, config);
   for (const auto& layer : w.layers) {
+    const StepRates& r = runs_in_fp8(config, layer) ? fp8_or_own : sixteen_bit;
     const bool upcast_layer =
         r.upcast && !is_gemm_like(layer.op) && layer.op != OpClass::attention && layer.autocast_extra_io_bytes <= 0;
     const double layer_element = upcast_layer ? 4.0 : r.element;
@@ -363,6 +367,7 @@ MicroBatch micro_batch_time(const StepRates& r, const workload::Workload& w, con
     add_adapters(mb, r, layer, config);
     if (recomputed(config, layer)) add_recomputed_forward(mb, own.forward);
     add_eager_elementwise(mb, r, layer, config);
+    add_fp8_scaling(mb, sixteen_bit, layer, config);
     if (layer.params > 0) mb.parameter_tensors += 2;  // weight and (usually) bias or norm shift
   }
   return mb;

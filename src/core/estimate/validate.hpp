@@ -76,6 +76,10 @@ struct Measurement {
   // Column `optimizer_impl`: fused, foreach or loop (OptimizerImpl); empty: the software's default (the
   // framework's own fused step outside PyTorch, torch.optim's foreach from PyTorch 2.0, its loop before).
   std::optional<OptimizerImpl> optimizer_impl;
+  // Column `fp8_recipe`: delayed or tensorwise (Fp8Recipe), for precision fp8 rows; empty: delayed.
+  Fp8Recipe fp8_recipe = Fp8Recipe::delayed;
+  // Column `low_precision_norm`: yes when the run's norms worked in 16 bits under autocast (TrainingConfig).
+  bool low_precision_norm = false;
   // Column `kbit_upcast`: no when a QLoRA run's base was not prepared by PEFT's prepare_model_for_kbit_training
   // (TrainingConfig::kbit_upcast); empty or yes: prepared.
   bool kbit_upcast = true;

@@ -83,6 +83,8 @@ std::optional<Prepared> prepare(const Measurement& m, const catalog::Catalog& ca
                                                         : pytorch2          ? OptimizerImpl::foreach
                                                                             : OptimizerImpl::loop);
     p.config.eager_kernels = !m.fused_kernels;
+    p.config.fp8_recipe = m.fp8_recipe;
+    p.config.low_precision_norm = m.low_precision_norm;
     p.inputs = {m.model, options, timed_options, p.config, p.gpu.id, p.gpu.memory_gb};
     return p;
   } catch (const InputError& e) {

@@ -74,6 +74,8 @@ std::vector<std::string> TrainingSetup::to_args() const {
   a.text("--master-weights", master_weights, d.master_weights);
   a.text("--loss", loss, d.loss);
   a.text("--kernels", kernels, d.kernels);
+  a.text("--fp8-recipe", fp8_recipe, d.fp8_recipe);
+  a.flag("--low-precision-norm", low_precision_norm);
   a.text("--checkpointing", checkpointing, d.checkpointing);
   a.flag("--clip-grad-norm", clip_grad_norm);
   a.flag("--channels-last", channels_last);

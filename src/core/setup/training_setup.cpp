@@ -10,6 +10,7 @@
 
 #include "core/catalog/catalog.hpp"
 #include "core/common/error.hpp"
+#include "core/common/i18n.hpp"
 #include "core/common/io.hpp"
 #include "core/common/text.hpp"
 #include "core/estimate/calibration_file.hpp"
@@ -173,6 +174,11 @@ estimate::TrainingConfig TrainingSetup::training_config(const workload::Workload
   }
   c.channels_last = channels_last;
   c.eager_kernels = kernels == "eager";
+  c.fp8_recipe = *estimate::parse_fp8_recipe(fp8_recipe);
+  c.low_precision_norm = low_precision_norm;
+  if (fp8_recipe != TrainingSetup{}.fp8_recipe && precision != "fp8") {
+    throw InputError(i18n::trf("--fp8-recipe {} applies to FP8 training: add --precision fp8 or drop it", fp8_recipe));
+  }
   c.lora_rank = lora;
   c.qlora = qlora;
   if (no_kbit_upcast && !qlora) {

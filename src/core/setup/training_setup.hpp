@@ -43,6 +43,8 @@ struct TrainingSetup {
   std::string master_weights = "fp32";
   std::string loss = "plain";
   std::string kernels = "eager";
+  std::string fp8_recipe = "delayed";  // precision fp8 only
+  bool low_precision_norm = false;
   std::string checkpointing;  // empty: none; "full", "selective", "every:N", "none"
   bool clip_grad_norm = false;
   bool channels_last = false;

@@ -95,6 +95,8 @@ class SetupGenerator {
     s.master_weights = pick<std::string>({"fp32", "bf16"});
     s.loss = pick<std::string>({"plain", "plain16", "chunked", "fused"});
     s.kernels = pick<std::string>({"eager", "fused"});
+    s.fp8_recipe = pick<std::string>({"delayed", "tensorwise"});
+    s.low_precision_norm = coin();
     s.checkpointing = pick<std::string>({"", "none", "full", "selective", "every:1", "every:1000"});
     s.clip_grad_norm = coin();
     s.channels_last = coin();

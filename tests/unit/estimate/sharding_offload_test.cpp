@@ -117,6 +117,28 @@ TEST(Offload, ParamsLeaveOnlyTheGatheredUnitsOnTheGpu) {
   EXPECT_DOUBLE_EQ(m.host_bytes, (4 + 8 + 4) * kParams / 4);
 }
 
+// Llama 3.1 405B under FSDP with parameter offload on 8 GPUs (its config.json's shape): the GPU keeps one block's
+// full bf16 gradient before it is reduce-scattered (3.19B parameters: 6.4 GB) and the root unit's (embeddings and
+// lm_head, 2 x 128,256 x 16,384, plus the final norm: 4.2B parameters), not two 25 MiB DDP buckets; and the root unit
+// stays gathered beside the two blocks in use.
+TEST(Offload, ParamsKeepOneUnitsGradientAndTheRootUnit) {
+  const auto w = workload::from_hf_config(
+      R"({"model_type": "llama", "hidden_size": 16384, "intermediate_size": 53248, "num_hidden_layers": 126,
+          "num_attention_heads": 128, "num_key_value_heads": 8, "vocab_size": 128256, "max_position_embeddings": 131072,
+          "tie_word_embeddings": false})");
+  auto c = mixed(Parallel::fsdp, 8);
+  c.batch_per_gpu = 1;
+  c.offload.params = true;
+  const auto m = estimate_memory(w, c, toy::gpu());
+  const double block = 2.0 * 16384 * 16384 + 2.0 * 16384 * 1024 + 3.0 * 16384 * 53248 + 2 * 16384;
+  const double root = 2.0 * 128256 * 16384 + 16384;
+  EXPECT_NEAR(block * 2, 6.375e9, 0.001e9);
+  EXPECT_DOUBLE_EQ(m.gradients_bytes, (block + root) * 2);
+  EXPECT_DOUBLE_EQ(m.weights_bytes, (2 * block + root) * 2);
+  // The host holds the fp32 weight shard, Adam's two states and the fp32 gradient shard: 16 B per parameter / 8.
+  EXPECT_NEAR(m.host_bytes, 16.0 * static_cast<double>(w.params()) / 8, 1e3);
+}
+
 // Six equal blocks each saving 200 B per sample (100 bf16 elements): with activation offloading two blocks'
 // worth stays on the GPU and four go to the host.
 TEST(Offload, ActivationsKeepTwoBlocksOnTheGpu) {
