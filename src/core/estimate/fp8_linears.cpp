@@ -45,8 +45,7 @@ bool is_output_head(const workload::Layer& layer) {
 }  // namespace
 
 bool runs_in_fp8(const TrainingConfig& config, const workload::Layer& layer) {
-  return config.precision == catalog::Precision::fp8 && layer.op == workload::OpClass::matmul &&
-         !is_output_head(layer);
+  return config.precision == catalog::Precision::fp8 && layer.op == workload::OpClass::matmul && !is_output_head(layer);
 }
 
 Fp8ScalingTraffic fp8_scaling_traffic(const TrainingConfig& config, const workload::Layer& layer, double element,
