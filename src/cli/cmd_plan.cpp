@@ -91,7 +91,8 @@ void add_plan_command(CLI::App& app) {
     } else if (state->format == Format::json) {
       nlohmann::json doc = plan_json(results);
       if (costs) doc["cost"] = cost_json(*costs);
-      for (const auto& [key, value] : state->layers->to_json().items()) doc[key] = value;
+      const nlohmann::json layers = state->layers->to_json();  // "recipe", "train_config" when given
+      for (const auto& [key, value] : layers.items()) doc[key] = value;
       emit(doc.dump(2) + "\n", state->out);
     } else {
       std::string layers;

@@ -81,8 +81,8 @@ void apply_layers(CLI::App& command, LayerState& state, setup::TrainingSetup& s)
   }
   if (recipe_name.empty()) return;
   const setup::Recipe& recipe = setup::find_recipe(recipe_name);
-  setup::RecipeLayer layer{recipe.name, recipe.framework, recipe.version,
-                           s.qlora ? "qlora" : (s.lora ? "lora" : "full"), implied, {}};
+  setup::RecipeLayer layer{
+      recipe.name, recipe.framework, recipe.version, s.qlora ? "qlora" : (s.lora ? "lora" : "full"), implied, {}};
   for (const setup::RecipeDefault& d : setup::recipe_defaults(recipe, layer.method)) {
     layer.defaults.push_back(setup::LayerEntry{d.option.option, {d.option}, d.source, {}});
   }

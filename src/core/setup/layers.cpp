@@ -103,8 +103,11 @@ nlohmann::json SetupLayers::to_json() const {
     out["recipe"] = j;
   }
   for (const ConfigLayer& c : config) {
-    nlohmann::json j{{"path", c.path}, {"format", c.format}, {"mapped", nlohmann::json::array()},
-                     {"not_modelled", nlohmann::json::array()}, {"ignored", c.ignored}};
+    nlohmann::json j{{"path", c.path},
+                     {"format", c.format},
+                     {"mapped", nlohmann::json::array()},
+                     {"not_modelled", nlohmann::json::array()},
+                     {"ignored", c.ignored}};
     for (const LayerEntry& e : c.mapped) j["mapped"].push_back(entry_json(e));
     for (const LayerEntry& e : c.unmodelled) j["not_modelled"].push_back(entry_json(e));
     out["train_config"] = j;

@@ -21,10 +21,10 @@ struct OptionValue {
 
 // What one source said and what it became.
 struct LayerEntry {
-  std::string field;                  // a config's "lora_r: 32", or a recipe default's option
-  std::vector<OptionValue> options;   // what it set (empty: no option: see note)
-  std::string note;                   // a recipe default's citation; why a config field changes nothing
-  std::vector<std::string> kept;      // of options, those the command line (or the config) gave: they win
+  std::string field;                 // a config's "lora_r: 32", or a recipe default's option
+  std::vector<OptionValue> options;  // what it set (empty: no option: see note)
+  std::string note;                  // a recipe default's citation; why a config field changes nothing
+  std::vector<std::string> kept;     // of options, those the command line (or the config) gave: they win
 };
 
 struct RecipeLayer {
@@ -38,10 +38,10 @@ struct RecipeLayer {
 
 struct ConfigLayer {
   std::string path;
-  std::string format;                 // "axolotl", "llamafactory", "torchtune", "hf-trainer", "trainer-state"
-  std::vector<LayerEntry> mapped;     // fields that set options, or that gpusage reads without an option
-  std::vector<LayerEntry> unmodelled; // fields that change memory or speed in a way gpusage does not model
-  std::vector<std::string> ignored;   // fields with no effect on memory or speed (logging, data paths, ...)
+  std::string format;                  // "axolotl", "llamafactory", "torchtune", "hf-trainer", "trainer-state"
+  std::vector<LayerEntry> mapped;      // fields that set options, or that gpusage reads without an option
+  std::vector<LayerEntry> unmodelled;  // fields that change memory or speed in a way gpusage does not model
+  std::vector<std::string> ignored;    // fields with no effect on memory or speed (logging, data paths, ...)
 };
 
 struct SetupLayers {

@@ -79,10 +79,14 @@ std::string recipe_names() {
 
 const Recipe& find_recipe(const std::string& name) {
   // The names people also use for these frameworks.
-  static const std::vector<std::pair<std::string, std::string>> kAliases = {
-      {"llama-factory", "llamafactory"}, {"llama_factory", "llamafactory"}, {"swift", "ms-swift"},
-      {"ms_swift", "ms-swift"},          {"sfttrainer", "trl"},             {"hf", "trl"},
-      {"transformers", "trl"},           {"lit-gpt", "litgpt"}};
+  static const std::vector<std::pair<std::string, std::string>> kAliases = {{"llama-factory", "llamafactory"},
+                                                                            {"llama_factory", "llamafactory"},
+                                                                            {"swift", "ms-swift"},
+                                                                            {"ms_swift", "ms-swift"},
+                                                                            {"sfttrainer", "trl"},
+                                                                            {"hf", "trl"},
+                                                                            {"transformers", "trl"},
+                                                                            {"lit-gpt", "litgpt"}};
   std::string wanted = to_lower(trim(name));
   for (const auto& [alias, target] : kAliases) {
     if (wanted == alias) wanted = target;

@@ -15,15 +15,15 @@
 #include "core/common/error.hpp"
 #include "core/common/i18n.hpp"
 #include "core/common/text.hpp"
-#include "core/workload/hub_models.hpp"
 #include "core/setup/train_config_mapping.hpp"
+#include "core/workload/hub_models.hpp"
 
 namespace gpusage::setup {
 
 using i18n::tr;
+using i18n::trf;
 using text::split;
 using text::to_lower;
-using i18n::trf;
 
 namespace detail {
 
@@ -53,7 +53,6 @@ void Mapping::unmodelled(const ConfigField& f, std::string why) {
 }
 
 namespace {
-
 
 // A Hugging Face OptimizerNames value, or a torchtune optimizer component, as gpusage's --optimizer and
 // --optimizer-impl; nullopt when gpusage has no model of it.
@@ -140,7 +139,7 @@ void map_fsdp(const ConfigField& f, Mapping& m) {
   if (t.empty() || falsy(t)) return;
   std::vector<OptionValue> options{{"--parallel", t.find("shard_grad_op") != std::string::npos  ? "zero2"
                                                   : t.find("hybrid_shard") != std::string::npos ? "hsdp"
-                                                                                                 : "fsdp"}};
+                                                                                                : "fsdp"}};
   if (t.find("offload") != std::string::npos) options.push_back({"--offload", "params"});
   m.set(f, options);
 }
@@ -152,7 +151,8 @@ void map_model(const ConfigField& f, Mapping& m) {
   const std::size_t slash = f.text.find('/');
   if (slash != std::string::npos && !workload::detail::resolve_name(f.text) &&
       workload::detail::resolve_name(f.text.substr(slash + 1))) {
-    return m.set(f, {{"--model", f.text.substr(slash + 1)}}, tr("planned by its name: gpusage does not know this organization's copy"));
+    return m.set(f, {{"--model", f.text.substr(slash + 1)}},
+                 tr("planned by its name: gpusage does not know this organization's copy"));
   }
   m.set(f, {{"--model", f.text}});
 }
@@ -200,10 +200,11 @@ std::map<std::string, Handler> trainer_handlers() {
 }  // namespace detail
 
 std::string lora_targets_of(const std::vector<std::string>& modules) {
-  static const std::vector<std::string> kAttn = {"q_proj", "k_proj", "v_proj", "o_proj", "output_proj",
-                                                 "query_key_value", "qkv_proj", "dense", "c_attn", "c_proj"};
-  static const std::vector<std::string> kMlp = {"gate_proj", "up_proj", "down_proj", "w1", "w2", "w3",
-                                                "gate_up_proj", "fc1", "fc2", "dense_h_to_4h", "dense_4h_to_h"};
+  static const std::vector<std::string> kAttn = {"q_proj",          "k_proj",   "v_proj", "o_proj", "output_proj",
+                                                 "query_key_value", "qkv_proj", "dense",  "c_attn", "c_proj"};
+  static const std::vector<std::string> kMlp = {"gate_proj",    "up_proj",      "down_proj", "w1",  "w2",
+                                                "w3",           "gate_up_proj", "fc1",       "fc2", "dense_h_to_4h",
+                                                "dense_4h_to_h"};
   bool attn = false, mlp = false;
   for (const std::string& raw : modules) {
     const std::string name = to_lower(raw);
@@ -236,10 +237,11 @@ std::string detect_config_format(const std::vector<ConfigField>& fields, const s
   if (has("per_device_train_batch_size") || has("output_dir") || has("optim") || has("model_name_or_path")) {
     return "hf-trainer";  // TrainingArguments, TRL's SFTConfig (trl sft --config)
   }
-  throw InputError(trf("--train-config: '{}' is none of the formats read (axolotl, LLaMA-Factory or torchtune YAML, "
-                       "Hugging Face TrainingArguments or trainer_state JSON): no key such as base_model, "
-                       "finetuning_type, model._component_ or per_device_train_batch_size",
-                       path));
+  throw InputError(
+      trf("--train-config: '{}' is none of the formats read (axolotl, LLaMA-Factory or torchtune YAML, "
+          "Hugging Face TrainingArguments or trainer_state JSON): no key such as base_model, "
+          "finetuning_type, model._component_ or per_device_train_batch_size",
+          path));
 }
 
 ConfigLayer read_train_config(const std::string& path) {

@@ -15,8 +15,8 @@ namespace gpusage::setup {
 // One field of a config file: nested maps flattened to dotted keys ("model.lora_rank"), in the file's order.
 struct ConfigField {
   std::string key;
-  std::string text;                // a scalar as written; "" for null
-  std::vector<std::string> list;   // a sequence's scalars (a sequence of maps: empty, is_list set)
+  std::string text;               // a scalar as written; "" for null
+  std::vector<std::string> list;  // a sequence's scalars (a sequence of maps: empty, is_list set)
   bool is_list = false;
   bool is_null = false;
 };

@@ -10,9 +10,9 @@
 namespace gpusage::setup::detail {
 
 using i18n::tr;
+using i18n::trf;
 using text::split;
 using text::to_lower;
-using i18n::trf;
 
 namespace {
 

@@ -95,8 +95,7 @@ std::vector<ConfigField> read_config_fields(const std::string& path) {
     try {
       doc = YAML::Load(text);
     } catch (const YAML::Exception& e) {
-      throw InputError(
-          trf("--train-config: '{}' is not valid YAML: line {}: {}", path, e.mark.line + 1, e.msg));
+      throw InputError(trf("--train-config: '{}' is not valid YAML: line {}: {}", path, e.mark.line + 1, e.msg));
     }
     if (!doc.IsMap()) throw InputError(trf("--train-config: '{}' holds no YAML map of settings", path));
     try {
