@@ -20,26 +20,26 @@ std::size_t line_count(const std::string& text) { return std::count(text.begin()
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-TEST(TrainConfigE2E, AxolotlsQloraExamplePlansAndPrintsItsMapping) {
-  auto r = run_cli("plan --train-config " + config("axolotl_llama3_qlora.yml") + " --gpu rtx4090");
+// plan ARGS exits 0 and prints each of `parts`.
+void expect_plan_prints(const std::string& args, const std::vector<std::string>& parts) {
+  auto r = run_cli("plan " + args);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(has(r.out, "read as axolotl")) << r.out;
-  EXPECT_TRUE(has(r.out, "config: lora_r: 32 → --lora 32")) << r.out;
-  EXPECT_TRUE(has(r.out, "config: sequence_len: 4096 → --seq-len 4096")) << r.out;
-  EXPECT_TRUE(has(r.out, "config: optimizer: paged_adamw_32bit → --optimizer paged_adamw")) << r.out;
-  EXPECT_TRUE(has(r.out, "config: ignored (no effect on memory or speed): model_type, tokenizer_type, datasets"))
-      << r.out;
-  EXPECT_TRUE(has(r.out, "recipe: axolotl v0.18.0")) << r.out;
-  EXPECT_TRUE(has(r.out, "QLoRA rank 32 on all")) << r.out;
+  for (const std::string& part : parts) EXPECT_TRUE(has(r.out, part)) << part << " not in:\n" << r.out;
+}
+
+TEST(TrainConfigE2E, AxolotlsQloraExamplePlansAndPrintsItsMapping) {
+  expect_plan_prints(
+      "--train-config " + config("axolotl_llama3_qlora.yml") + " --gpu rtx4090",
+      {"read as axolotl", "config: lora_r: 32 → --lora 32", "config: sequence_len: 4096 → --seq-len 4096",
+       "config: optimizer: paged_adamw_32bit → --optimizer paged_adamw",
+       "config: ignored (no effect on memory or speed): model_type, tokenizer_type, datasets",
+       "recipe: axolotl v0.18.0", "QLoRA rank 32 on all"});
 }
 
 TEST(TrainConfigE2E, LlamaFactorysLoraExamplePlansAndPrintsItsMapping) {
-  auto r = run_cli("plan --train-config " + config("llamafactory_llama3_lora_sft.yaml") + " --gpu rtx4090");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(has(r.out, "read as llamafactory")) << r.out;
-  EXPECT_TRUE(has(r.out, "config: cutoff_len: 2048 → --seq-len 2048")) << r.out;
-  EXPECT_TRUE(has(r.out, "config: lora_rank: 8 → --lora 8")) << r.out;
-  EXPECT_TRUE(has(r.out, "LoRA rank 8 on all, full checkpointing")) << r.out;
+  expect_plan_prints("--train-config " + config("llamafactory_llama3_lora_sft.yaml") + " --gpu rtx4090",
+                     {"read as llamafactory", "config: cutoff_len: 2048 → --seq-len 2048",
+                      "config: lora_rank: 8 → --lora 8", "LoRA rank 8 on all, full checkpointing"});
 }
 
 TEST(TrainConfigE2E, TorchtuneAndTrainerFilesPlan) {
@@ -77,18 +77,17 @@ TEST(TrainConfigE2E, ABrokenFileOrAnUnknownRecipeIsOneLineAndExit2) {
   EXPECT_EQ(line_count(missing.err), 1u) << missing.err;
   auto recipe = run_cli("plan llama3-8b --recipe axolotol");
   EXPECT_EQ(recipe.exit_code, 2);
-  EXPECT_EQ(recipe.err, "gpusage: --recipe: unknown recipe 'axolotol' (did you mean 'axolotl'?); accepted: unsloth, "
-                        "trl, torchtune, axolotl, llamafactory, litgpt, ms-swift\n");
+  EXPECT_EQ(recipe.err,
+            "gpusage: --recipe: unknown recipe 'axolotol' (did you mean 'axolotl'?); accepted: unsloth, "
+            "trl, torchtune, axolotl, llamafactory, litgpt, ms-swift\n");
   EXPECT_TRUE(recipe.out.empty());
 }
 
 TEST(RecipeE2E, TheRecipeLineSaysWhatCameFromWhereAndWhatWasKept) {
-  auto r = run_cli("plan llama3.1-8b --qlora --recipe unsloth --loss plain --gpu rtx4090 --seq-len 2048");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(has(r.out, "recipe: unsloth 2026.8.19")) << r.out;
-  EXPECT_TRUE(has(r.out, "--kernels fused [unsloth/kernels/]")) << r.out;
-  EXPECT_TRUE(has(r.out, "kept as given (command line or config): --loss")) << r.out;
-  EXPECT_TRUE(has(r.out, "QLoRA rank 16 on all (base not upcast), full checkpointing")) << r.out;
+  expect_plan_prints(
+      "llama3.1-8b --qlora --recipe unsloth --loss plain --gpu rtx4090 --seq-len 2048",
+      {"recipe: unsloth 2026.8.19", "--kernels fused [unsloth/kernels/]",
+       "kept as given (command line or config): --loss", "QLoRA rank 16 on all (base not upcast), full checkpointing"});
 }
 
 struct Fit {
@@ -130,6 +129,44 @@ TEST(RecipeE2E, UnslothsPublishedContextLengthsAt8GbAndTheHuggingFaceColumn) {
   // And at the same length Unsloth's defaults need less than the Hugging Face setup.
   EXPECT_LT(plan_fit("--recipe unsloth --gpu rtx4090 --seq-len 5789").nvidia_smi_gib,
             plan_fit(hf + "--gpu rtx4090 --seq-len 5789").nvidia_smi_gib);
+}
+
+nlohmann::json plan_result(const std::string& args) {
+  auto r = run_cli("plan " + args + " --format json");
+  EXPECT_EQ(r.exit_code, 0) << args << ": " << r.err;
+  return nlohmann::json::parse(r.out)["results"][0];
+}
+
+// torchtune's README table (https://github.com/pytorch/torchtune/blob/0031bfb080bd35ec533c412df883cf2bf7bf7fe4/
+// README.md#memory-and-training-speed, 2024-09; rows of data/validation/published.csv): Llama 3.1 8B on one
+// RTX 4090, batch 2 x 2048 packed tokens, torch.compile on (--kernels fused). With --recipe torchtune the rest is
+// the recipe's: each measured throughput lies in plan's 80% range; the memory lies within docs/MODEL.md's p90 of
+// memory error (35%) of plan's reserved (QLoRA: plan 9.7 GiB against 7.4, +30%, as README.md says).
+TEST(RecipeE2E, TorchtunesPublishedRunsUnderItsRecipe) {
+  const std::string base = "llama3.1-8b --gpu rtx4090 --recipe torchtune --kernels fused --seq-len 2048 --batch 2 ";
+  const std::vector<std::tuple<std::string, double, double>> rows = {
+      {"", 0.8057, 18.9}, {"--lora 8", 1.5054, 16.2}, {"--qlora", 1.1782, 7.4}};
+  for (const auto& [method, samples_per_s, reserved_gib] : rows) {
+    const nlohmann::json p = plan_result(base + method);
+    EXPECT_LE(p["throughput_low"].get<double>(), samples_per_s) << method;
+    EXPECT_GE(p["throughput_high"].get<double>(), samples_per_s) << method;
+    const double plan_gib = p["memory"]["reserved"].get<double>() / (1024.0 * 1024 * 1024);
+    EXPECT_NEAR(plan_gib / reserved_gib, 1.0, 0.35) << method << ": plan " << plan_gib << " GiB";
+  }
+}
+
+// LitGPT's config_hub benchmark (https://github.com/Lightning-AI/litgpt/blob/00af8b0d9b43eaa3f8c812e3e8bd53ef38cbb49d/
+// config_hub/finetune/README.md, rows mistral-7b-v0.2/lora.yaml and qlora.yaml on one A10G; rows of
+// data/validation/published.csv): micro-batch 2 x 512 tokens, rank 32 (query and value), bf16-true (the configs
+// set it: --master-weights bf16); the rest is --recipe litgpt. Peak allocated 20.66 GB (LoRA), 14.29 GB (QLoRA):
+// plan 22.2 (+7%) and 11.8 (-17%), within the p90 of memory error.
+TEST(RecipeE2E, LitgptsPublishedRunsUnderItsRecipe) {
+  const std::string base = "mistral-7b --gpu a10g --recipe litgpt --master-weights bf16 --seq-len 512 --batch 2 ";
+  for (const auto& [method, allocated_gb] :
+       std::vector<std::pair<std::string, double>>{{"--lora 32", 20.66}, {"--qlora --lora 32", 14.29}}) {
+    const double plan_gb = plan_result(base + method)["memory"]["allocated"].get<double>() / 1e9;
+    EXPECT_NEAR(plan_gb / allocated_gb, 1.0, 0.35) << method << ": plan " << plan_gb << " GB";
+  }
 }
 
 }  // namespace

@@ -67,7 +67,7 @@ TEST(Recipes, EachRecipeSetsWhatItsDataSaysForEachMethod) {
       EXPECT_EQ(a.setup, parse_layered(typed_out).setup) << recipe.name << " " << method;
       ASSERT_EQ(a.layers.recipe.size(), 1u);
       EXPECT_EQ(a.layers.recipe[0].method, method);
-EXPECT_FALSE(defaults.empty()) << recipe.name << " has no default for " << method;
+      EXPECT_FALSE(defaults.empty()) << recipe.name << " has no default for " << method;
     }
   }
 }
@@ -95,8 +95,8 @@ TEST(Recipes, TorchtuneFullFineTuneStepsInBackwardWithPagedAdamw8bitInPureBf16) 
 }
 
 TEST(Recipes, AnOptionGivenWinsAndIsReportedAsKept) {
-  const LayeredParse p = parse_layered({"llama3.1-8b", "--qlora", "--recipe", "unsloth", "--loss", "plain", "--lora", "64",
-                          "--optimizer", "adamw"});
+  const LayeredParse p = parse_layered(
+      {"llama3.1-8b", "--qlora", "--recipe", "unsloth", "--loss", "plain", "--lora", "64", "--optimizer", "adamw"});
   EXPECT_EQ(p.setup.loss, "plain");
   EXPECT_EQ(p.setup.lora, 64);
   EXPECT_EQ(p.setup.optimizer, "adamw");
@@ -131,7 +131,7 @@ TEST(TrainConfig, AxolotlsQloraExampleMapsItsFieldsAndImpliesTheAxolotlRecipe) {
   EXPECT_EQ(p.setup.precision, "bf16");
   EXPECT_EQ(p.setup.lora_dropout, 0.05);
   EXPECT_EQ(p.setup.lora_targets, "all");
-  EXPECT_TRUE(p.setup.clip_grad_norm);  // the axolotl recipe: the Trainer's max_grad_norm 1.0
+  EXPECT_TRUE(p.setup.clip_grad_norm);           // the axolotl recipe: the Trainer's max_grad_norm 1.0
   EXPECT_EQ(p.setup.optimizer_impl, "foreach");  // the config's optimizer keeps the recipe's implementation out
   ASSERT_EQ(p.layers.config.size(), 1u);
   EXPECT_EQ(p.layers.config[0].format, "axolotl");
@@ -140,12 +140,12 @@ TEST(TrainConfig, AxolotlsQloraExampleMapsItsFieldsAndImpliesTheAxolotlRecipe) {
 }
 
 TEST(TrainConfig, TheCommandLineWinsOverTheFileAndTheFileOverTheRecipe) {
-  const LayeredParse p = parse_layered({"--train-config", train_fixture("axolotl_llama3_qlora.yml"), "--recipe", "unsloth", "--lora",
-                          "8", "--seq-len", "1024"});
-  EXPECT_EQ(p.setup.lora, 8);                 // command line over the file's lora_r 32
-  EXPECT_EQ(p.setup.seq_len, 1024);           // command line over sequence_len 4096
+  const LayeredParse p = parse_layered({"--train-config", train_fixture("axolotl_llama3_qlora.yml"), "--recipe",
+                                        "unsloth", "--lora", "8", "--seq-len", "1024"});
+  EXPECT_EQ(p.setup.lora, 8);                   // command line over the file's lora_r 32
+  EXPECT_EQ(p.setup.seq_len, 1024);             // command line over sequence_len 4096
   EXPECT_EQ(p.setup.optimizer, "paged_adamw");  // the file over unsloth's adamw8bit
-  EXPECT_EQ(p.setup.loss, "fused");           // the recipe where the file says nothing
+  EXPECT_EQ(p.setup.loss, "fused");             // the recipe where the file says nothing
   EXPECT_FALSE(p.layers.recipe[0].implied);
 }
 
@@ -163,7 +163,8 @@ TEST(TrainConfig, LlamaFactorysLoraExampleMaps) {
 }
 
 TEST(TrainConfig, TorchtunesQloraRecipeMapsItsBuilderAndNestedFields) {
-  const TrainingSetup s = parse_layered({"--train-config", train_fixture("torchtune_llama3_1_8B_qlora_single_device.yaml")}).setup;
+  const TrainingSetup s =
+      parse_layered({"--train-config", train_fixture("torchtune_llama3_1_8B_qlora_single_device.yaml")}).setup;
   EXPECT_EQ(s.model, "llama3.1-8b");
   EXPECT_TRUE(s.qlora);
   EXPECT_EQ(s.lora, 8);
