@@ -2,7 +2,7 @@
 # Fills .devkit/ (ignored by git) with what scripts/device-check.sh needs on a GPU machine that has a LibTorch,
 # CUDA and a compiler but not Debian 12's packages: the gpusage binary built here with the shared libraries it
 # links beyond glibc and libstdc++, Debian's pkgconf, and the headers, libraries and CMake files that
-# gpusage-bench's build finds there (CLI11, nlohmann-json, fmt, toml++, libjpeg-turbo, libpng, zlib).
+# gpusage-bench's build finds there (CLI11, nlohmann-json, fmt, toml++, yaml-cpp, libjpeg-turbo, libpng, zlib).
 # Needs Debian's patchelf (apt-get install patchelf).
 # The device tool carries the folder: `run` with carry [".devkit"].
 #   scripts/device-kit.sh [GPUSAGE_BINARY]      default build/dev/src/cli/gpusage
@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 binary="${1:-build/dev/src/cli/gpusage}"
 [[ -x "$binary" ]] || { echo "device-kit: no gpusage binary at $binary (build it first: make build)" >&2; exit 2; }
 kit=.devkit
-packages=(libcli11-dev nlohmann-json3-dev libfmt-dev libfmt9 libtomlplusplus-dev libtomlplusplus3
+packages=(libcli11-dev nlohmann-json3-dev libfmt-dev libfmt9 libtomlplusplus-dev libtomlplusplus3 libyaml-cpp-dev libyaml-cpp0.7
   libturbojpeg0-dev libturbojpeg0 libjpeg62-turbo-dev libjpeg62-turbo libpng-dev libpng16-16 zlib1g-dev zlib1g
   pkgconf pkgconf-bin libpkgconf3)
 rm -rf "$kit/root" "$kit/bin" "$kit/lib"

@@ -26,6 +26,7 @@ void add_plan_command(CLI::App& app) {
     std::string out;
     std::string chart;
     CostOptions cost;
+    std::shared_ptr<const setup::SetupLayers> layers;
   };
   auto state = std::make_shared<State>();
   auto* command = app.add_subcommand(
@@ -42,6 +43,10 @@ void add_plan_command(CLI::App& app) {
       "Any PyTorch model, traced on the CPU by gpusage-trace (pip install the gpusage wheel):\n"
       "  gpusage-trace torchvision:convnext_tiny --input 3x224 -o convnext.json\n"
       "  gpusage plan --workload convnext.json --gpu rtx5090 --batch auto\n"
+      "A framework's defaults, or its own config file (options given win over the file, the file over the recipe,\n"
+      "the recipe over gpusage's defaults):\n"
+      "  gpusage plan llama3.1-8b --qlora --recipe unsloth --gpu rtx4090 --seq-len 2048\n"
+      "  gpusage plan --train-config qlora.yml --gpu rtx4090 --batch 2\n"
       "What a job costs, owned or rented (8 H100s against one RTX 5090 for the same job):\n"
       "  gpusage plan llama3-8b --qlora --gpu rtx5090,rtx4090,h100-sxm5-80gb --tokens 1e9 --cost\n"
       "  gpusage plan llama3-8b --qlora --gpu rtx5090,8xh100-sxm5-80gb --tokens 1e9 --cost --price rtx5090=2199 \\\n"
@@ -56,7 +61,7 @@ void add_plan_command(CLI::App& app) {
       catalog::family_names());
   door.batch_help = "Per-GPU batch sizes (32,64,…) or auto: the largest that fits";
   door.target_batch_help = "Global batch to reach: picks the per-GPU batch and gradient-accumulation steps";
-  bind_setup(*command, state->run, door);
+  state->layers = bind_setup(*command, state->run, door);
   state->cost.add_to(*command);
   add_format_option(*command, state->format, {Format::table, Format::csv, Format::json});
   command->add_flag("--wide", state->wide, "Show every table column, however wide");
@@ -86,9 +91,13 @@ void add_plan_command(CLI::App& app) {
     } else if (state->format == Format::json) {
       nlohmann::json doc = plan_json(results);
       if (costs) doc["cost"] = cost_json(*costs);
+      const nlohmann::json layers = state->layers->to_json();  // "recipe", "train_config" when given
+      for (const auto& [key, value] : layers.items()) doc[key] = value;
       emit(doc.dump(2) + "\n", state->out);
     } else {
-      emit(plan_table(results, width) + (costs ? cost_table(*costs, width) : std::string()), state->out);
+      std::string layers;
+      for (const std::string& line : state->layers->text_lines()) layers += line + "\n";
+      emit(layers + plan_table(results, width) + (costs ? cost_table(*costs, width) : std::string()), state->out);
     }
     if (!chart_message.empty()) fmt::print(stderr, "{}\n", chart_message);
   });

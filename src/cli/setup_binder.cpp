@@ -3,6 +3,7 @@
 #include "cli/setup_binder.hpp"
 
 #include "cli/options.hpp"
+#include "cli/setup_layers.hpp"
 #include "core/common/i18n.hpp"
 
 namespace gpusage::cli {
@@ -201,11 +202,13 @@ bool model_given(const CLI::App& command) {
   return false;
 }
 
-void bind_setup(CLI::App& command, setup::TrainingSetup& s, const SetupDoor& door) {
+std::shared_ptr<const setup::SetupLayers> bind_setup(CLI::App& command, setup::TrainingSetup& s,
+                                                     const SetupDoor& door) {
   bind_model(command, s, door);
   bind_shape_and_batch(command, s, door);
   bind_recipe(command, s);
   bind_parallelism(command, s, door);
+  return bind_setup_layers(command, s);
 }
 
 }  // namespace gpusage::cli

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <memory>
 #include <string>
 
+#include "core/setup/layers.hpp"
 #include "core/setup/training_setup.hpp"
 
 namespace gpusage::cli {
@@ -21,7 +23,10 @@ struct SetupDoor {
   std::string target_batch_help;  // --target-batch
 };
 
-void bind_setup(CLI::App& command, setup::TrainingSetup& setup, const SetupDoor& door = {});
+// Also registers --recipe and --train-config (setup_layers.hpp): once parsed, the config file's fields and the
+// recipe's defaults fill the options the command line left unset. The returned layers say what each set.
+std::shared_ptr<const setup::SetupLayers> bind_setup(CLI::App& command, setup::TrainingSetup& setup,
+                                                     const SetupDoor& door = {});
 // True when the command line named the model (MODEL or --model): a command's default model gives way to
 // --hf-config or --workload only when it did not.
 bool model_given(const CLI::App& command);

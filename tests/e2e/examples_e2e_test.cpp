@@ -99,6 +99,9 @@ class Examples : public ::testing::Test {
                   dir_ / "train.log");
     fs::copy_file(std::string(GPUSAGE_SOURCE_DIR) + "/tests/fixtures/report/bench-rtx5090.json",
                   dir_ / "run.json");
+    // The axolotl config --train-config's examples name: axolotl's own QLoRA example.
+    fs::copy_file(std::string(GPUSAGE_SOURCE_DIR) + "/tests/fixtures/train_configs/axolotl_llama3_qlora.yml",
+                  dir_ / "qlora.yml");
     const std::string llama = R"({"model_type": "llama", "hidden_size": 2048, "intermediate_size": 5632,
       "num_hidden_layers": 22, "num_attention_heads": 32, "num_key_value_heads": 4, "vocab_size": 32000})";
     std::ofstream(dir_ / "config.json") << llama;
