@@ -17,8 +17,8 @@
 namespace gpusage::run {
 
 std::string Expectation::label() const {
-  return fmt::format("{} {} batch {}{} on {}", model, catalog::to_string(precision), batch,
-                     accumulation > 1 ? fmt::format(" x {} accumulated", accumulation) : "", gpu_name);
+  return i18n::trf("{} {} batch {}{} on {}", model, catalog::to_string(precision), batch,
+                   accumulation > 1 ? i18n::trf(" x {} accumulated", accumulation) : "", gpu_name);
 }
 
 double model_flops_per_sample(const workload::Workload& workload, bool lora) {
