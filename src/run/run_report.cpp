@@ -249,7 +249,7 @@ report::Page run_page(const RunSummary& s, const std::string& gpu_log, const std
   }
   if (log && !log->samples.empty())
     page.sections.push_back(report::monitor_section(
-        *log, log->alerts, i18n::tr("Alerts: as gpusage run raised them while it sampled (the monitor's rules)."));
+        *log, log->alerts, i18n::tr("Alerts: as gpusage run raised them while it sampled (the monitor's rules).")));
   if (s.expectation) page.sections.push_back(expectation_section(*s.expectation));
   if (s.time_shares) page.sections.push_back(time_section(*s.time_shares));
   if (!s.throughput.empty()) page.sections.push_back(throughput_section(s, gpu_log, throughput, log ? &*log : nullptr));
