@@ -70,8 +70,9 @@ Chart throughput_chart(const workload::Workload& w, const std::vector<estimate::
                       {"memory_gib", p.memory.total_bytes() / kGiB},
                       {"bound", estimate::to_string(p.time.bound)}});
   }
-  Json s = spec(i18n::trf("Predicted {} training throughput against batch size ({})", w.display_name, precision),
-                "gpusage plan's model, per GPU. A line ends where the batch no longer fits in the card's VRAM.");
+  Json s =
+      spec(i18n::trf("Predicted {} training throughput against batch size ({})", w.display_name, precision),
+           i18n::tr("gpusage plan's model, per GPU. A line ends where the batch no longer fits in the card's VRAM."));
   s["data"] = {{"values", values}};
   s["width"] = 720;
   s["height"] = 360;
