@@ -30,7 +30,7 @@ std::string severity_label(Severity severity) {
     case Severity::error: return i18n::trc("severity", "error");
     case Severity::warning: return i18n::trc("severity", "warning");
     case Severity::info: return i18n::trc("severity", "info");
-    case Severity::not_checked: return i18n::trc("severity", "not checked");
+    case Severity::not_checked: return i18n::trc("severity", "not_checked");
   }
   return "?";
 }
