@@ -10,6 +10,7 @@
 #include "cli/options.hpp"
 #include "core/catalog/catalog.hpp"
 #include "core/common/error.hpp"
+#include "core/common/i18n.hpp"
 #include "core/common/text.hpp"
 #include "core/common/units.hpp"
 #include "core/diagnose/doctor.hpp"
@@ -26,7 +27,7 @@ using diagnose::EnvironmentFacts;
 using diagnose::Finding;
 
 std::string or_missing(const std::optional<diagnose::Installed>& value) {
-  if (!value) return "not found";
+  if (!value) return i18n::tr("not found");
   return fmt::format("{} ({})", value->version, value->where);
 }
 
@@ -39,13 +40,14 @@ std::string short_arch_list(const std::vector<std::string>& list) {
 std::string environment_text(const EnvironmentFacts& f) {
   std::vector<std::pair<std::string, std::string>> rows;
   if (f.driver_version) {
-    std::string cuda = f.cuda_driver_version ? fmt::format("CUDA {}, ", f.cuda_driver_version->to_string()) : "";
-    rows.emplace_back("NVIDIA driver", fmt::format("{} ({}from {})", *f.driver_version, cuda, f.driver_from));
+    std::string cuda = f.cuda_driver_version ? i18n::trf("CUDA {}, ", f.cuda_driver_version->to_string()) : "";
+    rows.emplace_back(i18n::tr("NVIDIA driver"), i18n::trf("{} ({}from {})", *f.driver_version, cuda, f.driver_from));
   } else {
-    rows.emplace_back("NVIDIA driver", "not found");
+    rows.emplace_back(i18n::tr("NVIDIA driver"), i18n::tr("not found"));
   }
   if (f.system.gpus.empty()) {
-    rows.emplace_back("GPUs", f.system.available ? "none" : "not available: " + f.system.message);
+    rows.emplace_back(i18n::tr("GPUs"),
+                      f.system.available ? i18n::tr("none") : i18n::tr("not available: ") + f.system.message);
   }
   for (const auto& g : f.system.gpus) {
     std::string line = g.name;
@@ -54,42 +56,42 @@ std::string environment_text(const EnvironmentFacts& f) {
     if (g.memory_total_bytes) line += ", " + units::format_gib(static_cast<double>(*g.memory_total_bytes));
     rows.emplace_back(fmt::format("GPU {}", g.index), line);
   }
-  rows.emplace_back("CUDA toolkit", or_missing(f.nvcc));
+  rows.emplace_back(i18n::tr("CUDA toolkit"), or_missing(f.nvcc));
   rows.emplace_back("cuDNN", or_missing(f.cudnn));
   rows.emplace_back("NCCL", or_missing(f.nccl));
   rows.emplace_back("LibTorch", or_missing(f.libtorch));
   const auto& py = f.python;
   if (py.path.empty()) {
-    rows.emplace_back("Python", fmt::format("'{}' not found", py.interpreter));
+    rows.emplace_back("Python", i18n::trf("'{}' not found", py.interpreter));
   } else {
-    rows.emplace_back("Python", fmt::format("{} ({}){}", py.version.value_or("?"), py.path,
-                                            py.timed_out ? ", stopped at the deadline" : ""));
+    rows.emplace_back("Python", i18n::trf("{} ({}){}", py.version.value_or("?"), py.path,
+                                          py.timed_out ? i18n::tr(", stopped at the deadline") : ""));
     if (py.torch_version) {
-      rows.emplace_back(
-          "PyTorch",
-          fmt::format("{}, CUDA {}, compiled for {}", *py.torch_version, py.torch_cuda.value_or("none (CPU-only)"),
-                      py.torch_arch_list.empty() ? "no GPU architectures" : short_arch_list(py.torch_arch_list)));
+      rows.emplace_back("PyTorch", i18n::trf("{}, CUDA {}, compiled for {}", *py.torch_version,
+                                             py.torch_cuda.value_or(i18n::tr("none (CPU-only)")),
+                                             py.torch_arch_list.empty() ? i18n::tr("no GPU architectures")
+                                                                        : short_arch_list(py.torch_arch_list)));
     } else {
-      rows.emplace_back("PyTorch", py.torch_reported ? "not installed" : "not checked");
+      rows.emplace_back("PyTorch", py.torch_reported ? i18n::tr("not installed") : i18n::tr("not checked"));
     }
     if (py.packages_reported) {
       rows.emplace_back("TensorFlow", py.tensorflow ? *py.tensorflow
                                                     : (py.tensorflow_gpu ? "tensorflow-gpu " + *py.tensorflow_gpu
-                                                                         : std::string("not installed")));
+                                                                         : std::string(i18n::tr("not installed"))));
     }
   }
-  std::string out = "Environment\n";
+  std::string out = i18n::tr("Environment\n");
   for (const auto& [key, value] : rows) out += "  " + text::pad_right(key, 14) + " " + value + "\n";
   return out;
 }
 
-const char* heading(Category c) {
+std::string heading(Category c) {
   switch (c) {
-    case Category::environment: return "Environment findings";
-    case Category::gpu: return "GPU findings";
-    case Category::log: return "Log findings";
+    case Category::environment: return i18n::tr("Environment findings");
+    case Category::gpu: return i18n::tr("GPU findings");
+    case Category::log: return i18n::tr("Log findings");
   }
-  return "Findings";
+  return i18n::tr("Findings");
 }
 
 // One category's findings under its heading.
@@ -100,18 +102,18 @@ std::string findings_text(const DoctorReport& report, Category c) {
   }
   std::string out;
   if (c == Category::log && report.log_path) {
-    const std::string name = *report.log_path == "-" ? "standard input" : *report.log_path;
-    out += fmt::format("{} ({}, {} lines)\n", heading(c), name, report.log_lines.value_or(0));
+    const std::string name = *report.log_path == "-" ? i18n::tr("standard input") : *report.log_path;
+    out += i18n::trf("{} ({}, {} lines)\n", heading(c), name, report.log_lines.value_or(0));
   } else if (group.empty()) {
-    return c == Category::log ? "" : fmt::format("{}: none\n", heading(c));
+    return c == Category::log ? "" : i18n::trf("{}: none\n", heading(c));
   } else {
     out += fmt::format("{}\n", heading(c));
   }
   for (const Finding* f : group) {
-    out += fmt::format("  [{}] {}\n", diagnose::to_string(f->severity), f->title);
-    if (!f->evidence.empty()) out += fmt::format("      evidence: {}\n", f->evidence);
-    out += fmt::format("      fix: {}\n", f->fix);
-    out += fmt::format("      source: {} <{}>\n", f->source_title, f->source_url);
+    out += i18n::trf("  [{}] {}\n", diagnose::severity_label(f->severity), f->title);
+    if (!f->evidence.empty()) out += i18n::trf("      evidence: {}\n", f->evidence);
+    out += i18n::trf("      fix: {}\n", f->fix);
+    out += i18n::trf("      source: {} <{}>\n", f->source_title, f->source_url);
   }
   return out;
 }
@@ -128,7 +130,7 @@ std::string report_text(const DoctorReport& report) {
     errors += f.severity == diagnose::Severity::error;
     warnings += f.severity == diagnose::Severity::warning;
   }
-  out += fmt::format("\n{} error(s), {} warning(s), {} finding(s) in all\n", errors, warnings, report.findings.size());
+  out += i18n::trf("\n{} error(s), {} warning(s), {} finding(s) in all\n", errors, warnings, report.findings.size());
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include "cli/setup_binder.hpp"
 #include "core/catalog/catalog.hpp"
 #include "core/common/error.hpp"
+#include "core/common/i18n.hpp"
 #include "core/common/time.hpp"
 #include "core/device/backend.hpp"
 #include "core/setup/plan.hpp"
@@ -120,7 +121,7 @@ void add_fit_batch_command(CLI::App& app) {
     while (auto batch = search.next()) {
       const double left_s = state->timeout_s - (run::monotonic_s() - began_s);
       if (left_s <= 0) {
-        report.stopped = fmt::format("the search's --timeout {:g} s was reached", state->timeout_s);
+        report.stopped = i18n::trf("the search's --timeout {:g} s was reached", state->timeout_s);
         break;
       }
       run::RunRequest request;
@@ -132,7 +133,7 @@ void add_fit_batch_command(CLI::App& app) {
       request.output_to_stderr = true;  // stdout holds only the report
       request.time_limit_s = std::min(state->try_timeout_s, left_s);
       request.command_line = "gpusage fit-batch";
-      fmt::print(stderr, "gpusage: fit-batch: try {}: batch {}\n", report.tries.size() + 1, *batch);
+      fmt::print(stderr, "{}", i18n::trf("gpusage: fit-batch: try {}: batch {}\n", report.tries.size() + 1, *batch));
       const run::RunSummary summary = run::supervise_run(request);
       run::Try t;
       t.batch = *batch;
@@ -146,11 +147,10 @@ void add_fit_batch_command(CLI::App& app) {
       if (!summary.throughput.empty()) t.throughput = summary.throughput.front();
       report.tries.push_back(t);
       if (t.result == run::TryResult::failed) {
-        report.stopped =
-            fmt::format("batch {} failed without an out-of-memory error ({}; see {}/train.log)", *batch,
-                        summary.stopped_by == "time-limit" ? "it ran past --try-timeout"
-                                                           : fmt::format("exit status {}", summary.exit_code),
-                        summary.log_dir);
+        report.stopped = i18n::trf("batch {} failed without an out-of-memory error ({}; see {}/train.log)", *batch,
+                                   summary.stopped_by == "time-limit" ? i18n::tr("it ran past --try-timeout")
+                                                                      : i18n::trf("exit status {}", summary.exit_code),
+                                   summary.log_dir);
         break;
       }
       search.record(*batch, t.result == run::TryResult::ran);

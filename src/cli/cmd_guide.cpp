@@ -14,6 +14,7 @@
 #include "cli/setup_binder.hpp"
 #include "core/common/batch_list.hpp"
 #include "core/common/error.hpp"
+#include "core/common/i18n.hpp"
 #include "core/common/io.hpp"
 #include "core/common/text.hpp"
 #include "core/setup/plan.hpp"
@@ -87,16 +88,16 @@ void add_guide_command(CLI::App& app) {
       return emit(doc.dump(2) + "\n");
     }
 
-    std::string out = fmt::format("== Which GPU? {} side by side ==\n\n", state->run.gpu);
+    std::string out = i18n::trf("== Which GPU? {} side by side ==\n\n", state->run.gpu);
     out += gpus_comparison_text(catalog, request.gpus, width);
-    out += fmt::format("\n== Will it fit, and how fast? {} training, predicted ==\n\n", results.workload.display_name);
+    out += i18n::trf("\n== Will it fit, and how fast? {} training, predicted ==\n\n", results.workload.display_name);
     out += plan_table(results, width);
     if (const auto costs = cost_report_if_asked(results, state->cost, state->run.dataset_size)) {
-      out += "\n== Buy or rent? ==\n" + cost_table(*costs, width);
+      out += i18n::tr("\n== Buy or rent? ==\n") + cost_table(*costs, width);
     }
-    out +=
+    out += i18n::tr(
         "\nNext: `gpusage plan MODEL --gpu ID` for any model and card, `gpusage bench` to measure yours,\n"
-        "`gpusage run -- python train.py` to watch a training run and explain it when it ends.\n";
+        "`gpusage run -- python train.py` to watch a training run and explain it when it ends.\n");
 
     if (!state->chart.empty()) {
       report::BarChart chart = gpus_comparison_chart(catalog, request.gpus, state->run.gpu);
@@ -105,8 +106,8 @@ void add_guide_command(CLI::App& app) {
       for (const auto& p : results.predictions) {
         if (p.fits) best[p.gpu->id] = std::max(best[p.gpu->id], p.throughput);
       }
-      report::BarSeries speed{fmt::format("{} {} (predicted, best batch)", results.workload.display_name,
-                                          catalog::to_string(results.predictions.front().config.precision)),
+      report::BarSeries speed{i18n::trf("{} {} (predicted, best batch)", results.workload.display_name,
+                                        catalog::to_string(results.predictions.front().config.precision)),
                               results.workload.throughput_unit(),
                               0,
                               {}};
@@ -115,7 +116,7 @@ void add_guide_command(CLI::App& app) {
       }
       chart.series.push_back(std::move(speed));
       io::write_file_atomically(state->chart, report::render_svg(chart));
-      out += fmt::format("Chart written to {}\n", state->chart);
+      out += i18n::trf("Chart written to {}\n", state->chart);
     }
     emit(out);
   });

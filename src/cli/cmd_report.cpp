@@ -18,6 +18,7 @@
 #include "core/catalog/gpu.hpp"
 #include "core/common/batch_list.hpp"
 #include "core/common/error.hpp"
+#include "core/common/i18n.hpp"
 #include "core/common/io.hpp"
 #include "core/common/text.hpp"
 #include "core/estimate/compare.hpp"
@@ -52,8 +53,8 @@ void check_html_path(const std::string& option, const std::string& path) {
 }
 
 std::string selection_label(const ReportOptions& options, std::size_t count) {
-  return fmt::format("{} ({} GPUs)",
-                     options.run.gpu.empty() ? text::join(text::split(options.family, ',')) : options.run.gpu, count);
+  return i18n::trf("{} ({} GPUs)",
+                   options.run.gpu.empty() ? text::join(text::split(options.family, ',')) : options.run.gpu, count);
 }
 
 // What to type to make the same page again: the setup's flags (the model, --gpu, --batch when given, the
@@ -70,16 +71,17 @@ std::string command_line(const ReportOptions& o) {
 
 // What the job costs on each card (plan --cost's table, sortable), its notes and the prices it used.
 report::Section cost_section(const CostReport& costs) {
-  report::Section section{"cost", "What a job costs: buy or rent", {}, {}, {}};
+  report::Section section{"cost", i18n::tr("What a job costs: buy or rent"), {}, {}, {}};
   section.paragraphs.push_back(
-      fmt::format("The job: {}. Each card at its fastest fitting batch; wall time and every "
-                  "cost with plan's 80% range.",
-                  costs.job_text));
+      i18n::trf("The job: {}. Each card at its fastest fitting batch; wall time and every "
+                "cost with plan's 80% range.",
+                costs.job_text));
   report::Table table = cost_table_model(costs);
   section.notes = std::move(table.notes);
   table.notes.clear();
-  section.items.push_back(report::PageTable{"cost-table", "Wall time, energy and cost per card", std::move(table)});
-  for (const auto& line : cost_sources(costs)) section.notes.push_back("Price: " + line);
+  section.items.push_back(
+      report::PageTable{"cost-table", i18n::tr("Wall time, energy and cost per card"), std::move(table)});
+  for (const auto& line : cost_sources(costs)) section.notes.push_back(i18n::trf("Price: {}", line));
   return section;
 }
 
@@ -114,7 +116,8 @@ report::BenchComparison chart_bench(const estimate::BenchFile& file, const estim
 // JSON Lines logs carry the alerts gpusage monitor raised; a CSV log does not, so the monitor's rules are
 // evaluated again over its samples.
 std::pair<std::vector<report::AlertMark>, std::string> log_alerts(const report::MonitorLog& log) {
-  if (log.json_lines) return {log.alerts, "Alerts: as gpusage monitor raised them while it recorded this log."};
+  if (log.json_lines)
+    return {log.alerts, i18n::tr("Alerts: as gpusage monitor raised them while it recorded this log.")};
   const monitor::AlertConfig config;
   monitor::AlertEngine engine(config);
   std::vector<report::AlertMark> marks;
@@ -124,11 +127,11 @@ std::pair<std::vector<report::AlertMark>, std::string> log_alerts(const report::
                        alert.message});
     }
   }
-  return {marks, fmt::format("Alerts: a CSV log records none, so these are gpusage monitor's rules evaluated again "
-                             "over its samples with the default thresholds (input bottleneck: below {:g}% "
-                             "utilization for {:g} s; memory: above {:g}% full).",
-                             config.low_utilization_percent, config.low_utilization_window_s,
-                             config.memory_full_fraction * 100)};
+  return {marks, i18n::trf("Alerts: a CSV log records none, so these are gpusage monitor's rules evaluated again "
+                           "over its samples with the default thresholds (input bottleneck: below {:g}% "
+                           "utilization for {:g} s; memory: above {:g}% full).",
+                           config.low_utilization_percent, config.low_utilization_window_s,
+                           config.memory_full_fraction * 100)};
 }
 
 nlohmann::json summary_json(const report::Page& page, const std::string& path, std::size_t bytes) {
@@ -173,13 +176,13 @@ void run_report(const ReportOptions& options) {
   const std::optional<CostReport> costs = cost_report_if_asked(plan, options.cost, options.run.dataset_size);
   const std::string selection = selection_label(options, request.gpus.size());
   report::Page page = report::new_page(
-      fmt::format("gpusage report: {} and {} training", selection, plan.workload.display_name),
-      "Which GPU, will it fit, how fast: the catalog's figures and gpusage plan's predictions, as charts.",
+      i18n::trf("gpusage report: {} and {} training", selection, plan.workload.display_name),
+      i18n::tr("Which GPU, will it fit, how fast: the catalog's figures and gpusage plan's predictions, as charts."),
       command_line(options));
-  page.provenance.push_back(fmt::format("GPU catalog: {}. Predictions: gpusage plan ({}).", catalog.origin(),
-                                        options.run.calibration_file.empty()
-                                            ? "default calibration"
-                                            : "calibrated with " + options.run.calibration_file));
+  page.provenance.push_back(i18n::trf("GPU catalog: {}. Predictions: gpusage plan ({}).", catalog.origin(),
+                                      options.run.calibration_file.empty()
+                                          ? i18n::tr("default calibration")
+                                          : i18n::trf("calibrated with {}", options.run.calibration_file)));
   page.sections.push_back(report::gpu_comparison_section(request.gpus, with_tensor_rates(catalog, request.gpus),
                                                          selection, catalog.origin(),
                                                          gpus_comparison_table(catalog, request.gpus)));

@@ -8,6 +8,7 @@
 
 #include "core/catalog/catalog.hpp"
 #include "core/common/error.hpp"
+#include "core/common/i18n.hpp"
 #include "core/common/json.hpp"
 #include "core/common/text.hpp"
 #include "core/common/time.hpp"
@@ -203,21 +204,21 @@ CostReport build_cost_report(const estimate::Sweep& sweep, const CostOptions& op
   const estimate::Prediction* first = report.rows.empty() ? nullptr : report.rows.front().prediction;
   switch (report.job.unit) {
     case cost::JobUnit::tokens:
-      report.job_text = fmt::format("{:g} tokens", report.job.amount);
+      report.job_text = i18n::trf("{:g} tokens", report.job.amount);
       if (first && first->tokens_per_s) {
         const double tokens_per_sample = *first->tokens_per_s / first->throughput;
         report.job_text +=
-            fmt::format(" ({} samples of {:.0f} tokens)",
-                        report::format_number(report.job.amount / tokens_per_sample, 0, 1000), tokens_per_sample);
+            i18n::trf(" ({} samples of {:.0f} tokens)",
+                      report::format_number(report.job.amount / tokens_per_sample, 0, 1000), tokens_per_sample);
       }
       break;
     case cost::JobUnit::steps:
-      report.job_text = fmt::format("{} optimizer steps", report::format_number(report.job.amount, 0, 1000));
+      report.job_text = i18n::trf("{} optimizer steps", report::format_number(report.job.amount, 0, 1000));
       break;
     case cost::JobUnit::samples: {
       const double epochs = options.epochs.value_or(options.default_epochs.value_or(1));
       report.job_text =
-          fmt::format("{:g} epochs of {} samples", epochs, report::format_number(report.job.amount / epochs, 0, 1000));
+          i18n::trf("{:g} epochs of {} samples", epochs, report::format_number(report.job.amount / epochs, 0, 1000));
       break;
     }
   }
@@ -228,7 +229,7 @@ namespace {
 
 // "$1,234 (980–1,560)": a money figure with its 80% range.
 std::string usd_text(const std::optional<cost::Range>& r) {
-  if (!r) return "n/a";
+  if (!r) return i18n::tr("n/a");
   const int decimals = r->estimate < 1 ? 2 : r->estimate < 10 ? 1 : 0;
   return fmt::format("{} ({}-{})", report::format_number(r->estimate, decimals, 1000),
                      report::format_number(r->low, decimals, 1000), report::format_number(r->high, decimals, 1000));
@@ -243,13 +244,13 @@ std::string hours_text(const cost::Range& r) {
 
 std::string jobs_text(const cost::Range& r) {
   auto one = [](double jobs) {
-    return std::isinf(jobs) ? std::string("never") : report::format_number(jobs, jobs < 10 ? 1 : 0, 1000);
+    return std::isinf(jobs) ? i18n::tr("never") : report::format_number(jobs, jobs < 10 ? 1 : 0, 1000);
   };
   return fmt::format("{} ({}-{})", one(r.estimate), one(r.low), one(r.high));
 }
 
 std::string price_cell(const std::optional<UsedPrice>& price, int decimals) {
-  if (!price) return "none";
+  if (!price) return i18n::tr("none");
   const std::string from = !price->price.provider.empty() ? price->price.provider
                            : price->kind == "launch MSRP" ? "MSRP"
                                                           : price->kind;
@@ -261,10 +262,10 @@ std::string break_even_cell(const CostRow& row, const CostReport& report) {
   if (row.cost.break_even_jobs) return jobs_text(*row.cost.break_even_jobs);
   if (row.break_even_jobs_vs_cheapest && report.cheapest_rental) {
     const estimate::Prediction& cheapest = *report.cheapest_rental->prediction;
-    return jobs_text(*row.break_even_jobs_vs_cheapest) + " vs " + counted(cheapest, cheapest.gpu->id);
+    return i18n::trf("{} vs {}", jobs_text(*row.break_even_jobs_vs_cheapest), counted(cheapest, cheapest.gpu->id));
   }
-  if (row.purchase && row.rent && row.cost.electricity_usd) return "never";
-  return "n/a";
+  if (row.purchase && row.rent && row.cost.electricity_usd) return i18n::tr("never");
+  return i18n::tr("n/a");
 }
 
 nlohmann::json range_json(const std::optional<cost::Range>& r) {
@@ -290,23 +291,24 @@ nlohmann::json price_json(const std::optional<UsedPrice>& p) {
 
 report::Table cost_table_model(const CostReport& report) {
   report::Table table;
+  using i18n::tr;
   table.columns = {{"GPU", "", report::Align::left},
-                   {"batch", "", report::Align::right, 4},
-                   {"wall time", "h (80% range)"},
-                   {"energy", "kWh", report::Align::right, 3},
-                   {"buy", "USD/GPU", report::Align::right, 2},
-                   {"rent", "USD/GPU-h", report::Align::right, 2},
-                   {"rented job", "USD"},
-                   {"owned job", "USD"},
-                   {"buying pays off", "after (jobs)", report::Align::left}};
+                   {tr("batch"), "", report::Align::right, 4},
+                   {tr("wall time"), tr("h (80% range)")},
+                   {tr("energy"), "kWh", report::Align::right, 3},
+                   {tr("buy"), "USD/GPU", report::Align::right, 2},
+                   {tr("rent"), "USD/GPU-h", report::Align::right, 2},
+                   {tr("rented job"), "USD"},
+                   {tr("owned job"), "USD"},
+                   {tr("buying pays off"), tr("after (jobs)"), report::Align::left}};
   table.units_on_own_line = true;
   bool any_stale = false;
   for (const auto& row : report.rows) {
     const estimate::Prediction& p = *row.prediction;
     any_stale = any_stale || (row.purchase && row.purchase->stale) || (row.rent && row.rent->stale);
     if (!p.fits) {
-      table.add_row({counted(p, p.gpu->name), "OOM", "does not fit", "n/a", price_cell(row.purchase, 0),
-                     price_cell(row.rent, 2), "n/a", "n/a", "n/a"});
+      table.add_row({counted(p, p.gpu->name), "OOM", tr("does not fit"), tr("n/a"), price_cell(row.purchase, 0),
+                     price_cell(row.rent, 2), tr("n/a"), tr("n/a"), tr("n/a")});
       continue;
     }
     const auto& c = row.cost;
@@ -316,39 +318,38 @@ report::Table cost_table_model(const CostReport& report) {
                    break_even_cell(row, report)});
   }
   table.notes.push_back(
-      "Wall time and every cost carry plan's 80% range of throughput (in brackets; where the "
-      "held-out errors of a card's cell lean one way, the range lies to one side of the estimate).");
-  std::string power = "energy = board power x wall time x GPUs, at the card's TDP";
+      tr("Wall time and every cost carry plan's 80% range of throughput (in brackets; where the "
+         "held-out errors of a card's cell lean one way, the range lies to one side of the estimate)."));
+  std::string power = tr("energy = board power x wall time x GPUs, at the card's TDP");
   if (std::any_of(report.rows.begin(), report.rows.end(), [](auto& r) { return r.power_basis == "--power"; })) {
-    power += " (at --power where given)";
+    power += tr(" (at --power where given)");
   }
-  table.notes.push_back(power +
-                        ": no measured board power under training is in the data yet, so TDP (an upper "
-                        "bound) stands in; GPU boards only, not the host.");
+  table.notes.push_back(power + tr(": no measured board power under training is in the data yet, so TDP (an upper "
+                                   "bound) stands in; GPU boards only, not the host."));
   if (report.electricity) {
     std::string from = "--electricity";
     if (!report.electricity_overridden) {
       const int age = cost::age_in_days(report.electricity->as_of, report.today);
-      from = fmt::format("data/prices.toml, as of {}{}", report.electricity->as_of,
-                         age > report.stale_after_days ? ", stale" : "");
+      from = i18n::trf("data/prices.toml, as of {}{}", report.electricity->as_of,
+                       age > report.stale_after_days ? tr(", stale") : "");
     }
-    table.notes.push_back(fmt::format(
+    table.notes.push_back(i18n::trf(
         "owned job = electricity at {} USD/kWh ({}) + the purchase spread over {} h of use (--amortize-hours).",
         report.electricity->value, from, report::format_number(report.amortize_hours, 0, 1000)));
   } else {
-    table.notes.push_back("owned job: n/a, no electricity price (give --electricity USD/kWh).");
+    table.notes.push_back(tr("owned job: n/a, no electricity price (give --electricity USD/kWh)."));
   }
   table.notes.push_back(
-      "buying pays off after: jobs of this size after which buying the card(s) has cost less than "
-      "renting the same card(s) (the purchase over the rent less the electricity), or, for a card "
-      "nobody rents, the cheapest rental in this table.");
-  table.dropped_hint = "widen the terminal (COLUMNS=200), or plan --cost --format json for every figure";
+      tr("buying pays off after: jobs of this size after which buying the card(s) has cost less than "
+         "renting the same card(s) (the purchase over the rent less the electricity), or, for a card "
+         "nobody rents, the cheapest rental in this table."));
+  table.dropped_hint = i18n::N_("widen the terminal (COLUMNS=200), or plan --cost --format json for every figure");
   table.notes.push_back(
-      "buy: --price, else a dated street price, else the launch MSRP; rent: --rent, else the "
-      "cheapest listed on-demand price; none: no published price in data/prices.toml.");
+      tr("buy: --price, else a dated street price, else the launch MSRP; rent: --rent, else the "
+         "cheapest listed on-demand price; none: no published price in data/prices.toml."));
   if (any_stale) {
     table.notes.push_back(
-        fmt::format("*: stale, older than {} days on {}: check the source.", report.stale_after_days, report.today));
+        i18n::trf("*: stale, older than {} days on {}: check the source.", report.stale_after_days, report.today));
   }
   return table;
 }
@@ -359,14 +360,14 @@ std::vector<std::string> cost_sources(const CostReport& report) {
     for (const auto* price : {row.purchase ? &*row.purchase : nullptr, row.rent ? &*row.rent : nullptr}) {
       if (!price || price->price.url.empty()) continue;
       std::string line =
-          fmt::format("{}: {} ({}, {} days old{}): {}", row.prediction->gpu->id, price->price.title, price->price.as_of,
-                      price->age_days, price->stale ? ", stale" : "", price->price.url);
+          i18n::trf("{}: {} ({}, {} days old{}): {}", row.prediction->gpu->id, price->price.title, price->price.as_of,
+                    price->age_days, price->stale ? i18n::tr(", stale") : "", price->price.url);
       if (std::find(sources.begin(), sources.end(), line) == sources.end()) sources.push_back(line);
     }
   }
   if (report.electricity && !report.electricity->url.empty()) {
-    sources.push_back(fmt::format("electricity: {} ({}): {}", report.electricity->title, report.electricity->as_of,
-                                  report.electricity->url));
+    sources.push_back(i18n::trf("electricity: {} ({}): {}", report.electricity->title, report.electricity->as_of,
+                                report.electricity->url));
   }
   return sources;
 }
@@ -378,11 +379,11 @@ std::optional<CostReport> cost_report_if_asked(const estimate::Sweep& sweep, con
 }
 
 std::string cost_table(const CostReport& report, int width) {
-  std::string out = fmt::format("\nWhat the job costs: {}\n", report.job_text);
+  std::string out = i18n::trf("\nWhat the job costs: {}\n", report.job_text);
   out += report::render_text(cost_table_model(report), width);
   const std::vector<std::string> sources = cost_sources(report);
   if (!sources.empty()) {
-    out += "\nPrices used (data/prices.toml; launch MSRPs: gpusage gpus show ID):\n";
+    out += i18n::tr("\nPrices used (data/prices.toml; launch MSRPs: gpusage gpus show ID):\n");
     for (const auto& line : sources) out += "  - " + line + "\n";
   }
   return out;

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "core/common/error.hpp"
+#include "core/common/i18n.hpp"
 #include "core/common/json.hpp"
 #include "core/common/text.hpp"
 #include "core/common/units.hpp"
@@ -87,27 +88,27 @@ namespace {
 // The fine-tuning recipe beyond precision and optimizer, when it is not plan's default.
 std::string recipe_text(const estimate::TrainingConfig& c, const estimate::Sweep& results) {
   std::vector<std::string> parts;
-  if (c.master_weights == estimate::MasterWeights::bf16) parts.push_back("pure bf16 (bf16 master weights)");
+  if (c.master_weights == estimate::MasterWeights::bf16) parts.push_back(i18n::tr("pure bf16 (bf16 master weights)"));
   if (c.qlora) {
-    parts.push_back(fmt::format("QLoRA rank {} on {}{}", c.lora_rank.value_or(16), estimate::to_string(c.lora_targets),
-                                c.kbit_upcast ? "" : " (base not upcast)"));
+    parts.push_back(i18n::trf("QLoRA rank {} on {}{}", c.lora_rank.value_or(16), estimate::to_string(c.lora_targets),
+                              c.kbit_upcast ? "" : i18n::tr(" (base not upcast)")));
   } else if (c.lora_rank) {
-    parts.push_back(fmt::format("LoRA rank {} on {}", *c.lora_rank, estimate::to_string(c.lora_targets)));
+    parts.push_back(i18n::trf("LoRA rank {} on {}", *c.lora_rank, estimate::to_string(c.lora_targets)));
   }
   if (c.checkpointing) {
-    parts.push_back(c.selective_checkpointing ? std::string("selective checkpointing")
-                    : c.checkpoint_every > 1  ? fmt::format("checkpointing every {} blocks", c.checkpoint_every)
-                                              : std::string("full checkpointing"));
+    parts.push_back(c.selective_checkpointing ? i18n::tr("selective checkpointing")
+                    : c.checkpoint_every > 1  ? i18n::trf("checkpointing every {} blocks", c.checkpoint_every)
+                                              : i18n::tr("full checkpointing"));
   }
-  if (c.loss != estimate::LossImpl::plain) parts.push_back(fmt::format("{} loss", estimate::to_string(c.loss)));
-  if (!c.eager_kernels) parts.push_back("fused elementwise kernels");
-  if (c.clip_grad_norm) parts.push_back("gradient norm clipped");
+  if (c.loss != estimate::LossImpl::plain) parts.push_back(i18n::trf("{} loss", estimate::to_string(c.loss)));
+  if (!c.eager_kernels) parts.push_back(i18n::tr("fused elementwise kernels"));
+  if (c.clip_grad_norm) parts.push_back(i18n::tr("gradient norm clipped"));
   if (c.optimizer_impl != estimate::OptimizerImpl::foreach) {
-    parts.push_back(fmt::format("{} optimizer step", estimate::to_string(c.optimizer_impl)));
+    parts.push_back(i18n::trf("{} optimizer step", estimate::to_string(c.optimizer_impl)));
   }
   if (results.timed_workload)
-    parts.push_back(fmt::format("{} tokens computed per sample", results.timed_workload->seq_len));
-  return parts.empty() ? "" : "; " + text::join(parts, ", ");
+    parts.push_back(i18n::trf("{} tokens computed per sample", results.timed_workload->seq_len));
+  return parts.empty() ? "" : i18n::tr("; ") + text::join(parts, i18n::tr(", "));
 }
 
 // A card's name, with its GPU count when the sweep plans the same job on different counts (--gpu
@@ -145,8 +146,8 @@ std::vector<int> uniform_batches(const std::vector<estimate::Prediction>& predic
 report::Table batch_grid_table(const estimate::Sweep& results, const std::vector<int>& batches) {
   const auto& predictions = results.predictions;
   report::Table table;
-  table.columns = {{"GPU", "", report::Align::left}, {"VRAM", "GiB"}, {"max batch", ""}};
-  for (int b : batches) table.columns.push_back({fmt::format("batch {}", b), ""});
+  table.columns = {{"GPU", "", report::Align::left}, {i18n::tr("VRAM"), "GiB"}, {i18n::tr("max batch"), ""}};
+  for (int b : batches) table.columns.push_back({i18n::trf("batch {}", b), ""});
   for (std::size_t i = 0; i < predictions.size(); i += batches.size()) {
     const auto& first = predictions[i];
     std::vector<std::string> row{card_name(first, results),
@@ -161,30 +162,48 @@ report::Table batch_grid_table(const estimate::Sweep& results, const std::vector
     table.add_row(row);
   }
   table.notes.push_back(
-      fmt::format("Each cell: predicted {} per GPU / predicted peak memory in GiB. OOM: does not "
-                  "fit in the card's VRAM.",
-                  results.workload.throughput_unit()));
+      i18n::trf("Each cell: predicted {} per GPU / predicted peak memory in GiB. OOM: does not "
+                "fit in the card's VRAM.",
+                results.workload.throughput_unit()));
   return table;
 }
 
 // One row per prediction, every figure in its own column.
-report::Table detail_table(const estimate::Sweep& results) {
+// What limits the step, in the reader's language (to_string is the CSV and JSON value).
+std::string bound_label(estimate::Bound bound) {
+  switch (bound) {
+    case estimate::Bound::compute: return i18n::trc("bound", "compute");
+    case estimate::Bound::memory: return i18n::trc("bound", "memory");
+    case estimate::Bound::overhead: return i18n::trc("bound", "overhead");
+  }
+  return estimate::to_string(bound);
+}
+
+// "9.8 of 24": peak memory of the card's GiB.
+std::string memory_cell(const std::string& used, const std::string& capacity, bool translate) {
+  return translate ? i18n::format_message(i18n::trc("plan memory cell", "{} of {}"), "{} of {}", used, capacity)
+                   : fmt::format("{} of {}", used, capacity);
+}
+
+// `translate`: headers, notes and words in the reader's language (the text table); CSV keeps English.
+report::Table detail_table(const estimate::Sweep& results, bool translate) {
+  const auto T = [translate](const char* english) { return translate ? i18n::tr(english) : std::string(english); };
   const workload::Workload& w = results.workload;
   const auto& predictions = results.predictions;
   const char* unit = w.throughput_unit();
   report::Table table;
   table.columns = {{"GPU", "", report::Align::left},
-                   {"batch", ""},
-                   {"accum", "", report::Align::right, 1},
-                   {"fits", "", report::Align::left},
-                   {"memory", "GiB of VRAM"},
-                   {"max batch", ""},
-                   {"throughput", unit},
-                   {"80% range", unit},
-                   {"step", "ms"},
-                   {"epoch", "", report::Align::right, 2},
-                   {"energy", "kWh/epoch", report::Align::right, 2},
-                   {"bound", "", report::Align::left, 3}};
+                   {T(i18n::N_("batch")), ""},
+                   {T(i18n::N_("accum")), "", report::Align::right, 1},
+                   {T(i18n::N_("fits")), "", report::Align::left},
+                   {T(i18n::N_("memory")), T(i18n::N_("GiB of VRAM"))},
+                   {T(i18n::N_("max batch")), ""},
+                   {T(i18n::N_("throughput")), unit},
+                   {T(i18n::N_("80% range")), unit},
+                   {T(i18n::N_("step")), "ms"},
+                   {T(i18n::N_("epoch")), "", report::Align::right, 2},
+                   {T(i18n::N_("energy")), "kWh/epoch", report::Align::right, 2},
+                   {T(i18n::N_("bound")), "", report::Align::left, 3}};
   if (w.domain == workload::Domain::language) {
     table.columns.insert(table.columns.begin() + 8, {"tokens/s", "", report::Align::right, 1});
   }
@@ -193,27 +212,28 @@ report::Table detail_table(const estimate::Sweep& results) {
         card_name(p, results),
         report::format_number(p.config.batch_per_gpu),
         report::format_number(p.config.accumulation_steps),
-        p.fits ? "yes" : "NO",
-        fmt::format("{} of {}", report::format_number(units::to_gib(p.memory.total_bytes()), 1),
-                    report::format_number(units::to_gib(p.capacity_bytes), 0)),
+        p.fits ? T(i18n::N_("yes")) : T(i18n::N_("NO")),
+        memory_cell(report::format_number(units::to_gib(p.memory.total_bytes()), 1),
+                    report::format_number(units::to_gib(p.capacity_bytes), 0), translate),
         report::format_number(p.max_batch),
         p.fits ? throughput_text(p.throughput) : "OOM",
-        p.fits ? throughput_text(p.throughput_low) + "-" + throughput_text(p.throughput_high) : "n/a"};
+        p.fits ? throughput_text(p.throughput_low) + "-" + throughput_text(p.throughput_high) : T(i18n::N_("n/a"))};
     if (w.domain == workload::Domain::language) {
-      row.push_back(p.tokens_per_s && p.fits ? report::format_number(*p.tokens_per_s) : "n/a");
+      row.push_back(p.tokens_per_s && p.fits ? report::format_number(*p.tokens_per_s) : T(i18n::N_("n/a")));
     }
-    row.push_back(p.fits ? report::format_number(p.time.step_s * 1e3, 1) : "n/a");
-    row.push_back(p.epoch_time_s && p.fits ? report::format_duration(*p.epoch_time_s) : "n/a");
-    row.push_back(p.energy_wh_per_epoch && p.fits ? report::format_number(*p.energy_wh_per_epoch / 1000, 2) : "n/a");
-    row.push_back(estimate::to_string(p.time.bound));
+    row.push_back(p.fits ? report::format_number(p.time.step_s * 1e3, 1) : T(i18n::N_("n/a")));
+    row.push_back(p.epoch_time_s && p.fits ? report::format_duration(*p.epoch_time_s) : T(i18n::N_("n/a")));
+    row.push_back(p.energy_wh_per_epoch && p.fits ? report::format_number(*p.energy_wh_per_epoch / 1000, 2)
+                                                  : T(i18n::N_("n/a")));
+    row.push_back(translate ? bound_label(p.time.bound) : std::string(estimate::to_string(p.time.bound)));
     table.add_row(row);
   }
+  table.notes.push_back(T(
+      i18n::N_("Throughput per GPU; energy at TDP (an upper bound); accum = gradient accumulation steps per optimizer "
+               "step.")));
   table.notes.push_back(
-      fmt::format("Throughput per GPU; energy at TDP (an upper bound); accum = gradient "
-                  "accumulation steps per optimizer step."));
-  table.notes.push_back(
-      "80% range: where 80% of published runs fell that the model was not fitted on "
-      "(leave-one-GPU-out; gpusage validate --cv gpu).");
+      T(i18n::N_("80% range: where 80% of published runs fell that the model was not fitted on (leave-one-GPU-out; "
+                 "gpusage validate --cv gpu).")));
   return table;
 }
 
@@ -236,18 +256,22 @@ std::string ranking_text(const estimate::Sweep& results, int width) {
   if (ranked.size() > 1) {
     std::stable_sort(ranked.begin(), ranked.end(), [](auto* a, auto* b) { return a->throughput > b->throughput; });
     report::Table rank;
-    rank.columns = {{"#", ""},           {"GPU", "", report::Align::left},
-                    {"batch", ""},       {"throughput", unit},
-                    {"per $1000", unit}, {"per 100 W", unit}};
+    rank.columns = {{"#", ""},
+                    {"GPU", "", report::Align::left},
+                    {i18n::tr("batch"), ""},
+                    {i18n::tr("throughput"), unit},
+                    {i18n::tr("per $1000"), unit},
+                    {i18n::tr("per 100 W"), unit}};
     int i = 0;
     for (auto* p : ranked) {
       rank.add_row({std::to_string(++i), card_name(*p, results), report::format_number(p->config.batch_per_gpu),
                     throughput_text(p->throughput),
-                    p->gpu->msrp_usd ? throughput_text(p->throughput / *p->gpu->msrp_usd * 1000) : "n/a",
+                    p->gpu->msrp_usd ? throughput_text(p->throughput / *p->gpu->msrp_usd * 1000) : i18n::tr("n/a"),
                     throughput_text(p->throughput / p->gpu->tdp_w * 100)});
     }
-    rank.notes.push_back("Prices are launch MSRPs, power is TDP, both from the catalog (gpusage gpus show ID).");
-    out += "\nRanking (best fitting batch per card):\n" + report::render_text(rank, width);
+    rank.notes.push_back(
+        i18n::tr("Prices are launch MSRPs, power is TDP, both from the catalog (gpusage gpus show ID)."));
+    out += i18n::tr("\nRanking (best fitting batch per card):\n") + report::render_text(rank, width);
   }
   return out;
 }
@@ -255,21 +279,21 @@ std::string ranking_text(const estimate::Sweep& results, int width) {
 // For one prediction: the three memory figures users print, and the host side of CPU offload.
 std::string memory_text(const estimate::Prediction& p) {
   const auto& m = p.memory;
-  std::string out = fmt::format(
+  std::string out = i18n::trf(
       "\nPeak memory as measured: {} allocated (torch.cuda.max_memory_allocated), {} reserved "
       "(max_memory_reserved), {} in nvidia-smi (with the CUDA context{}).\n",
       units::format_gib(m.allocated_bytes()), units::format_gib(m.reserved_bytes()), units::format_gib(m.total_bytes()),
-      p.config.world_size() > 1 ? " and NCCL's buffers" : "");
+      p.config.world_size() > 1 ? i18n::tr(" and NCCL's buffers") : "");
   if (p.config.offload.any()) {
-    out += fmt::format(
+    out += i18n::trf(
         "CPU offload: {} of pinned host memory per GPU{}; {:.0f} ms of each step waits on PCIe "
         "copies{}.\n",
         units::format_gib(m.host_bytes),
-        m.host_activation_bytes > 0 ? fmt::format(" ({} of it activations)", units::format_gib(m.host_activation_bytes))
+        m.host_activation_bytes > 0 ? i18n::trf(" ({} of it activations)", units::format_gib(m.host_activation_bytes))
                                     : "",
         p.time.offload_s * 1e3,
         p.config.offload.steps_on_host()
-            ? fmt::format(" and the CPU's optimizer step takes {:.0f} ms", p.time.optimizer_s * 1e3)
+            ? i18n::trf(" and the CPU's optimizer step takes {:.0f} ms", p.time.optimizer_s * 1e3)
             : "");
   }
   return out;
@@ -281,7 +305,7 @@ std::string advice_text(const estimate::Sweep& results) {
   const auto& predictions = results.predictions;
   std::string out;
   if (predictions.size() == 1) {
-    if (!predictions.front().advice.empty()) out += "\nAdvice:\n";
+    if (!predictions.front().advice.empty()) out += i18n::tr("\nAdvice:\n");
     for (const auto& line : predictions.front().advice) out += "  - " + line + "\n";
   } else {
     std::vector<std::string> remedies;
@@ -291,9 +315,9 @@ std::string advice_text(const estimate::Sweep& results) {
       const std::string name = card_name(p, results);
       if (std::find(advised.begin(), advised.end(), name) != advised.end()) continue;
       advised.push_back(name);
-      remedies.push_back(name + ": does not fit at batch 1; " + p.advice[1]);
+      remedies.push_back(i18n::trf("{}: does not fit at batch 1; {}", name, p.advice[1]));
     }
-    if (!remedies.empty()) out += "\nAdvice (cards on which nothing fits; plan one card for all of it):\n";
+    if (!remedies.empty()) out += i18n::tr("\nAdvice (cards on which nothing fits; plan one card for all of it):\n");
     for (const auto& line : remedies) out += "  - " + line + "\n";
   }
   return out;
@@ -309,8 +333,8 @@ std::string ranges_and_notes_text(const estimate::Sweep& results) {
     // The range is a fixed proportion of the prediction for a card (its cell's spread), at every batch.
     const std::string basis =
         p.throughput > 0 && p.throughput_high > p.throughput_low
-            ? fmt::format("{:+.0f}% to {:+.0f}% of the prediction ({})", (p.throughput_low / p.throughput - 1) * 100,
-                          (p.throughput_high / p.throughput - 1) * 100, p.interval_basis)
+            ? i18n::trf("{:+.0f}% to {:+.0f}% of the prediction ({})", (p.throughput_low / p.throughput - 1) * 100,
+                        (p.throughput_high / p.throughput - 1) * 100, p.interval_basis)
             : p.interval_basis;
     auto it = std::find_if(bases.begin(), bases.end(), [&](const auto& b) { return b.first == basis; });
     if (it == bases.end()) it = bases.insert(bases.end(), {basis, {}});
@@ -322,15 +346,15 @@ std::string ranges_and_notes_text(const estimate::Sweep& results) {
     }
   }
   if (!warnings.empty()) {
-    out += "\nOutside the validated region:\n";
+    out += i18n::tr("\nOutside the validated region:\n");
     for (const auto& w : warnings) out += "  - " + w + "\n";
   }
-  out +=
+  out += i18n::tr(
       "\n80% range of each throughput (where 80% of published runs fell that the model was not fitted on; "
-      "leave-one-GPU-out):\n";
-  for (const auto& [basis, names] : bases) out += "  - " + text::join(names, ", ") + ": " + basis + "\n";
+      "leave-one-GPU-out):\n");
+  for (const auto& [basis, names] : bases) out += "  - " + text::join(names, ", ") + i18n::tr(": ") + basis + "\n";
   if (!results.notes.empty()) {
-    out += "\nNotes:\n";
+    out += i18n::tr("\nNotes:\n");
     for (const auto& note : results.notes) out += "  - " + note + "\n";
   }
   return out;
@@ -339,21 +363,22 @@ std::string ranges_and_notes_text(const estimate::Sweep& results) {
 }  // namespace
 
 // CSV: the detail table's rows, one per prediction (card, batch), every figure in its own column.
-std::string plan_csv(const estimate::Sweep& results) { return report::render_csv(detail_table(results)); }
+std::string plan_csv(const estimate::Sweep& results) { return report::render_csv(detail_table(results, false)); }
 
 std::string plan_table(const estimate::Sweep& results, int width) {
   const workload::Workload& w = results.workload;
   const auto& predictions = results.predictions;
   if (predictions.empty()) return "";
-  std::string out = fmt::format("{}: {:.1f} M parameters, {:.2f} GFLOPs forward per sample{}, {} training, {}{}\n\n",
-                                w.display_name, w.params() / 1e6, w.forward_flops() / 1e9,
-                                w.domain == workload::Domain::vision ? fmt::format(" at {} px", w.resolution)
-                                                                     : fmt::format(" at {} tokens", w.seq_len),
-                                catalog::to_string(predictions.front().config.precision),
-                                estimate::to_string(predictions.front().config.optimizer),
-                                recipe_text(predictions.front().config, results));
+  std::string out = i18n::trf("{}: {:.1f} M parameters, {:.2f} GFLOPs forward per sample{}, {} training, {}{}\n\n",
+                              w.display_name, w.params() / 1e6, w.forward_flops() / 1e9,
+                              w.domain == workload::Domain::vision ? i18n::trf(" at {} px", w.resolution)
+                                                                   : i18n::trf(" at {} tokens", w.seq_len),
+                              catalog::to_string(predictions.front().config.precision),
+                              estimate::to_string(predictions.front().config.optimizer),
+                              recipe_text(predictions.front().config, results));
   const std::vector<int> batches = uniform_batches(predictions);
-  out += report::render_text(batches.size() > 1 ? batch_grid_table(results, batches) : detail_table(results), width);
+  out +=
+      report::render_text(batches.size() > 1 ? batch_grid_table(results, batches) : detail_table(results, true), width);
   out += ranking_text(results, width);
   if (predictions.size() == 1) out += memory_text(predictions.front());
   out += advice_text(results);

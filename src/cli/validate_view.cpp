@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/common/i18n.hpp"
 #include "core/common/units.hpp"
 #include "report/table.hpp"
 
@@ -14,9 +15,9 @@ using nlohmann::json;
 std::string percent(double fraction) { return fmt::format("{:+.1f}%", fraction * 100); }
 
 std::string summary_line(const std::string& label, const estimate::ErrorSummary& s) {
-  if (s.count == 0) return fmt::format("{}: no rows", label);
-  return fmt::format("{}: {} rows, median |error| {:.1f}%, p90 |error| {:.1f}%, median error {:+.1f}%", label, s.count,
-                     s.median_abs_error * 100, s.p90_abs_error * 100, s.median_error * 100);
+  if (s.count == 0) return i18n::trf("{}: no rows", label);
+  return i18n::trf("{}: {} rows, median |error| {:.1f}%, p90 |error| {:.1f}%, median error {:+.1f}%", label, s.count,
+                   s.median_abs_error * 100, s.p90_abs_error * 100, s.median_error * 100);
 }
 
 json summary_json(const estimate::ErrorSummary& s) {
@@ -41,8 +42,9 @@ json cards_json(const estimate::CardsSummary& s) {
 
 // One headline for all cards, then the data-center (and workstation) cards and the GeForce cards apart.
 std::string cards_lines(const std::string& label, const estimate::CardsSummary& s) {
-  return summary_line(label, s.all) + "\n" + summary_line("  data-center and workstation cards", s.data_center) + "\n" +
-         summary_line("  GeForce RTX 30/40/50 cards", s.geforce) + "\n";
+  return summary_line(label, s.all) + "\n" +
+         summary_line(i18n::tr("  data-center and workstation cards"), s.data_center) + "\n" +
+         summary_line(i18n::tr("  GeForce RTX 30/40/50 cards"), s.geforce) + "\n";
 }
 
 // "6.9% / +0.3% (983)": median |error|, median signed error and rows of one summary, for the tables.
@@ -52,7 +54,7 @@ std::string cell_text(const estimate::ErrorSummary& s) {
 }
 
 std::string ratio_text(int hits, int rows) {
-  return rows == 0 ? "no rows" : fmt::format("{} of {} ({:.1f}%)", hits, rows, 100.0 * hits / rows);
+  return rows == 0 ? i18n::tr("no rows") : i18n::trf("{} of {} ({:.1f}%)", hits, rows, 100.0 * hits / rows);
 }
 
 json rows_json(const estimate::ValidationReport& result) {
@@ -174,91 +176,95 @@ report::Table rows_table(const estimate::ValidationReport& result) {
 // The headline summaries, every group apart, and how many rows were skipped.
 std::string summary_lines(const estimate::ValidationReport& result) {
   std::string out;
-  out += cards_lines("single-GPU throughput, current software (the headline)", result.single_gpu_by_cards);
-  out += cards_lines("multi-GPU per-GPU throughput", result.multi_gpu_by_cards);
-  out += summary_line(fmt::format("legacy software (before {}), its own group", estimate::kLegacySoftwareBefore),
+  out += cards_lines(i18n::tr("single-GPU throughput, current software (the headline)"), result.single_gpu_by_cards);
+  out += cards_lines(i18n::tr("multi-GPU per-GPU throughput"), result.multi_gpu_by_cards);
+  out += summary_line(i18n::trf("legacy software (before {}), its own group", estimate::kLegacySoftwareBefore),
                       result.legacy_throughput) +
          "\n";
-  out += summary_line(fmt::format("data-parallel rows over {:.0f}% faster per GPU than the same run on one GPU, "
-                                  "their own group",
-                                  estimate::kSuperlinearTolerance * 100),
+  out += summary_line(i18n::trf("data-parallel rows over {:.0f}% faster per GPU than the same run on one GPU, "
+                                "their own group",
+                                estimate::kSuperlinearTolerance * 100),
                       result.superlinear_throughput) +
          "\n";
-  out += summary_line("peak memory, current software", result.peak_memory) + "\n";
-  out += summary_line("peak allocated/reserved (torch.cuda.max_memory_*), current software",
+  out += summary_line(i18n::tr("peak memory, current software"), result.peak_memory) + "\n";
+  out += summary_line(i18n::tr("peak allocated/reserved (torch.cuda.max_memory_*), current software"),
                       result.allocator_peak_memory) +
          "\n";
-  out += summary_line("peak memory, legacy software", result.legacy_peak_memory) + "\n";
-  out += "max batch: plan's largest batch inside the measured bracket in " +
+  out += summary_line(i18n::tr("peak memory, legacy software"), result.legacy_peak_memory) + "\n";
+  out += i18n::tr("max batch: plan's largest batch inside the measured bracket in ") +
          ratio_text(result.max_batch_hits, result.max_batch_rows) + "\n";
-  out += "runs that ran but are predicted not to fit: " + ratio_text(result.ran_predicted_oom, result.ran_rows) + "\n";
+  out += i18n::tr("runs that ran but are predicted not to fit: ") +
+         ratio_text(result.ran_predicted_oom, result.ran_rows) + "\n";
   // The memory model is PyTorch's: memory measured under another framework is its own group.
-  out += summary_line("peak memory, TensorFlow/MXNet/PaddlePaddle runs, their own group",
+  out += summary_line(i18n::tr("peak memory, TensorFlow/MXNet/PaddlePaddle runs, their own group"),
                       result.other_framework_peak_memory) +
          "\n";
-  out += "max batch, TensorFlow/MXNet/PaddlePaddle runs: inside the bracket in " +
+  out += i18n::tr("max batch, TensorFlow/MXNet/PaddlePaddle runs: inside the bracket in ") +
          ratio_text(result.other_framework_max_batch_hits, result.other_framework_max_batch_rows) + "\n";
-  out += "TensorFlow/MXNet/PaddlePaddle runs that ran but are predicted not to fit: " +
+  out += i18n::tr("TensorFlow/MXNet/PaddlePaddle runs that ran but are predicted not to fit: ") +
          ratio_text(result.other_framework_ran_predicted_oom, result.other_framework_ran_rows) + "\n";
   int skipped = 0;
   for (const auto& r : result.rows) skipped += r.predicted ? 0 : 1;
-  if (skipped) out += fmt::format("{} rows skipped (reason in the table)\n", skipped);
+  if (skipped) out += i18n::trf("{} rows skipped (reason in the table)\n", skipped);
   return out;
 }
 
 std::string architectures_text(const estimate::ValidationReport& result) {
   if (result.architectures.empty()) return "";
   report::Table architectures;
-  architectures.columns = {
-      {"architecture", "", report::Align::left}, {"all cards", ""}, {"data center", ""}, {"GeForce", ""}};
+  architectures.columns = {{i18n::tr("architecture"), "", report::Align::left},
+                           {i18n::tr("all cards"), ""},
+                           {i18n::tr("data center"), ""},
+                           {"GeForce", ""}};
   for (const auto& a : result.architectures) {
     architectures.add_row({a.architecture, cell_text(a.throughput.all), cell_text(a.throughput.data_center),
                            cell_text(a.throughput.geforce)});
   }
-  return "\nsingle-GPU throughput by architecture, median |error| / median error (rows):\n" +
+  return i18n::tr("\nsingle-GPU throughput by architecture, median |error| / median error (rows):\n") +
          report::render_text(architectures, 200);
 }
 
 std::string cells_text(const estimate::ValidationReport& result) {
   if (result.cells.empty()) return "";
   report::Table cells;
-  cells.columns = {{"family", "", report::Align::left},
-                   {"prec", "", report::Align::left},
-                   {"architecture", "", report::Align::left},
-                   {"cards", "", report::Align::left},
-                   {"rows", ""},
-                   {"median |err|", ""},
-                   {"p90 |err|", ""},
-                   {"median err", ""}};
+  cells.columns = {{i18n::tr("family"), "", report::Align::left},
+                   {i18n::tr("prec"), "", report::Align::left},
+                   {i18n::tr("architecture"), "", report::Align::left},
+                   {i18n::tr("cards"), "", report::Align::left},
+                   {i18n::tr("rows"), ""},
+                   {i18n::tr("median |err|"), ""},
+                   {i18n::tr("p90 |err|"), ""},
+                   {i18n::tr("median err"), ""}};
   for (const auto& c : result.cells) {
     cells.add_row({c.cell.family, c.cell.precision, c.cell.architecture, c.cell.cards,
                    std::to_string(c.throughput.count), fmt::format("{:.1f}%", c.throughput.median_abs_error * 100),
                    fmt::format("{:.1f}%", c.throughput.p90_abs_error * 100), percent(c.throughput.median_error)});
   }
-  return "\nsingle-GPU throughput by cell (model family x precision x GPU architecture x cards):\n" +
+  return i18n::tr("\nsingle-GPU throughput by cell (model family x precision x GPU architecture x cards):\n") +
          report::render_text(cells, 200);
 }
 
 std::string fine_tuning_text(const estimate::ValidationReport& result) {
   if (result.fine_tuning_ran_rows <= 0) return "";
-  std::string out = "\nLLM fine-tuning rows (task finetune), every GPU count:\n";
-  out += summary_line("  throughput per GPU", result.fine_tuning_throughput) + "\n";
-  out += "  throughput inside plan's printed 80% range: " +
+  std::string out = i18n::tr("\nLLM fine-tuning rows (task finetune), every GPU count:\n");
+  out += summary_line(i18n::tr("  throughput per GPU"), result.fine_tuning_throughput) + "\n";
+  out += i18n::tr("  throughput inside plan's printed 80% range: ") +
          ratio_text(result.fine_tuning_inside_interval, result.fine_tuning_throughput.count) + "\n";
-  out +=
-      summary_line("  peak memory (nvidia-smi, allocated or reserved, as measured)", result.fine_tuning_memory) + "\n";
-  out += "  runs that ran but are predicted not to fit: " +
+  out += summary_line(i18n::tr("  peak memory (nvidia-smi, allocated or reserved, as measured)"),
+                      result.fine_tuning_memory) +
+         "\n";
+  out += i18n::tr("  runs that ran but are predicted not to fit: ") +
          ratio_text(result.fine_tuning_ran_predicted_oom, result.fine_tuning_ran_rows) + "\n";
   report::Table cells;
-  cells.columns = {{"method", "", report::Align::left},
-                   {"gpu class", "", report::Align::left},
-                   {"speed rows", ""},
-                   {"speed median |err|", ""},
-                   {"speed median err", ""},
-                   {"inside 80% range", ""},
-                   {"memory rows", ""},
-                   {"memory median |err|", ""},
-                   {"memory median err", ""}};
+  cells.columns = {{i18n::tr("method"), "", report::Align::left},
+                   {i18n::tr("gpu class"), "", report::Align::left},
+                   {i18n::tr("speed rows"), ""},
+                   {i18n::tr("speed median |err|"), ""},
+                   {i18n::tr("speed median err"), ""},
+                   {i18n::tr("inside 80% range"), ""},
+                   {i18n::tr("memory rows"), ""},
+                   {i18n::tr("memory median |err|"), ""},
+                   {i18n::tr("memory median err"), ""}};
   auto cell = [](const estimate::ErrorSummary& e, bool signed_error) {
     if (e.count == 0) return std::string("-");
     return signed_error ? percent(e.median_error) : fmt::format("{:.1f}%", e.median_abs_error * 100);
@@ -315,8 +321,8 @@ std::string validate_text(const estimate::ValidationReport& result, const Valida
   out += cells_text(result);
   out += fine_tuning_text(result);
   if (method.fit) {
-    out += "\nconstants the fit moved:\n";
-    if (method.changes.empty()) out += "  none by more than 0.5%\n";
+    out += i18n::tr("\nconstants the fit moved:\n");
+    if (method.changes.empty()) out += i18n::tr("  none by more than 0.5%\n");
     for (const auto& line : method.changes) out += "  " + line + "\n";
   }
   return out;

@@ -4,6 +4,7 @@
 
 #include <optional>
 
+#include "core/common/i18n.hpp"
 #include "core/common/units.hpp"
 
 namespace gpusage::monitor {
@@ -80,8 +81,8 @@ AlertEngine::Update AlertEngine::evaluate(const device::Sample& sample) {
     const device::GpuProcess* job = biggest_process(gpu);
     if (gpu.utilization_gpu_percent && *gpu.utilization_gpu_percent < config_.low_utilization_percent && job &&
         *job->used_memory_bytes >= config_.training_process_memory_bytes) {
-      std::string cpu = job->cpu_percent ? fmt::format(", its CPU use is {:.0f}% of a core", *job->cpu_percent) : "";
-      starving = fmt::format(
+      std::string cpu = job->cpu_percent ? i18n::trf(", its CPU use is {:.0f}% of a core", *job->cpu_percent) : "";
+      starving = i18n::trf(
           "GPU {}: utilization {}% for at least {:g} s while {} holds {}{}: likely an input bottleneck. Try more "
           "DataLoader workers (num_workers), pin_memory=True, persistent_workers=True, and caching decoded data.",
           gpu.index, *gpu.utilization_gpu_percent, config_.low_utilization_window_s, process_label(*job),
@@ -92,8 +93,8 @@ AlertEngine::Update AlertEngine::evaluate(const device::Sample& sample) {
     std::uint64_t mask = gpu.throttle_mask.value_or(0);
     std::optional<std::string> thermal;
     if (mask & (device::throttle::thermal_mask | device::throttle::hw_slowdown)) {
-      std::string temperature = gpu.temperature_c ? fmt::format(" at {} C", *gpu.temperature_c) : "";
-      thermal = fmt::format(
+      std::string temperature = gpu.temperature_c ? i18n::trf(" at {} C", *gpu.temperature_c) : "";
+      thermal = i18n::trf(
           "GPU {}: clocks throttled ({}){}: the GPU is too hot. Check airflow, fan curves and "
           "dust; a throttled GPU trains slower for the same power.",
           gpu.index,
@@ -104,10 +105,10 @@ AlertEngine::Update AlertEngine::evaluate(const device::Sample& sample) {
 
     std::optional<std::string> power;
     if (mask & device::throttle::power_mask) {
-      std::string figures = gpu.power_w && gpu.power_limit_w ? fmt::format(" (drawing {:.0f} W of a {:.0f} W limit)",
-                                                                           *gpu.power_w, *gpu.power_limit_w)
-                                                             : "";
-      power = fmt::format(
+      std::string figures = gpu.power_w && gpu.power_limit_w
+                                ? i18n::trf(" (drawing {:.0f} W of a {:.0f} W limit)", *gpu.power_w, *gpu.power_limit_w)
+                                : "";
+      power = i18n::trf(
           "GPU {}: clocks held back by the power limit{}. Expected at full load; if the limit was "
           "lowered (nvidia-smi -q -d POWER), raising it buys speed.",
           gpu.index, figures);
@@ -116,7 +117,7 @@ AlertEngine::Update AlertEngine::evaluate(const device::Sample& sample) {
 
     std::optional<std::string> memory;
     if (auto fraction = gpu.memory_used_fraction(); fraction && *fraction > config_.memory_full_fraction)
-      memory = fmt::format(
+      memory = i18n::trf(
           "GPU {}: memory {:.0f}% full ({} of {}): an out-of-memory error is near. Reduce the "
           "batch size (use gradient accumulation), enable activation checkpointing or mixed precision.",
           gpu.index, *fraction * 100, units::format_bytes(static_cast<double>(*gpu.memory_used_bytes)),

@@ -6,6 +6,7 @@
 #include <ctime>
 #include <set>
 
+#include "core/common/i18n.hpp"
 #include "core/common/text.hpp"
 #include "core/common/time.hpp"
 #include "core/common/units.hpp"
@@ -20,96 +21,106 @@ using device::Sample;
 
 namespace {
 
-const std::string kNa = "n/a";
+// "n/a" in the reader's language (the text view only: CSV, JSON and Prometheus write no such word).
+std::string na() { return i18n::tr("n/a"); }
 
 template <class T>
 std::string or_na(const std::optional<T>& value, const char* suffix = "") {
-  return value ? fmt::format("{}{}", *value, suffix) : kNa;
+  return value ? fmt::format("{}{}", *value, suffix) : na();
 }
 
 std::string gib(const std::optional<std::uint64_t>& bytes) {
-  return bytes ? units::format_bytes(static_cast<double>(*bytes)) : kNa;
+  return bytes ? units::format_bytes(static_cast<double>(*bytes)) : na();
 }
 
 std::string pair_text(const std::string& a, const std::string& b, const char* unit) {
-  if (a == kNa && b == kNa) return kNa;
+  if (a == na() && b == na()) return na();
   return fmt::format("{} / {}{}", a, b, unit);
 }
 
-std::string watts(const std::optional<double>& w) { return w ? fmt::format("{:.0f}", *w) : kNa; }
+std::string watts(const std::optional<double>& w) { return w ? fmt::format("{:.0f}", *w) : na(); }
 
 std::string rate(const std::optional<std::uint64_t>& bytes_per_s) {
-  return bytes_per_s ? units::format_bytes(static_cast<double>(*bytes_per_s)) + "/s" : kNa;
+  return bytes_per_s ? units::format_bytes(static_cast<double>(*bytes_per_s)) + "/s" : na();
+}
+
+// An alert's severity ("warning", "critical": the JSON value) as the text view shows it.
+std::string severity_label(const std::string& severity) {
+  if (severity == "critical") return i18n::trc("severity", "critical");
+  if (severity == "warning") return i18n::trc("severity", "warning");
+  return severity;
 }
 
 }  // namespace
 
 std::string render_summary(const Sample& sample, const std::vector<Alert>& alerts, int width) {
-  std::string out = fmt::format("gpusage monitor  {}  driver {}  CUDA {}\n", wallclock::iso_utc(sample.unix_time_s),
-                                sample.driver_version.value_or(kNa),
-                                sample.cuda_driver_version ? sample.cuda_driver_version->to_string() : kNa);
+  std::string out = i18n::trf("gpusage monitor  {}  driver {}  CUDA {}\n", wallclock::iso_utc(sample.unix_time_s),
+                              sample.driver_version.value_or(na()),
+                              sample.cuda_driver_version ? sample.cuda_driver_version->to_string() : na());
   const auto& host = sample.host;
-  out += fmt::format("Host: CPU {} of {} cores, memory {} of {}\n",
-                     host.cpu_percent ? fmt::format("{:.0f}%", *host.cpu_percent) : kNa, or_na(host.cpu_count),
-                     gib(host.memory_used_bytes), gib(host.memory_total_bytes));
+  out += i18n::trf("Host: CPU {} of {} cores, memory {} of {}\n",
+                   host.cpu_percent ? fmt::format("{:.0f}%", *host.cpu_percent) : na(), or_na(host.cpu_count),
+                   gib(host.memory_used_bytes), gib(host.memory_total_bytes));
   if (!sample.gpu_available) {
-    out += fmt::format("GPU: {}; showing host CPU and memory only\n", sample.gpu_message);
+    out += i18n::trf("GPU: {}; showing host CPU and memory only\n", sample.gpu_message);
     return out;
   }
-  if (sample.gpus.empty()) return out + "GPU: none found\n";
+  if (sample.gpus.empty()) return out + i18n::tr("GPU: none found\n");
 
   // Two tables so that each fits a usual terminal: what the GPU is doing, then its clocks and links.
   report::Table gpus;
+  using i18n::tr;
   gpus.columns = {{"GPU", "", report::Align::left},
-                  {"Name", "", report::Align::left},
-                  {"Util", "%"},
-                  {"Mem util", "%", report::Align::right, 3},
-                  {"Memory used / total", ""},
-                  {"Temp", "C"},
-                  {"Power/limit", "W"},
-                  {"Fan", "%", report::Align::right, 2},
-                  {"Perf", "", report::Align::right, 1}};
+                  {tr("Name"), "", report::Align::left},
+                  {tr("Util"), "%"},
+                  {tr("Mem util"), "%", report::Align::right, 3},
+                  {tr("Memory used / total"), ""},
+                  {tr("Temp"), "C"},
+                  {tr("Power/limit"), "W"},
+                  {tr("Fan"), "%", report::Align::right, 2},
+                  {tr("Perf"), "", report::Align::right, 1}};
   report::Table links;
   links.columns = {{"GPU", "", report::Align::left},
-                   {"SM clock / max", "MHz"},
-                   {"Mem clock / max", "MHz"},
+                   {tr("SM clock / max"), "MHz"},
+                   {tr("Mem clock / max"), "MHz"},
                    {"PCIe", ""},
                    {"PCIe TX / RX", "", report::Align::right, 2},
-                   {"ECC corrected / uncorrected", "", report::Align::right, 3}};
+                   {tr("ECC corrected / uncorrected"), "", report::Align::right, 3}};
   report::Table processes;
   processes.columns = {{"GPU", "", report::Align::left},
                        {"PID", ""},
-                       {"Process", "", report::Align::left},
-                       {"GPU memory", ""},
-                       {"CPU", "% of a core"}};
+                       {tr("Process"), "", report::Align::left},
+                       {tr("GPU memory"), ""},
+                       {"CPU", tr("% of a core")}};
   std::string throttle_lines;
   for (const GpuSample& g : sample.gpus) {
     std::string memory = pair_text(gib(g.memory_used_bytes), gib(g.memory_total_bytes), "");
     if (auto f = g.memory_used_fraction()) memory += fmt::format(" ({:.0f}%)", *f * 100);
     std::string pcie =
-        g.pcie_gen || g.pcie_width ? fmt::format("gen {} x{}", or_na(g.pcie_gen), or_na(g.pcie_width)) : kNa;
+        g.pcie_gen || g.pcie_width ? i18n::trf("gen {} x{}", or_na(g.pcie_gen), or_na(g.pcie_width)) : na();
     gpus.add_row({std::to_string(g.index), g.name, or_na(g.utilization_gpu_percent),
                   or_na(g.utilization_memory_percent), memory, or_na(g.temperature_c),
                   pair_text(watts(g.power_w), watts(g.power_limit_w), ""), or_na(g.fan_percent),
-                  g.pstate ? fmt::format("P{}", *g.pstate) : kNa});
+                  g.pstate ? fmt::format("P{}", *g.pstate) : na()});
     links.add_row({std::to_string(g.index), pair_text(or_na(g.sm_clock_mhz), or_na(g.sm_clock_max_mhz), ""),
                    pair_text(or_na(g.memory_clock_mhz), or_na(g.memory_clock_max_mhz), ""), pcie,
                    pair_text(rate(g.pcie_tx_bytes_per_s), rate(g.pcie_rx_bytes_per_s), ""),
                    pair_text(or_na(g.ecc_corrected_volatile), or_na(g.ecc_uncorrected_volatile), "")});
     throttle_lines +=
-        fmt::format("  GPU {}: {}\n", g.index, g.throttle_mask ? device::throttle::describe(*g.throttle_mask) : kNa);
+        i18n::trf("  GPU {}: {}\n", g.index, g.throttle_mask ? device::throttle::describe(*g.throttle_mask) : na());
     for (const auto& p : g.processes)
-      processes.add_row({std::to_string(g.index), std::to_string(p.pid), p.name.empty() ? kNa : p.name,
-                         gib(p.used_memory_bytes), p.cpu_percent ? fmt::format("{:.0f}", *p.cpu_percent) : kNa});
+      processes.add_row({std::to_string(g.index), std::to_string(p.pid), p.name.empty() ? na() : p.name,
+                         gib(p.used_memory_bytes), p.cpu_percent ? fmt::format("{:.0f}", *p.cpu_percent) : na()});
   }
-  for (report::Table* t : {&gpus, &links, &processes}) t->dropped_hint = "use --format json or csv for every metric";
+  for (report::Table* t : {&gpus, &links, &processes})
+    t->dropped_hint = i18n::N_("use --format json or csv for every metric");
   out += "\n" + report::render_text(gpus, width) + "\n" + report::render_text(links, width);
-  out += "\nClock throttle reasons:\n" + throttle_lines;
-  out += "\nProcesses:\n";
-  out += processes.rows.empty() ? "  no GPU processes\n" : report::render_text(processes, width);
+  out += tr("\nClock throttle reasons:\n") + throttle_lines;
+  out += tr("\nProcesses:\n");
+  out += processes.rows.empty() ? tr("  no GPU processes\n") : report::render_text(processes, width);
   if (!alerts.empty()) {
-    out += "\nAlerts:\n";
-    for (const Alert& a : alerts) out += fmt::format("  [{}] {}\n", a.severity, a.message);
+    out += tr("\nAlerts:\n");
+    for (const Alert& a : alerts) out += fmt::format("  [{}] {}\n", severity_label(a.severity), a.message);
   }
   return out;
 }

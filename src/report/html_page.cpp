@@ -121,8 +121,8 @@ std::string render_table(const PageTable& t) {
   out += "<table class=\"sortable\"><thead><tr>";
   for (std::size_t i = 0; i < table.columns.size(); ++i) {
     const Column& c = table.columns[i];
-    out += fmt::format("<th scope=\"col\" class=\"{}\" title=\"Click to sort\">{}",
-                       is_numeric_column(table, i) ? "num" : "text", xml_escape(c.header));
+    out += fmt::format("<th scope=\"col\" class=\"{}\" title=\"{}\">{}", is_numeric_column(table, i) ? "num" : "text",
+                       xml_escape(i18n::tr("Click to sort")), xml_escape(c.header));
     if (!c.unit.empty()) out += "<span class=\"unit\">" + xml_escape(c.unit) + "</span>";
     out += "</th>";
   }
@@ -206,17 +206,17 @@ std::string render_html(const Page& page) {
   }
   out += "</head>\n<body>\n<header>\n<h1>" + xml_escape(page.title) + "</h1>\n";
   if (!page.subtitle.empty()) out += "<p class=\"subtitle\">" + xml_escape(page.subtitle) + "</p>\n";
-  out += fmt::format("<p class=\"meta\">Generated {} by {}.</p>\n", xml_escape(page.generated_utc),
-                     xml_escape(page.generator));
+  out += i18n::trf("<p class=\"meta\">Generated {} by {}.</p>\n", xml_escape(page.generated_utc),
+                   xml_escape(page.generator));
   if (!page.command_line.empty()) {
-    out += "<p class=\"meta\">Command: <code>" + xml_escape(page.command_line) + "</code></p>\n";
+    out += i18n::trf("<p class=\"meta\">Command: <code>{}</code></p>\n", xml_escape(page.command_line));
   }
   for (const auto& line : page.provenance) out += "<p class=\"meta\">" + xml_escape(line) + "</p>\n";
   out += "<nav>";
   for (const auto& section : page.sections) {
     out += fmt::format("<a href=\"#{}\">{}</a>", xml_escape(section.id), xml_escape(section.title));
   }
-  if (!page.sources.empty()) out += "<a href=\"#sources\">Sources</a>";
+  if (!page.sources.empty()) out += i18n::tr("<a href=\"#sources\">Sources</a>");
   out += "</nav>\n</header>\n<main>\n";
   for (const auto& section : page.sections) {
     out += fmt::format("<section id=\"{}\">\n<h2>{}</h2>\n", xml_escape(section.id), xml_escape(section.title));
@@ -230,7 +230,7 @@ std::string render_html(const Page& page) {
   }
   out += "</main>\n<footer>\n";
   if (!page.sources.empty()) {
-    out += "<h2 id=\"sources\">Sources</h2>\n<ol>\n";
+    out += i18n::tr("<h2 id=\"sources\">Sources</h2>\n") + "<ol>\n";
     for (const auto& source : page.sources) {
       const std::string title = xml_escape(source.title.empty() ? source.url : source.title);
       out += is_web_url(source.url) ? fmt::format("<li><a href=\"{}\">{}</a>", xml_escape(source.url), title)
@@ -240,7 +240,7 @@ std::string render_html(const Page& page) {
     }
     out += "</ol>\n";
   }
-  out += fmt::format(
+  out += i18n::trf(
       "<p>Charts drawn in your browser by Vega {}, Vega-Lite {} and vega-embed {} (BSD-3-Clause), "
       "inlined in this file: it opens offline and loads nothing from the network.</p>\n",
       GPUSAGE_VEGA_VERSION, GPUSAGE_VEGA_LITE_VERSION, GPUSAGE_VEGA_EMBED_VERSION);

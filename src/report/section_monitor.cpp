@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "core/common/i18n.hpp"
 #include "core/common/time.hpp"
 #include "report/sections.hpp"
 #include "report/vega.hpp"
@@ -37,10 +38,11 @@ Section monitor_section(const MonitorLog& log, const std::vector<AlertMark>& ale
     const char* title;
     const char* axis;
   };
-  static const Series kSeries[] = {{"utilization", "GPU utilization", "Utilization (%)"},
-                                   {"memory", "Memory used", "Memory used (GiB)"},
-                                   {"power", "Power draw", "Power (W)"},
-                                   {"temperature", "Temperature", "Temperature (°C)"}};
+  // Titles and axes marked for translation (i18n::N_), translated where the chart takes them.
+  static const Series kSeries[] = {{"utilization", i18n::N_("GPU utilization"), i18n::N_("Utilization (%)")},
+                                   {"memory", i18n::N_("Memory used"), i18n::N_("Memory used (GiB)")},
+                                   {"power", i18n::N_("Power draw"), i18n::N_("Power (W)")},
+                                   {"temperature", i18n::N_("Temperature"), i18n::N_("Temperature (°C)")}};
   Json values = Json::array();
   std::vector<std::string> names;
   std::map<unsigned, std::string> label_of;
@@ -84,7 +86,7 @@ Section monitor_section(const MonitorLog& log, const std::vector<AlertMark>& ale
   }
   const Json time_axis = {{"field", "time"},
                           {"type", "temporal"},
-                          {"title", "Time (UTC)"},
+                          {"title", i18n::tr("Time (UTC)")},
                           {"scale", {{"type", "utc"}}},
                           {"axis", {{"labelAngle", 0}}}};
   Json panels = Json::array();
@@ -93,15 +95,15 @@ Section monitor_section(const MonitorLog& log, const std::vector<AlertMark>& ale
                  {"mark", {{"type", "line"}, {"interpolate", "step-after"}}},
                  {"encoding",
                   {{"x", time_axis},
-                   {"y", field("value", "quantitative", series.axis)},
+                   {"y", field("value", "quantitative", i18n::tr(series.axis))},
                    {"color", gpu_color(names)},
                    {"tooltip", Json::array({{{"field", "time"},
                                              {"type", "temporal"},
-                                             {"title", "Time (UTC)"},
+                                             {"title", i18n::tr("Time (UTC)")},
                                              {"format", "%Y-%m-%d %H:%M:%S.%L"},
                                              {"formatType", "utc"}},
                                             field("gpu", "nominal", "GPU"),
-                                            field("value", "quantitative", series.axis, ",.1f")})}}}};
+                                            field("value", "quantitative", i18n::tr(series.axis), ",.1f")})}}}};
     Json layer = Json::array({line});
     if (!marks.empty()) {
       layer.push_back(
@@ -109,23 +111,24 @@ Section monitor_section(const MonitorLog& log, const std::vector<AlertMark>& ale
            {"mark", {{"type", "rule"}, {"color", "#d62728"}, {"strokeWidth", 2}}},
            {"encoding",
             {{"x", time_axis},
-             {"strokeDash", {{"field", "kind"}, {"type", "nominal"}, {"title", "Alert raised"}, {"sort", kinds}}},
+             {"strokeDash",
+              {{"field", "kind"}, {"type", "nominal"}, {"title", i18n::tr("Alert raised")}, {"sort", kinds}}},
              {"tooltip", Json::array({{{"field", "time"},
                                        {"type", "temporal"},
-                                       {"title", "Raised (UTC)"},
+                                       {"title", i18n::tr("Raised (UTC)")},
                                        {"format", "%Y-%m-%d %H:%M:%S.%L"},
                                        {"formatType", "utc"}},
                                       field("gpu", "nominal", "GPU"),
-                                      field("kind", "nominal", "Alert"),
-                                      field("severity", "nominal", "Severity"),
-                                      field("message", "nominal", "Message")})}}}});
+                                      field("kind", "nominal", i18n::tr("Alert")),
+                                      field("severity", "nominal", i18n::tr("Severity")),
+                                      field("message", "nominal", i18n::tr("Message"))})}}}});
     }
-    panels.push_back({{"title", series.title}, {"width", 900}, {"height", 140}, {"layer", layer}});
+    panels.push_back({{"title", i18n::tr(series.title)}, {"width", 900}, {"height", 140}, {"layer", layer}});
   }
   const double span_s = log.samples.back().unix_time_s - log.samples.front().unix_time_s;
-  Json s = spec(fmt::format("GPU activity over time: {}", log.origin),
-                fmt::format("{} samples over {}; red lines: alerts, at the moment each was raised.", log.samples.size(),
-                            format_duration(span_s)));
+  Json s = spec(i18n::trf("GPU activity over time: {}", log.origin),
+                i18n::trf("{} samples over {}; red lines: alerts, at the moment each was raised.", log.samples.size(),
+                          format_duration(span_s)));
   s["data"] = {{"values", values}};  // every panel's lines; the alert rules bring their own
   s["vconcat"] = panels;
   s["spacing"] = 18;
@@ -133,18 +136,18 @@ Section monitor_section(const MonitorLog& log, const std::vector<AlertMark>& ale
 
   Section section;
   section.id = "monitor";
-  section.title = "What the GPUs did: the monitor log";
+  section.title = i18n::tr("What the GPUs did: the monitor log");
   section.paragraphs.push_back(
-      fmt::format("{} ({}, {} samples, {} GPUs): utilization, memory, power and temperature as gpusage monitor "
-                  "recorded them.",
-                  log.origin, log.json_lines ? "JSON Lines" : "CSV", log.samples.size(), names.size()));
-  section.items.push_back(Chart{"monitor-timeline", "GPU activity over time", s});
-  if (!alerts.empty()) section.items.push_back(PageTable{"monitor-alerts", "Alerts", std::move(table)});
+      i18n::trf("{} ({}, {} samples, {} GPUs): utilization, memory, power and temperature as gpusage monitor "
+                "recorded them.",
+                log.origin, log.json_lines ? "JSON Lines" : "CSV", log.samples.size(), names.size()));
+  section.items.push_back(Chart{"monitor-timeline", i18n::tr("GPU activity over time"), s});
+  if (!alerts.empty()) section.items.push_back(PageTable{"monitor-alerts", i18n::tr("Alerts"), std::move(table)});
   section.notes.push_back(alerts_note);
-  if (alerts.empty()) section.notes.push_back("No alert was raised in this log.");
+  if (alerts.empty()) section.notes.push_back(i18n::tr("No alert was raised in this log."));
   if (stride > 1) {
     section.notes.push_back(
-        fmt::format("Long log: every {}th sample is plotted ({} per GPU at most).", stride, kMaxPointsPerGpu));
+        i18n::trf("Long log: every {}th sample is plotted ({} per GPU at most).", stride, kMaxPointsPerGpu));
   }
   return section;
 }

@@ -3,6 +3,8 @@
 #include <regex>
 #include <string>
 
+#include "core/common/i18n.hpp"
+
 namespace gpusage::run {
 
 namespace {
@@ -21,22 +23,38 @@ struct Rewrite {
   const char* replacement;
 };
 
+// log_rules.cpp's sentence (the same msgid, so the same translation).
+constexpr const char* kCheckpointingSentence =
+    "Activation checkpointing (torch.utils.checkpoint) would allow batch {}.";
+
+// The clauses are marked (i18n::N_) and matched in the reader's language, as the fix was written in it.
 const Rewrite kRewrites[] = {
     // log-non-finite
-    {bf16, ", prefer bf16 to fp16 where the GPU supports it,", ","},
+    {bf16, i18n::N_(", prefer bf16 to fp16 where the GPU supports it,"), i18n::N_(",")},
     // log-overflow-skips
-    {bf16, "Use bf16 autocast if the GPU supports it, lower the learning rate, or clip gradients.",
-     "Lower the learning rate, or clip gradients."},
+    {bf16, i18n::N_("Use bf16 autocast if the GPU supports it, lower the learning rate, or clip gradients."),
+     i18n::N_("Lower the learning rate, or clip gradients.")},
     // log-loss-scale-collapse
-    {bf16, "Train in bf16 autocast where the GPU supports it (no loss scaling needed); otherwise lower", "Lower"},
+    {bf16, i18n::N_("Train in bf16 autocast where the GPU supports it (no loss scaling needed); otherwise lower"),
+     i18n::N_("Lower")},
     // log-cuda-oom without a model: the generic fix
     {[](const RunPractice& p) { return mixed_precision(p) && p.checkpointing; },
-     "; use mixed precision (torch.autocast) or activation checkpointing.", "."},
-    {mixed_precision, "; use mixed precision (torch.autocast) or activation checkpointing.",
-     "; use activation checkpointing."},
+     i18n::N_("; use mixed precision (torch.autocast) or activation checkpointing."), i18n::N_(".")},
+    {mixed_precision, i18n::N_("; use mixed precision (torch.autocast) or activation checkpointing."),
+     i18n::N_("; use activation checkpointing.")},
     {[](const RunPractice& p) { return p.checkpointing; },
-     "; use mixed precision (torch.autocast) or activation checkpointing.", "; use mixed precision (torch.autocast)."},
+     i18n::N_("; use mixed precision (torch.autocast) or activation checkpointing."),
+     i18n::N_("; use mixed precision (torch.autocast).")},
 };
+
+// A regular expression for a message with one {} field that stands for a whole number.
+std::string sentence_pattern(const std::string& message) {
+  static const std::regex special(R"([.^$|()\[\]*+?\\{}])");
+  std::string escaped = std::regex_replace(message, special, R"(\$&)");
+  const std::string field = R"(\{\})";
+  if (auto at = escaped.find(field); at != std::string::npos) escaped.replace(at, field.size(), R"(\d+)");
+  return escaped;
+}
 
 void replace_all(std::string& text, const std::string& from, const std::string& to) {
   for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
@@ -57,12 +75,12 @@ RunPractice practice_of(const RunRequest& request) {
 
 void drop_followed_advice(diagnose::Finding& f, const RunPractice& practice) {
   for (const Rewrite& r : kRewrites)
-    if (r.applies(practice)) replace_all(f.fix, r.clause, r.replacement);
+    if (r.applies(practice)) replace_all(f.fix, i18n::tr(r.clause), i18n::tr(r.replacement));
   // log-cuda-oom with a model: the OOM plan offers checkpointing whatever the run does (it knows only the
   // precision).
+  // The sentence is matched in the reader's language: the fix was written in it.
   if (practice.checkpointing) {
-    static const std::regex checkpointing(
-        R"( ?Activation checkpointing \(torch\.utils\.checkpoint\) would allow batch \d+\.)");
+    const std::regex checkpointing(" ?" + sentence_pattern(i18n::tr(kCheckpointingSentence)));
     f.fix = std::regex_replace(f.fix, checkpointing, "");
   }
 }

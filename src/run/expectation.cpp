@@ -8,6 +8,7 @@
 #include "core/catalog/catalog.hpp"
 #include "core/common/batch_list.hpp"
 #include "core/common/error.hpp"
+#include "core/common/i18n.hpp"
 #include "core/common/json.hpp"
 #include "core/common/units.hpp"
 #include "core/estimate/compare.hpp"
@@ -16,8 +17,8 @@
 namespace gpusage::run {
 
 std::string Expectation::label() const {
-  return fmt::format("{} {} batch {}{} on {}", model, catalog::to_string(precision), batch,
-                     accumulation > 1 ? fmt::format(" x {} accumulated", accumulation) : "", gpu_name);
+  return i18n::trf("{} {} batch {}{} on {}", model, catalog::to_string(precision), batch,
+                   accumulation > 1 ? i18n::trf(" x {} accumulated", accumulation) : "", gpu_name);
 }
 
 double model_flops_per_sample(const workload::Workload& workload, bool lora) {
@@ -69,13 +70,13 @@ ExpectationResult make_expectation(const ExpectationRequest& request, const devi
   std::string guess;  // what identifying the NVML device had to guess
   if (!gpu) {
     if (!system.available || system.gpus.empty()) {
-      out.note = "no prediction: no GPU to predict for (give --gpu)";
+      out.note = i18n::tr("no prediction: no GPU to predict for (give --gpu)");
       return out;
     }
     try {
       gpu = &catalog_card(system.gpus.front(), &guess);
     } catch (const InputError& e) {
-      out.note = fmt::format("no prediction: {} (give --gpu)", e.what());
+      out.note = i18n::trf("no prediction: {} (give --gpu)", e.what());
       return out;
     }
   }
@@ -89,12 +90,12 @@ ExpectationResult make_expectation(const ExpectationRequest& request, const devi
     as_planned.gpu = gpu->id;
     out.expectation->plan_command = "gpusage plan" + as_planned.to_flags();
   } catch (const InputError& e) {
-    out.note = fmt::format("no prediction on {}: {}", gpu->name, e.what());
+    out.note = i18n::trf("no prediction on {}: {}", gpu->name, e.what());
     return out;
   }
   if (!request.gpu)
-    out.note = fmt::format("predicting for {} ({}; NVML: {}){}", gpu->name, gpu->id, system.gpus.front().name,
-                           guess.empty() ? "" : "; " + guess);
+    out.note = i18n::trf("predicting for {} ({}; NVML: {}){}", gpu->name, gpu->id, system.gpus.front().name,
+                         guess.empty() ? "" : "; " + guess);
   return out;
 }
 
@@ -166,8 +167,8 @@ diagnose::Finding expectation_finding(const Expectation& e, const Throughput& re
   const double per_unit = samples_per_s / reading.per_second;
   diagnose::Finding f;
   f.category = diagnose::Category::gpu;
-  f.source_title = "gpusage plan's model and its 80% interval (docs/MODEL.md)";
-  f.evidence = fmt::format(
+  f.source_title = i18n::tr("gpusage plan's model and its 80% interval (docs/MODEL.md)");
+  f.evidence = i18n::trf(
       "The program printed {:.3g} {} ({:.4g} samples/s per GPU at {:.4g} samples per {}); plan predicts "
       "{:.4g} "
       "samples/s, 80% of held-out runs within {:.4g}\u2013{:.4g} ({}).",
@@ -177,8 +178,8 @@ diagnose::Finding expectation_finding(const Expectation& e, const Throughput& re
   if (side == Verdict::above) {
     f.id = "run-throughput-above-prediction";
     f.severity = diagnose::Severity::info;
-    why = "faster than predicted";
-    f.fix = fmt::format(
+    why = i18n::tr("faster than predicted");
+    f.fix = i18n::trf(
         "Check that --batch {}, --precision {} and the model match the run (one '{}' is taken as {:.4g} "
         "samples per "
         "GPU); if they do, plan is pessimistic here: `gpusage bench` measures the card and --calibration "
@@ -189,29 +190,30 @@ diagnose::Finding expectation_finding(const Expectation& e, const Throughput& re
     f.id = "run-throughput-below-prediction";
     f.severity = diagnose::Severity::warning;
     if (utilization_percent && *utilization_percent < std::min(80.0, e.utilization_percent - 10)) {
-      why = fmt::format("the GPU is idle {:.0f}% of the time; input-bound", 100 - *utilization_percent);
-      f.fix =
+      why = i18n::trf("the GPU is idle {:.0f}% of the time; input-bound", 100 - *utilization_percent);
+      f.fix = i18n::tr(
           "Feed the GPU faster: DataLoader(num_workers=one per CPU core, pin_memory=True, "
           "persistent_workers=True, "
           "prefetch_factor=4), decode on the GPU (DALI) or cache the decoded data; keep .item() and prints "
           "out of "
-          "the step.";
+          "the step.");
     } else if (utilization_percent) {
-      why = fmt::format("the GPU is busy ({:.0f}% utilization): the step itself is slower than the model",
-                        *utilization_percent);
-      f.fix = fmt::format(
+      why = i18n::trf("the GPU is busy ({:.0f}% utilization): the step itself is slower than the model",
+                      *utilization_percent);
+      f.fix = i18n::trf(
           "Check that the run trains as planned: autocast to {} on, torch.backends.cudnn.benchmark = True, "
           "channels_last for convolutions, no synchronising call (.item(), .cpu()) in every step; `gpusage "
           "bench` "
           "measures the card alone.",
           catalog::to_string(e.precision));
     } else {
-      why = "no GPU utilization was read to tell an input-bound run from a slow step";
-      f.fix = "Compare with `gpusage bench` on this card, and check the DataLoader's num_workers and pin_memory.";
+      why = i18n::tr("no GPU utilization was read to tell an input-bound run from a slow step");
+      f.fix =
+          i18n::tr("Compare with `gpusage bench` on this card, and check the DataLoader's num_workers and pin_memory.");
     }
   }
-  f.title = fmt::format("{:.3g} {} against {} predicted for {}: {}", reading.per_second, reading.label(),
-                        range_text(e.samples_per_s_low / per_unit, e.samples_per_s_high / per_unit), e.label(), why);
+  f.title = i18n::trf("{:.3g} {} against {} predicted for {}: {}", reading.per_second, reading.label(),
+                      range_text(e.samples_per_s_low / per_unit, e.samples_per_s_high / per_unit), e.label(), why);
   return f;
 }
 
@@ -281,33 +283,43 @@ nlohmann::json efficiency_json(const ExpectationSummary& s) {
           {"mfu", json_util::optional(o.efficiency->mfu)}};
 }
 
+// The verdict in the reader's language ("within the interval"); to_string is the JSON value.
+static std::string verdict_label(Verdict v) {
+  switch (v) {
+    case Verdict::below: return i18n::tr("below");
+    case Verdict::above: return i18n::tr("above");
+    case Verdict::within: break;
+  }
+  return i18n::tr("within");
+}
+
 std::string render_expectation(const ExpectationSummary& s) {
   const Expectation& e = s.expected;
   const ExpectationOutcome& o = s.measured;
-  std::string out = fmt::format("gpusage: predicted (plan) for {}, against measured:\n", e.label());
-  std::string measured = "no throughput line that converts to samples";
+  std::string out = i18n::trf("gpusage: predicted (plan) for {}, against measured:\n", e.label());
+  std::string measured = i18n::tr("no throughput line that converts to samples");
   if (o.reading && o.measured_samples_per_s)
-    measured = fmt::format("{:.3g} {} median = {:.4g} samples/s per GPU: {} the interval", o.reading->median_per_s,
-                           o.reading->label_unit(), *o.measured_samples_per_s,
-                           *o.verdict == Verdict::within ? "within" : to_string(*o.verdict));
-  out += fmt::format("gpusage:   throughput   predicted {:.4g} samples/s (80%: {:.4g}\u2013{:.4g}), measured {}\n",
-                     e.samples_per_s, e.samples_per_s_low, e.samples_per_s_high, measured);
-  if (!e.plan_command.empty()) out += fmt::format("gpusage:   as planned   {}\n", e.plan_command);
-  out += fmt::format("gpusage:   memory       predicted {}{}, measured peak {}\n", units::format_bytes(e.memory_bytes),
-                     e.fits ? "" : " (does not fit)",
-                     o.memory_peak_bytes ? units::format_bytes(*o.memory_peak_bytes) : "not read");
-  out += fmt::format(
-      "gpusage:   utilization  predicted {:.0f}% (no host stalls), measured median {}\n", e.utilization_percent,
-      o.utilization_median_percent ? fmt::format("{:.0f}%", *o.utilization_median_percent) : std::string("not read"));
+    measured = i18n::trf("{:.3g} {} median = {:.4g} samples/s per GPU: {} the interval", o.reading->median_per_s,
+                         o.reading->label_unit(), *o.measured_samples_per_s, verdict_label(*o.verdict));
+  out += i18n::trf("gpusage:   throughput   predicted {:.4g} samples/s (80%: {:.4g}\u2013{:.4g}), measured {}\n",
+                   e.samples_per_s, e.samples_per_s_low, e.samples_per_s_high, measured);
+  if (!e.plan_command.empty()) out += i18n::trf("gpusage:   as planned   {}\n", e.plan_command);
+  out += i18n::trf("gpusage:   memory       predicted {}{}, measured peak {}\n", units::format_bytes(e.memory_bytes),
+                   e.fits ? "" : i18n::tr(" (does not fit)"),
+                   o.memory_peak_bytes ? units::format_bytes(*o.memory_peak_bytes) : i18n::tr("not read"));
+  out += i18n::trf("gpusage:   utilization  predicted {:.0f}% (no host stalls), measured median {}\n",
+                   e.utilization_percent,
+                   o.utilization_median_percent ? fmt::format("{:.0f}%", *o.utilization_median_percent)
+                                                : std::string(i18n::tr("not read")));
   if (o.efficiency) {
     const Efficiency& f = *o.efficiency;
-    out += fmt::format("gpusage: MFU {}: {:.1f} TFLOPS achieved{} ({:.3g} GFLOP per sample x {:.4g} samples/s)\n",
-                       f.mfu ? fmt::format("{:.1f}%", *f.mfu * 100) : std::string("n/a"), f.achieved_tflops,
-                       e.peak_tflops
-                           ? fmt::format(" of {:.4g} dense {} TFLOPS on {}", *e.peak_tflops,
-                                         catalog::to_string(e.precision), e.gpu_name)
-                           : fmt::format(" ({} lists no dense {} rate)", e.gpu_name, catalog::to_string(e.precision)),
-                       e.model_flops_per_sample / 1e9, f.samples_per_s);
+    out += i18n::trf(
+        "gpusage: MFU {}: {:.1f} TFLOPS achieved{} ({:.3g} GFLOP per sample x {:.4g} samples/s)\n",
+        f.mfu ? fmt::format("{:.1f}%", *f.mfu * 100) : std::string(i18n::tr("n/a")), f.achieved_tflops,
+        e.peak_tflops
+            ? i18n::trf(" of {:.4g} dense {} TFLOPS on {}", *e.peak_tflops, catalog::to_string(e.precision), e.gpu_name)
+            : i18n::trf(" ({} lists no dense {} rate)", e.gpu_name, catalog::to_string(e.precision)),
+        e.model_flops_per_sample / 1e9, f.samples_per_s);
   }
   return out;
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "core/common/i18n.hpp"
 #include "core/common/json.hpp"
 #include "core/common/units.hpp"
 #include "report/table.hpp"
@@ -64,9 +65,10 @@ std::string accumulation_plan(int largest, int target) {
   const int steps = (target + largest - 1) / largest;
   // The smallest micro-batch with that many steps that still reaches the target; exact when it divides it.
   const int micro = (target + steps - 1) / steps;
-  return fmt::format("batch {} x {} accumulation step{} = {} per GPU (target {}{})", micro, steps,
-                     steps == 1 ? "" : "s", micro * steps, target,
-                     micro * steps == target ? "" : ", the nearest reachable above it");
+  return i18n::trn("batch {} x {} accumulation step = {} per GPU (target {}{})",
+                   "batch {} x {} accumulation steps = {} per GPU (target {}{})", static_cast<unsigned long>(steps),
+                   micro, steps, micro * steps, target,
+                   micro * steps == target ? "" : i18n::tr(", the nearest reachable above it"));
 }
 
 nlohmann::json to_json(const FitBatchReport& r) {
@@ -90,27 +92,39 @@ nlohmann::json to_json(const FitBatchReport& r) {
       {"stopped", r.stopped.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.stopped)}};
 }
 
+// A try's result in the reader's language (to_string is the JSON value).
+static std::string result_label(TryResult result) {
+  switch (result) {
+    case TryResult::ran: return i18n::tr("ran");
+    case TryResult::out_of_memory: return i18n::tr("out of memory");
+    case TryResult::failed: break;
+  }
+  return i18n::tr("failed");
+}
+
 std::string render_text(const FitBatchReport& r) {
   report::Table t;
-  t.columns = {{"try", ""},         {"batch", ""},      {"result", "", report::Align::left},
-               {"peak memory", ""}, {"throughput", ""}, {"time", ""}};
+  using i18n::tr;
+  t.columns = {{tr("try"), ""},         {tr("batch"), ""},      {tr("result"), "", report::Align::left},
+               {tr("peak memory"), ""}, {tr("throughput"), ""}, {tr("time"), ""}};
   for (std::size_t i = 0; i < r.tries.size(); ++i) {
     const Try& x = r.tries[i];
-    t.add_row({std::to_string(i + 1), std::to_string(x.batch), to_string(x.result),
-               x.memory_peak_bytes ? units::format_bytes(*x.memory_peak_bytes) : "n/a",
-               x.throughput ? fmt::format("{:.3g} {}", x.throughput->median_per_s, x.throughput->label_unit()) : "n/a",
-               report::format_duration(x.wall_s)});
+    t.add_row(
+        {std::to_string(i + 1), std::to_string(x.batch), result_label(x.result),
+         x.memory_peak_bytes ? units::format_bytes(*x.memory_peak_bytes) : tr("n/a"),
+         x.throughput ? fmt::format("{:.3g} {}", x.throughput->median_per_s, x.throughput->label_unit()) : tr("n/a"),
+         report::format_duration(x.wall_s)});
   }
   std::string out = report::render_text(t);
   if (r.largest > 0)
-    out += fmt::format("Largest batch that ran: {} ({} tries){}\n", r.largest, r.tries.size(),
-                       r.predicted ? fmt::format("; plan predicted {}", *r.predicted) : "");
+    out += i18n::trf("Largest batch that ran: {} ({} tries){}\n", r.largest, r.tries.size(),
+                     r.predicted ? i18n::trf("; plan predicted {}", *r.predicted) : "");
   else
-    out += "No batch ran.\n";
-  if (!r.stopped.empty()) out += "Search stopped early: " + r.stopped + "\n";
+    out += tr("No batch ran.\n");
+  if (!r.stopped.empty()) out += i18n::trf("Search stopped early: {}\n", r.stopped);
   if (r.target_batch && r.largest > 0)
-    out += "To keep a global batch of " + std::to_string(*r.target_batch) + ": " +
-           accumulation_plan(r.largest, *r.target_batch) + "\n";
+    out +=
+        i18n::trf("To keep a global batch of {}: {}\n", *r.target_batch, accumulation_plan(r.largest, *r.target_batch));
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fstream>
 
+#include "core/common/i18n.hpp"
 #include "core/common/stats.hpp"
 
 namespace gpusage::run {
@@ -81,14 +82,14 @@ namespace {
 // "busy at low power (median 100% utilization at 10% of the power limit)"
 std::string gpus_text(const GpuActivity& a, QuietGpus kind) {
   const std::string power =
-      a.power_fraction ? fmt::format(" at {:.0f}% of the power limit", *a.power_fraction * 100) : "";
+      a.power_fraction ? i18n::trf(" at {:.0f}% of the power limit", *a.power_fraction * 100) : "";
   switch (kind) {
-    case QuietGpus::not_read: return "GPUs not read";
-    case QuietGpus::idle: return fmt::format("GPUs idle (median {:.0f}% utilization{})", *a.utilization_percent, power);
+    case QuietGpus::not_read: return i18n::tr("GPUs not read");
+    case QuietGpus::idle: return i18n::trf("GPUs idle (median {:.0f}% utilization{})", *a.utilization_percent, power);
     case QuietGpus::spinning:
-      return fmt::format("GPUs busy at low power (median {:.0f}% utilization{})", *a.utilization_percent, power);
+      return i18n::trf("GPUs busy at low power (median {:.0f}% utilization{})", *a.utilization_percent, power);
     case QuietGpus::computing:
-      return fmt::format("GPUs busy (median {:.0f}% utilization{})", *a.utilization_percent, power);
+      return i18n::trf("GPUs busy (median {:.0f}% utilization{})", *a.utilization_percent, power);
   }
   return "";
 }
@@ -108,26 +109,32 @@ std::string collective_fix(const std::vector<std::string>& already_set) {
   const std::string add = settings_to_add(already_set);
   const std::string debug =
       add.empty()
-          ? "The run already sets NCCL's and PyTorch's debug settings: read each rank's flight-recorder dump "
-            "(TORCH_NCCL_DEBUG_INFO_TEMP_FILE) and its NCCL INFO lines for the collective one rank never joined."
-          : "Rerun with " + add +
-                ": PyTorch's flight recorder then keeps each rank's last collectives and dumps them when its "
-                "watchdog times out, and the rank whose sequence number stops short is the one to look at.";
-  return "Most likely a collective (all-reduce, all-gather, barrier) waiting for a rank that died, hung or took "
-         "another code path: NCCL's kernel spins at full utilization without drawing power. " +
-         debug + " `py-spy dump --pid PID` on each rank shows the Python line it waits on.";
+          ? i18n::tr(
+                "The run already sets NCCL's and PyTorch's debug settings: read each rank's flight-recorder dump "
+                "(TORCH_NCCL_DEBUG_INFO_TEMP_FILE) and its NCCL INFO lines for the collective one rank never "
+                "joined.")
+          : i18n::trf(
+                "Rerun with {}: PyTorch's flight recorder then keeps each rank's last collectives and dumps "
+                "them when its watchdog times out, and the rank whose sequence number stops short is the one to "
+                "look at.",
+                add);
+  return i18n::trf(
+      "Most likely a collective (all-reduce, all-gather, barrier) waiting for a rank that died, hung or took "
+      "another code path: NCCL's kernel spins at full utilization without drawing power. {} `py-spy dump --pid "
+      "PID` on each rank shows the Python line it waits on.",
+      debug);
 }
 
-const char* kHostWaitFix =
+const char* kHostWaitFix = i18n::N_(
     "A wait on the host side: see where with `py-spy dump --pid PID` for a Python process, or `gdb -p PID -batch "
     "-ex 'thread apply all bt'`. A DataLoader deadlock: num_workers=0 confirms it. State D: a stuck read from a "
     "network filesystem. A rank waiting in a CPU-side barrier or store (gloo, torch.distributed's TCPStore) for "
-    "another looks the same: NCCL_DEBUG=INFO and TORCH_DISTRIBUTED_DEBUG=DETAIL name it.";
+    "another looks the same: NCCL_DEBUG=INFO and TORCH_DISTRIBUTED_DEBUG=DETAIL name it.");
 
-const char* kComputingFix =
+const char* kComputingFix = i18n::N_(
     "The GPUs kept computing without a line of output: a long evaluation, a step longer than --hang-after, or a "
     "kernel that never ends. If the work is real, raise --hang-after above the longest silent phase or print "
-    "progress; otherwise `py-spy dump --pid PID` shows where the program is.";
+    "progress; otherwise `py-spy dump --pid PID` shows where the program is.");
 
 }  // namespace
 
@@ -137,21 +144,20 @@ diagnose::Finding hang_finding(const HangEvidence& e) {
   f.id = "run-hang";
   f.severity = diagnose::Severity::error;
   f.category = diagnose::Category::gpu;
-  f.title =
-      fmt::format("no output for {:.1f} s (--hang-after {:g}), {}{}", e.quiet_s, e.after_s, gpus_text(e.gpus, kind),
-                  e.killing ? ": gpusage ended the run's process group (--kill-on-hang)" : "");
-  std::string evidence = "The run's processes:";
+  f.title = i18n::trf("no output for {:.1f} s (--hang-after {:g}), {}{}", e.quiet_s, e.after_s, gpus_text(e.gpus, kind),
+                      e.killing ? i18n::tr(": gpusage ended the run's process group (--kill-on-hang)") : "");
+  std::string evidence = i18n::tr("The run's processes:");
   for (const auto& p : e.processes) evidence += "\n  " + p;
-  if (e.processes.empty()) evidence += " none readable";
-  evidence += "\nIts last lines:";
+  if (e.processes.empty()) evidence += i18n::tr(" none readable");
+  evidence += i18n::tr("\nIts last lines:");
   for (const auto& l : e.last_lines) evidence += "\n  " + l;
-  if (e.last_lines.empty()) evidence += " none";
+  if (e.last_lines.empty()) evidence += i18n::tr(" none");
   f.evidence = evidence;
   switch (kind) {
     case QuietGpus::spinning: f.fix = collective_fix(e.settings_already_set); break;
-    case QuietGpus::idle: f.fix = kHostWaitFix; break;
-    case QuietGpus::computing: f.fix = kComputingFix; break;
-    case QuietGpus::not_read: f.fix = std::string(kHostWaitFix) + " " + collective_fix(e.settings_already_set); break;
+    case QuietGpus::idle: f.fix = i18n::tr(kHostWaitFix); break;
+    case QuietGpus::computing: f.fix = i18n::tr(kComputingFix); break;
+    case QuietGpus::not_read: f.fix = i18n::tr(kHostWaitFix) + " " + collective_fix(e.settings_already_set); break;
   }
   f.source_title =
       "proc(5): /proc/PID/stat state and /proc/PID/wchan; PyTorch ProcessGroupNCCL environment variables; "

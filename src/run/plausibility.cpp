@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "core/common/i18n.hpp"
+
 namespace gpusage::run {
 
 namespace {
@@ -16,7 +18,7 @@ std::string rate_text(double v) { return v >= 1000 ? fmt::format("{:.0f}", v) : 
 std::optional<Ceiling> compute_ceiling(const Expectation& e, const catalog::Gpu* gpu) {
   if (e.peak_tflops && *e.peak_tflops > 0)
     return Ceiling{*e.peak_tflops,
-                   fmt::format("{:.4g} dense {} tensor TFLOPS", *e.peak_tflops, catalog::to_string(e.precision))};
+                   i18n::trf("{:.4g} dense {} tensor TFLOPS", *e.peak_tflops, catalog::to_string(e.precision))};
   if (!gpu) return std::nullopt;
   // No rate at the run's precision: the fastest dense rate the card lists at any precision (the most
   // generous reading of its peak).
@@ -25,7 +27,7 @@ std::optional<Ceiling> compute_ceiling(const Expectation& e, const catalog::Gpu*
                            gpu->fp8_tflops, gpu->fp8_acc16_tflops, gpu->fp4_tflops})
     fastest = std::max(fastest, rate.value_or(0));
   if (fastest <= 0) return std::nullopt;
-  return Ceiling{fastest, fmt::format("{:.4g} TFLOPS, the fastest dense rate it lists at any precision", fastest)};
+  return Ceiling{fastest, i18n::trf("{:.4g} TFLOPS, the fastest dense rate it lists at any precision", fastest)};
 }
 
 std::optional<diagnose::Finding> implausible_throughput(const Expectation& e, const catalog::Gpu* gpu,
@@ -38,22 +40,23 @@ std::optional<diagnose::Finding> implausible_throughput(const Expectation& e, co
   f.id = "run-throughput-implausible";
   f.severity = diagnose::Severity::warning;
   f.category = diagnose::Category::gpu;
-  f.title = fmt::format(
+  f.title = i18n::trf(
       "{} samples/s per GPU would be {:.4g} TFLOPS of {}, {:.1f}x what {} can do ({}): the throughput is not "
       "what the run trains, and no MFU is given",
       rate_text(samples_per_s), achieved, e.model, achieved / ceiling->tflops, e.gpu_name, ceiling->what);
-  f.evidence = fmt::format(
+  f.evidence = i18n::trf(
       "One '{}' is taken as {:.4g} samples per GPU (--batch {}{}{}); {} at {:.3g} GFLOP per sample (forward and "
       "backward).",
       unit, per_unit, e.batch, e.accumulation > 1 ? fmt::format(" x --accumulate {}", e.accumulation) : "",
-      e.world_size > 1 ? fmt::format(", {} GPUs", e.world_size) : "", e.model, e.model_flops_per_sample / 1e9);
-  f.fix = fmt::format(
+      e.world_size > 1 ? i18n::trf(", {} GPUs", e.world_size) : "", e.model, e.model_flops_per_sample / 1e9);
+  f.fix = i18n::trf(
       "Check what one '{}' counts: a micro-batch, one sample or an inner loop's step makes the rate {:.1f}x too "
       "high or more; give --batch as the per-GPU batch (not the global batch over all GPUs) and --accumulate as "
       "the micro-batches per step; check that the run trains {} at {} on {} and not a smaller model or another "
       "card.",
       unit, achieved / ceiling->tflops, e.model, catalog::to_string(e.precision), e.gpu_name);
-  f.source_title = "MFU (PaLM, Chowdhery et al. 2022, appendix B) against the catalog's dense peak (data/gpus.toml)";
+  f.source_title =
+      i18n::tr("MFU (PaLM, Chowdhery et al. 2022, appendix B) against the catalog's dense peak (data/gpus.toml)");
   return f;
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "core/common/i18n.hpp"
 #include "core/common/json.hpp"
 #include "core/common/stats.hpp"
 #include "core/common/text.hpp"
@@ -157,8 +158,8 @@ std::optional<double> input_bound_fraction(const GpuUsage& u) {
 }
 
 std::string exit_text(const RunSummary& s) {
-  if (s.signal) return fmt::format("killed by signal {} (exit status {})", *s.signal, s.exit_code);
-  return fmt::format("exit status {}", s.exit_code);
+  if (s.signal) return i18n::trf("killed by signal {} (exit status {})", *s.signal, s.exit_code);
+  return i18n::trf("exit status {}", s.exit_code);
 }
 
 }  // namespace
@@ -214,45 +215,47 @@ nlohmann::json to_json(const RunSummary& s) {
 }
 
 std::string render_text(const RunSummary& s) {
+  using i18n::tr;
+  using i18n::trf;
   using units::format_bytes;
-  std::string out = fmt::format("gpusage: run ended after {}: {}\n", report::format_duration(s.wall_s), exit_text(s));
-  if (!s.gpu_available) out += fmt::format("gpusage: no GPU data: {}; host side only\n", s.gpu_message);
+  std::string out = trf("gpusage: run ended after {}: {}\n", report::format_duration(s.wall_s), exit_text(s));
+  if (!s.gpu_available) out += trf("gpusage: no GPU data: {}; host side only\n", s.gpu_message);
   for (const auto& u : s.gpus) {
-    std::string line = fmt::format("gpusage: GPU {} {}:", u.index, u.name);
+    std::string line = trf("gpusage: GPU {} {}:", u.index, u.name);
     if (u.utilization_median_percent)
-      line += fmt::format(" utilization median {:.0f}% (p10 {:.0f}%)", *u.utilization_median_percent,
-                          *u.utilization_p10_percent);
+      line +=
+          trf(" utilization median {:.0f}% (p10 {:.0f}%)", *u.utilization_median_percent, *u.utilization_p10_percent);
     if (u.memory_peak_bytes) {
-      line += fmt::format(", peak memory {}", format_bytes(static_cast<double>(*u.memory_peak_bytes)));
+      line += trf(", peak memory {}", format_bytes(static_cast<double>(*u.memory_peak_bytes)));
       if (auto f = fraction(u))
-        line += fmt::format(" of {} ({:.0f}%)", format_bytes(static_cast<double>(*u.memory_total_bytes)), *f * 100);
+        line += trf(" of {} ({:.0f}%)", format_bytes(static_cast<double>(*u.memory_total_bytes)), *f * 100);
     }
-    if (u.power_mean_w) line += fmt::format(", power {:.0f} W mean", *u.power_mean_w);
-    if (u.energy_j) line += fmt::format(", energy {:.1f} kJ ({:.2f} Wh)", *u.energy_j / 1000, *u.energy_j / 3600);
-    if (auto f = input_bound_fraction(u)) line += fmt::format(", input-bound {:.0f}% of the time", *f * 100);
+    if (u.power_mean_w) line += trf(", power {:.0f} W mean", *u.power_mean_w);
+    if (u.energy_j) line += trf(", energy {:.1f} kJ ({:.2f} Wh)", *u.energy_j / 1000, *u.energy_j / 3600);
+    if (auto f = input_bound_fraction(u)) line += trf(", input-bound {:.0f}% of the time", *f * 100);
     out += line + "\n";
   }
   if (s.host.cpu_median_percent || s.host.memory_peak_bytes) {
-    std::string line = "gpusage: host:";
-    if (s.host.cpu_median_percent) line += fmt::format(" CPU median {:.0f}%", *s.host.cpu_median_percent);
+    std::string line = tr("gpusage: host:");
+    if (s.host.cpu_median_percent) line += trf(" CPU median {:.0f}%", *s.host.cpu_median_percent);
     if (s.host.memory_peak_bytes)
-      line += fmt::format("{} memory peak {}", s.host.cpu_median_percent ? "," : "",
-                          format_bytes(static_cast<double>(*s.host.memory_peak_bytes)));
+      line += trf("{} memory peak {}", s.host.cpu_median_percent ? tr(",") : "",
+                  format_bytes(static_cast<double>(*s.host.memory_peak_bytes)));
     out += line + "\n";
   }
   for (const auto& t : s.throughput)
-    out += fmt::format("gpusage: throughput {:.3g} {} median, last {:.3g} ({}, {} readings)\n", t.median_per_s,
-                       t.label_unit(), t.last_per_s, t.source, t.readings);
+    out += trf("gpusage: throughput {:.3g} {} median, last {:.3g} ({}, {} readings)\n", t.median_per_s, t.label_unit(),
+               t.last_per_s, t.source, t.readings);
   if (s.expectation) out += render_expectation(*s.expectation);
   if (s.time_shares) out += render_time_bar(*s.time_shares);
-  for (const auto& a : s.alerts) out += fmt::format("gpusage: alert: {}\n", a.message);
+  for (const auto& a : s.alerts) out += trf("gpusage: alert: {}\n", a.message);
   for (const auto& f : s.findings) {
-    out += fmt::format("gpusage: {} [{}]: {}\n", diagnose::to_string(f.severity), f.id, f.title);
+    out += trf("gpusage: {} [{}]: {}\n", diagnose::severity_label(f.severity), f.id, f.title);
     for (const auto& line : text::split(f.evidence, '\n'))
-      if (!line.empty()) out += fmt::format("gpusage:   seen: {}\n", line);
-    if (!f.fix.empty()) out += fmt::format("gpusage:   fix: {}\n", f.fix);
+      if (!line.empty()) out += trf("gpusage:   seen: {}\n", line);
+    if (!f.fix.empty()) out += trf("gpusage:   fix: {}\n", f.fix);
   }
-  out += fmt::format("gpusage: logs in {}: train.log, gpu.jsonl, summary.json, report.html\n", s.log_dir);
+  out += trf("gpusage: logs in {}: train.log, gpu.jsonl, summary.json, report.html\n", s.log_dir);
   return out;
 }
 

@@ -11,6 +11,7 @@
 
 #include "core/catalog/catalog.hpp"
 #include "core/common/error.hpp"
+#include "core/common/i18n.hpp"
 #include "core/common/io.hpp"
 #include "core/common/time.hpp"
 #include "core/common/units.hpp"
@@ -85,12 +86,12 @@ std::optional<ExpectationWatch> start_expectation(const RunRequest& request, con
   if (!result.expectation) return std::nullopt;
   const Expectation& e = *result.expectation;
   write_all(STDERR_FILENO,
-            fmt::format("gpusage: plan predicts {:.4g} samples/s per GPU (80%: {:.4g}\u2013{:.4g}), {} at the peak, "
-                        "MFU {} for {}\n",
-                        e.samples_per_s, e.samples_per_s_low, e.samples_per_s_high, units::format_bytes(e.memory_bytes),
-                        e.peak_tflops ? fmt::format("{:.1f}%", 100 * efficiency(e, e.samples_per_s).mfu.value_or(0))
-                                      : std::string("n/a"),
-                        e.label()));
+            i18n::trf("gpusage: plan predicts {:.4g} samples/s per GPU (80%: {:.4g}\u2013{:.4g}), {} at the peak, "
+                      "MFU {} for {}\n",
+                      e.samples_per_s, e.samples_per_s_low, e.samples_per_s_high, units::format_bytes(e.memory_bytes),
+                      e.peak_tflops ? fmt::format("{:.1f}%", 100 * efficiency(e, e.samples_per_s).mfu.value_or(0))
+                                    : i18n::tr("n/a"),
+                      e.label()));
   return ExpectationWatch(e, request.expectation_window_s);
 }
 
@@ -132,8 +133,8 @@ RunFiles open_run_files(const RunRequest& request, double started_unix_s) {
   if (!request.prometheus.empty()) {
     const monitor::ListenAddress address = monitor::parse_listen_address(request.prometheus);
     files.prometheus = std::make_unique<monitor::PrometheusServer>(address);
-    const std::string line = fmt::format("gpusage: serving Prometheus metrics at http://{}:{}/metrics\n", address.host,
-                                         files.prometheus->port());
+    const std::string line = i18n::trf("gpusage: serving Prometheus metrics at http://{}:{}/metrics\n", address.host,
+                                       files.prometheus->port());
     write_all(STDERR_FILENO, line.data(), line.size());
   }
   return files;
@@ -207,7 +208,7 @@ RunSummary supervise_run(const RunRequest& request) {
   monitor::Sampler sampler(device::open_nvml_backend());
   const device::SystemInfo system = sampler.system();
   if (!system.available) {
-    const std::string line = fmt::format("gpusage: {}; sampling host CPU and memory only\n", system.message);
+    const std::string line = i18n::trf("gpusage: {}; sampling host CPU and memory only\n", system.message);
     write_all(STDERR_FILENO, line.data(), line.size());
   }
   monitor::AlertEngine alerts(request.alerts);

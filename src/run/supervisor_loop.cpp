@@ -15,6 +15,7 @@
 #include <stdexcept>
 
 #include "core/catalog/catalog.hpp"
+#include "core/common/i18n.hpp"
 #include "core/common/text.hpp"
 #include "monitor/views.hpp"
 #include "run/plausibility.hpp"
@@ -27,8 +28,8 @@ namespace {
 
 // "gpusage: warning [id]: title Fix: fix": a finding as it is announced while the run lasts.
 std::string finding_line(const diagnose::Finding& f) {
-  return fmt::format("gpusage: {} [{}]: {}{}", diagnose::to_string(f.severity), f.id, f.title,
-                     f.fix.empty() ? "" : " Fix: " + f.fix);
+  return i18n::trf("gpusage: {} [{}]: {}{}", diagnose::severity_label(f.severity), f.id, f.title,
+                   f.fix.empty() ? "" : i18n::trf(" Fix: {}", f.fix));
 }
 
 }  // namespace
@@ -283,7 +284,7 @@ void SupervisorLoop::announce_alerts() {
     auto it = state_.last_said.find(key);
     if (it != state_.last_said.end() && now - it->second < 60) continue;
     state_.last_said[key] = now;
-    say("gpusage: alert: " + a.message);
+    say(i18n::trf("gpusage: alert: {}", a.message));
     res_.notify->alert(a, now);
   }
 }
@@ -307,7 +308,7 @@ void SupervisorLoop::check_hang() {
   }
   e.killing = request_.kill_on_hang;
   diagnose::Finding f = hang_finding(e);
-  say(fmt::format("gpusage: {} [{}]: {}", diagnose::to_string(f.severity), f.id, f.title));
+  say(i18n::trf("gpusage: {} [{}]: {}", diagnose::severity_label(f.severity), f.id, f.title));
   for (const auto& line : text::split(f.evidence, '\n')) say("gpusage:   " + line);
   res_.notify->finding(f);
   state_.live_findings.push_back(std::move(f));
@@ -320,7 +321,7 @@ void SupervisorLoop::enforce_stop() {
   if (state_.kill_after_s && now >= *state_.kill_after_s) {
     ::kill(-child_.pid, SIGKILL);
     state_.kill_after_s.reset();
-    say(fmt::format("gpusage: the run's group outlived SIGTERM ({}) by 5 s: killed it (SIGKILL)", *state_.stopped_by));
+    say(i18n::trf("gpusage: the run's group outlived SIGTERM ({}) by 5 s: killed it (SIGKILL)", *state_.stopped_by));
   }
   if (request_.time_limit_s && now - started_mono_s_ >= *request_.time_limit_s) stop_run("time-limit");
 }

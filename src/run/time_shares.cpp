@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 
+#include "core/common/i18n.hpp"
 #include "core/common/stats.hpp"
 #include "run/summary.hpp"
 
@@ -103,19 +104,18 @@ std::string render_time_bar(const TimeShares& s, int width) {
     double seconds;
     const char* fix;
   };
+  // The names and fixes are marked for translation (i18n::N_) and translated where they are printed.
   const std::array<Part, 4> parts = {{
-      {"startup", 's', s.startup_s,
-       "startup: cache the preprocessed dataset index, keep torch.compile's cache (TORCHINDUCTOR_CACHE_DIR), "
-       "load "
-       "weights from local disk"},
-      {"input wait", 'i', s.input_wait_s,
-       "input wait: more DataLoader workers (num_workers), pin_memory=True, prefetch_factor, "
-       "persistent_workers=True, "
-       "or a faster loader (DALI, decoded-data caches)"},
-      {"eval/checkpoint", 'e', s.pauses_s,
-       "eval/checkpoint: evaluate less often or on a subset, save checkpoints asynchronously "
-       "(torch.distributed.checkpoint.async_save)"},
-      {"training", '#', s.training_s, ""},
+      {i18n::N_("startup"), 's', s.startup_s,
+       i18n::N_("startup: cache the preprocessed dataset index, keep torch.compile's cache "
+                "(TORCHINDUCTOR_CACHE_DIR), load weights from local disk")},
+      {i18n::N_("input wait"), 'i', s.input_wait_s,
+       i18n::N_("input wait: more DataLoader workers (num_workers), pin_memory=True, prefetch_factor, "
+                "persistent_workers=True, or a faster loader (DALI, decoded-data caches)")},
+      {i18n::N_("eval/checkpoint"), 'e', s.pauses_s,
+       i18n::N_("eval/checkpoint: evaluate less often or on a subset, save checkpoints asynchronously "
+                "(torch.distributed.checkpoint.async_save)")},
+      {i18n::N_("training"), '#', s.training_s, ""},
   }};
   std::string bar, legend;
   int used = 0;
@@ -125,13 +125,14 @@ std::string render_time_bar(const TimeShares& s, int width) {
     cells = std::clamp(cells, 0, width - used);
     bar += std::string(static_cast<std::size_t>(cells), parts[i].mark);
     used += cells;
-    legend += fmt::format("{}{} {:.0f}%", i ? ", " : "", parts[i].name, share * 100);
+    legend += fmt::format("{}{} {:.0f}%", i ? i18n::tr(", ") : "", i18n::tr(parts[i].name), share * 100);
   }
-  std::string out = fmt::format("gpusage: time [{}] {} (s i e #)\n", bar, legend);
+  std::string out = i18n::trf("gpusage: time [{}] {} (s i e #)\n", bar, legend);
   // The largest avoidable share (training is the work itself).
   const auto worst = std::max_element(parts.begin(), parts.end() - 1,
                                       [](const Part& a, const Part& b) { return a.seconds < b.seconds; });
-  if (s.wall_s > 0 && worst->seconds / s.wall_s >= 0.1) out += fmt::format("gpusage:   fix for {}\n", worst->fix);
+  if (s.wall_s > 0 && worst->seconds / s.wall_s >= 0.1)
+    out += i18n::trf("gpusage:   fix for {}\n", i18n::tr(worst->fix));
   return out;
 }
 

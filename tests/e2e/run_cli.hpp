@@ -25,11 +25,14 @@ inline std::string read_text(const std::string& path) {
 }
 
 // `args` is appended to the binary path as a shell command line; `env` is prefixed (e.g. "COLUMNS=80").
+// The locale variables are cleared first, so that a developer's Chinese locale does not turn the English
+// output the tests expect into Chinese; a test that wants a locale names it in `env`, which comes after.
 inline CliResult run_cli(const std::string& args, const std::string& env = "") {
   static int counter = 0;
   std::string err_path = std::string(GPUSAGE_BINARY_DIR) + "/e2e-stderr-" + std::to_string(::getpid()) + "-" +
                          std::to_string(counter++) + ".txt";
-  std::string command = env + (env.empty() ? "" : " ") + std::string(GPUSAGE_CLI) + " " + args + " 2>" + err_path;
+  std::string command = "LC_ALL= LC_MESSAGES= LANG=C.UTF-8 " + env + (env.empty() ? "" : " ") +
+                        std::string(GPUSAGE_CLI) + " " + args + " 2>" + err_path;
   CliResult result;
   FILE* pipe = ::popen(command.c_str(), "r");
   if (!pipe) return result;

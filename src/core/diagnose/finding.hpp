@@ -9,7 +9,9 @@ namespace gpusage::diagnose {
 
 // not_checked: a check that could not run here (no GPU, no python, no torch); says what is missing.
 enum class Severity { error, warning, info, not_checked };
-const char* to_string(Severity severity);
+const char* to_string(Severity severity);  // the JSON value
+// The severity as the text output shows it, in the reader's language ("error", 错误).
+std::string severity_label(Severity severity);
 
 // Where a finding comes from; the table output groups by it.
 enum class Category { environment, gpu, log };

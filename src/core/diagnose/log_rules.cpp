@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/common/i18n.hpp"
 #include "core/common/text.hpp"
 #include "core/common/units.hpp"
 #include "core/diagnose/environment_rules.hpp"
@@ -25,12 +26,13 @@ std::string shape_text(const std::vector<long long>& dims) {
 
 std::string oom_summary(const OomReport& r) {
   std::vector<std::string> parts;
-  if (r.capacity_bytes) parts.push_back(format_size(*r.capacity_bytes) + " total");
-  if (r.allocated_bytes) parts.push_back(format_size(*r.allocated_bytes) + " allocated by PyTorch");
-  if (r.free_bytes) parts.push_back(format_size(*r.free_bytes) + " free");
-  std::string s = r.requested_bytes ? "tried to allocate " + format_size(*r.requested_bytes) : "allocation failed";
-  if (r.gpu_index) s += fmt::format(" on GPU {}", *r.gpu_index);
-  if (!parts.empty()) s += " (" + text::join(parts) + ")";
+  if (r.capacity_bytes) parts.push_back(i18n::trf("{} total", format_size(*r.capacity_bytes)));
+  if (r.allocated_bytes) parts.push_back(i18n::trf("{} allocated by PyTorch", format_size(*r.allocated_bytes)));
+  if (r.free_bytes) parts.push_back(i18n::trf("{} free", format_size(*r.free_bytes)));
+  std::string s = r.requested_bytes ? i18n::trf("tried to allocate {}", format_size(*r.requested_bytes))
+                                    : i18n::tr("allocation failed");
+  if (r.gpu_index) s += i18n::trf(" on GPU {}", *r.gpu_index);
+  if (!parts.empty()) s += i18n::trf(" ({})", text::join(parts, i18n::tr(", ")));
   return s;
 }
 
@@ -98,81 +100,82 @@ int largest_batch(const workload::Workload& w, estimate::TrainingConfig config, 
 std::string oom_fix_text(const OomPlan& p, const RunContext& ctx, const OomReport& oom) {
   std::vector<std::string> lines;
   const std::string on = p.capacity_from == "the log"
-                             ? fmt::format("the log's {} capacity", format_size(p.capacity_bytes))
+                             ? i18n::trf("the log's {} capacity", format_size(p.capacity_bytes))
                              : fmt::format("{} ({})", ctx.gpu->name, units::format_gib(p.capacity_bytes));
   if (p.needed_bytes) {
-    lines.push_back(fmt::format("Measured at the failure: at least {} needed ({} in use plus the {} request) on {}.",
-                                format_size(*p.needed_bytes),
-                                format_size(*p.needed_bytes - oom.requested_bytes.value_or(0)),
-                                format_size(oom.requested_bytes.value_or(0)), on));
+    lines.push_back(i18n::trf("Measured at the failure: at least {} needed ({} in use plus the {} request) on {}.",
+                              format_size(*p.needed_bytes),
+                              format_size(*p.needed_bytes - oom.requested_bytes.value_or(0)),
+                              format_size(oom.requested_bytes.value_or(0)), on));
   }
   const workload::Workload& w = *ctx.workload;
   const estimate::TrainingConfig config = config_of(w, ctx);
   const std::string precision = catalog::to_string(config.precision);
-  const std::string assumed = ctx.precision ? "" : " (assumed: no --precision given)";
+  const std::string assumed = ctx.precision ? "" : i18n::tr(" (assumed: no --precision given)");
   if (p.batch && p.predicted_bytes) {
     std::string scaled;
     if (p.scale >= 1.005) {
-      scaled = fmt::format("; scaled x{:.2f} so batch {} needs what the log shows", p.scale, *p.batch);
+      scaled = i18n::trf("; scaled x{:.2f} so batch {} needs what the log shows", p.scale, *p.batch);
     } else if (p.needed_bytes && *p.predicted_bytes >= *p.needed_bytes) {
-      scaled = "; it already predicts at least the log's figure, so it is not scaled";
+      scaled = i18n::tr("; it already predicts at least the log's figure, so it is not scaled");
     } else if (p.needed_bytes) {
-      scaled = "; within 0.5% of the log's figure";
+      scaled = i18n::tr("; within 0.5% of the log's figure");
     }
-    lines.push_back(fmt::format("gpusage's memory model: {} at batch {} in {}{} needs {}{}.", w.display_name, *p.batch,
-                                precision, assumed, format_size(*p.predicted_bytes), scaled));
+    lines.push_back(i18n::trf("gpusage's memory model: {} at batch {} in {}{} needs {}{}.", w.display_name, *p.batch,
+                              precision, assumed, format_size(*p.predicted_bytes), scaled));
   } else {
     lines.push_back(
-        fmt::format("gpusage's memory model for {} in {}{}; the failing batch is unknown (pass --batch), "
-                    "so the model is not scaled to the log.",
-                    w.display_name, precision, assumed));
+        i18n::trf("gpusage's memory model for {} in {}{}; the failing batch is unknown (pass --batch), "
+                  "so the model is not scaled to the log.",
+                  w.display_name, precision, assumed));
   }
   if (p.largest_batch < 1) {
-    lines.push_back(fmt::format("Even batch 1 does not fit on {}.", on));
+    lines.push_back(i18n::trf("Even batch 1 does not fit on {}.", on));
   } else {
-    lines.push_back(fmt::format("Largest batch that fits on {}: {}.", on, p.largest_batch));
+    lines.push_back(i18n::trf("Largest batch that fits on {}: {}.", on, p.largest_batch));
   }
   if (p.micro_batch && p.accumulation_steps && p.batch) {
-    lines.push_back(fmt::format("Keep the effective batch of {}: batch {} with {} gradient accumulation steps.",
-                                *p.micro_batch * *p.accumulation_steps, *p.micro_batch, *p.accumulation_steps));
+    lines.push_back(i18n::trf("Keep the effective batch of {}: batch {} with {} gradient accumulation steps.",
+                              *p.micro_batch * *p.accumulation_steps, *p.micro_batch, *p.accumulation_steps));
   }
   if (p.mixed_precision_batch) {
     const bool card = ctx.gpu != nullptr;
-    const std::string which = !card ? "bf16 or fp16 autocast; bf16 needs Ampere or newer"
+    const std::string which = !card ? i18n::tr("bf16 or fp16 autocast; bf16 needs Ampere or newer")
                                     : (ctx.gpu->supports(catalog::Precision::bf16) ? "bf16 autocast" : "fp16 autocast");
-    lines.push_back(fmt::format("Mixed precision ({}) would allow batch {}.", which, *p.mixed_precision_batch));
+    lines.push_back(i18n::trf("Mixed precision ({}) would allow batch {}.", which, *p.mixed_precision_batch));
   }
   if (p.checkpointing_batch) {
     lines.push_back(
-        fmt::format("Activation checkpointing (torch.utils.checkpoint) would allow batch {}.", *p.checkpointing_batch));
+        i18n::trf("Activation checkpointing (torch.utils.checkpoint) would allow batch {}.", *p.checkpointing_batch));
   }
-  return text::join(lines, " ");
+  // English sentences are spaced; Chinese ones end in a full-width stop and run on.
+  return text::join(lines, i18n::language() == i18n::Language::en ? " " : "");
 }
 
 // The fix without a model: the shortfall on the measured capacity, and what to pass for a batch.
 std::string oom_fix_without_model(const OomReport& oom, const LogScan& scan, const RunContext& ctx,
                                   const std::string& generic) {
   const auto capacity = capacity_of(oom, scan, ctx);
-  if (!capacity) return generic + " Give --model, --batch, --precision and --gpu for concrete numbers.";
+  if (!capacity) return generic + i18n::tr(" Give --model, --batch, --precision and --gpu for concrete numbers.");
   const auto needed = needed_of(oom, scan, capacity->first);
   const std::string on = capacity->second == "the log"
-                             ? fmt::format("the log's {} capacity", format_size(capacity->first))
+                             ? i18n::trf("the log's {} capacity", format_size(capacity->first))
                              : fmt::format("{} ({})", ctx.gpu->name, units::format_gib(capacity->first));
   std::string s;
   if (needed && *needed > capacity->first) {
-    s = fmt::format(
+    s = i18n::trf(
         "Measured at the failure: at least {} needed on {}: {} short, so this step needs at least {:.0f}% "
         "less memory. ",
         format_size(*needed), on, format_size(*needed - capacity->first),
         std::ceil(100.0 * (1 - capacity->first / *needed)));
   } else if (needed) {
-    s = fmt::format("Measured at the failure: {} needed on {}, which has room in total but not in one free block. ",
-                    format_size(*needed), on);
+    s = i18n::trf("Measured at the failure: {} needed on {}, which has room in total but not in one free block. ",
+                  format_size(*needed), on);
   } else {
-    s = fmt::format("The card has {} ({}). ", format_size(capacity->first), on);
+    s = i18n::trf("The card has {} ({}). ", format_size(capacity->first), on);
   }
-  return s + generic + " Give --model and --batch for the largest batch that fits " + format_size(capacity->first) +
-         ".";
+  return s + generic +
+         i18n::trf(" Give --model and --batch for the largest batch that fits {}.", format_size(capacity->first));
 }
 
 // The OOM fix: from the model and the log's figures when a model is given, else the shortfall on the
@@ -193,8 +196,8 @@ void check_grad_explosion(const LogScan& scan, const RuleTable& rules, std::vect
                             {"median", fmt::format("{:g}", g.median)},
                             {"factor", fmt::format("{:.0f}", g.at.value / g.median)},
                             {"line", std::to_string(g.at.line)}},
-                           fmt::format("line {}: grad norm {:g} after {} norms with median {:g}", g.at.line, g.at.value,
-                                       g.history, g.median)));
+                           i18n::trf("line {}: grad norm {:g} after {} norms with median {:g}", g.at.line, g.at.value,
+                                     g.history, g.median)));
   lines.push_back(g.at.line);
 }
 
@@ -340,9 +343,9 @@ void check_training_values(FindingList& list, const LogScan& scan) {
   const LossScaleTrace& ls = scan.loss_scale;
   const bool collapsed = ls.at_minimum || (ls.lowest && *ls.lowest <= th.loss_scale_floor);
   if (collapsed) {
-    std::string evidence = fmt::format("line {}: {}", ls.lowest_at.line, ls.lowest_at.text);
+    std::string evidence = i18n::trf("line {}: {}", ls.lowest_at.line, ls.lowest_at.text);
     if (ls.first_at.line && ls.first_at.line != ls.lowest_at.line) {
-      evidence = fmt::format("line {}: {}; … ", ls.first_at.line, ls.first_at.text) + evidence;
+      evidence = i18n::trf("line {}: {}; … ", ls.first_at.line, ls.first_at.text) + evidence;
     }
     if (!scan.overflow_skips.empty()) evidence += fmt::format("; {} skipped steps", scan.overflow_skips.size());
     list.push(rules.make("log-loss-scale-collapse", Category::log,

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "core/common/i18n.hpp"
 #include "core/common/text.hpp"
 #include "core/diagnose/environment_rules.hpp"
 #include "core/diagnose/error_codes.hpp"
@@ -70,12 +71,12 @@ const Matches& spawn_failure(const LogScan& scan) {
 
 std::string evidence_of(const Matches& matches) {
   if (matches.empty()) return {};
-  std::string s = fmt::format("line {}: {}", matches.front().line, matches.front().text);
+  std::string s = i18n::trf("line {}: {}", matches.front().line, matches.front().text);
   if (matches.size() > 1) {
     std::vector<std::string> more;
     for (std::size_t i = 1; i < matches.kept().size(); ++i) more.push_back(std::to_string(matches[i].line));
-    s += fmt::format("; {} more at line{} {}{}", matches.size() - 1, matches.size() > 2 ? "s" : "", text::join(more),
-                     matches.size() > matches.kept().size() ? ", …" : "");
+    s += i18n::trn("; {} more at line {}{}", "; {} more at lines {}{}", matches.size() - 1, matches.size() - 1,
+                   text::join(more), matches.size() > matches.kept().size() ? ", …" : "");
   }
   return s;
 }
@@ -132,7 +133,7 @@ std::vector<PlacedFinding> check_generic_codes(const LogScan& scan, const RuleTa
     const Args args{{"count", std::to_string(s.lines.size())},
                     {"code", c.label()},
                     {"meaning", c.message.empty() ? c.name : c.message},
-                    {"advice", c.fix}};
+                    {"advice", i18n::tr(c.fix.c_str())}};  // extracted from error_codes.toml
     out.push_back({rules.make(cuda ? "log-cuda-error" : "log-xla-error", Category::log, args, evidence_of(s.lines)),
                    s.lines.first_line()});
   }

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "core/common/i18n.hpp"
 #include "core/common/text.hpp"
 #include "core/diagnose/environment_rules.hpp"
 
@@ -115,7 +116,7 @@ void check_unrecognised(FindingList& list, const LogScan& scan) {
   list.push(list.rules.make("log-unrecognised-error", Category::log,
                             {{"library", scan.final_error_library.value_or("an unknown library")},
                              {"line", std::to_string(at.line)}},
-                            fmt::format("line {}: {}", at.line, at.text)),
+                            i18n::trf("line {}: {}", at.line, at.text)),
             at.line);
 }
 

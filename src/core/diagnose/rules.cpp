@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "core/common/error.hpp"
+#include "core/common/i18n.hpp"
 
 namespace gpusage::diagnose {
 
@@ -20,6 +21,16 @@ const char* to_string(Severity severity) {
     case Severity::warning: return "warning";
     case Severity::info: return "info";
     case Severity::not_checked: return "not_checked";
+  }
+  return "?";
+}
+
+std::string severity_label(Severity severity) {
+  switch (severity) {
+    case Severity::error: return i18n::trc("severity", "error");
+    case Severity::warning: return i18n::trc("severity", "warning");
+    case Severity::info: return i18n::trc("severity", "info");
+    case Severity::not_checked: return i18n::trc("severity", "not_checked");
   }
   return "?";
 }
@@ -295,9 +306,24 @@ const MinorCompatFact* RuleTable::minor_compat(int cuda_major) const {
 
 std::string RuleTable::cudnn_advice(std::string_view status) const {
   for (const auto& [key, text] : cudnn_advice_) {
-    if (key == status) return text;
+    if (key == status) return i18n::tr(text.c_str());  // extracted from rules.toml like the rules' texts
   }
-  return cudnn_default_advice_;
+  return i18n::tr(cudnn_default_advice_.c_str());
+}
+
+// A rule's text in the reader's language (the catalog's entry for the English template, extracted from
+// rules.toml by scripts/i18n-update), filled; a translation that names a placeholder the rule does not give
+// falls back to the English template.
+static std::string fill_translated(const std::string& pattern, const Args& args) {
+  if (pattern.empty()) return pattern;
+  const std::string translated = i18n::tr(pattern.c_str());
+  if (translated != pattern) {
+    try {
+      return fill(translated, args);
+    } catch (const std::logic_error&) {
+    }
+  }
+  return fill(pattern, args);
 }
 
 Finding RuleTable::make(std::string_view id, Category category, const Args& args, std::string evidence, std::string fix,
@@ -307,9 +333,9 @@ Finding RuleTable::make(std::string_view id, Category category, const Args& args
   f.id = r.id;
   f.severity = r.severity;
   f.category = category;
-  f.title = fill(r.title, args);
-  f.evidence = evidence.empty() ? fill(r.evidence, args) : std::move(evidence);
-  f.fix = fix.empty() ? fill(r.fix, args) : std::move(fix);
+  f.title = fill_translated(r.title, args);
+  f.evidence = evidence.empty() ? fill_translated(r.evidence, args) : std::move(evidence);
+  f.fix = fix.empty() ? fill_translated(r.fix, args) : std::move(fix);
   const SourceRef& s = source(source_key.empty() ? std::string_view(r.source) : source_key);
   f.source_title = s.title;
   f.source_url = s.url;

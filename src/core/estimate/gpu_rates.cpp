@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/common/i18n.hpp"
+
 namespace gpusage::estimate {
 
 namespace {
@@ -46,10 +48,10 @@ CompletedGpu complete_tensor_rates(const catalog::Gpu& gpu, const catalog::Catal
   if (first) {
     // The rule reads NVIDIA's AI TOPS (ai_tops_rule) or the card's FP32 rate (tensor_rule, Turing).
     const std::string basis = first->basis_field == "ai_tops"
-                                  ? fmt::format("NVIDIA's {:g} AI TOPS", first->basis)
-                                  : fmt::format("its {:g} {}", first->basis, first->basis_field);
-    out.notes.push_back(fmt::format("{}: derived from {} by the catalog rule '{}' (no sibling model): {}", gpu.id,
-                                    basis, first->rule, fmt::join(derived, ", ")));
+                                  ? i18n::trf("NVIDIA's {:g} AI TOPS", first->basis)
+                                  : i18n::trf("its {:g} {}", first->basis, first->basis_field);
+    out.notes.push_back(i18n::trf("{}: derived from {} by the catalog rule '{}' (no sibling model): {}", gpu.id, basis,
+                                  first->rule, fmt::format("{}", fmt::join(derived, ", "))));
   }
   // Regional variants have cut AI rates, and a card without a boost clock cannot be scaled: what stays
   // unpublished runs at the FP32 rate, a lower bound, and the note says so.
@@ -60,12 +62,12 @@ CompletedGpu complete_tensor_rates(const catalog::Gpu& gpu, const catalog::Catal
     }
     if (!missing.empty()) {
       out.notes.push_back(
-          fmt::format("{}: NVIDIA publishes no {} and {}, so no sibling model: such math is planned "
-                      "at the FP32 rate of {:.1f} TFLOPS (a lower bound)",
-                      gpu.id, fmt::join(missing, ", "),
-                      gpu.market ? "its AI rates are cut for its market (" + *gpu.market + ")"
-                                 : std::string("no boost clock to scale by"),
-                      gpu.fp32_tflops));
+          i18n::trf("{}: NVIDIA publishes no {} and {}, so no sibling model: such math is planned "
+                    "at the FP32 rate of {:.1f} TFLOPS (a lower bound)",
+                    gpu.id, fmt::format("{}", fmt::join(missing, ", ")),
+                    gpu.market ? i18n::trf("its AI rates are cut for its market ({})", *gpu.market)
+                               : i18n::tr("no boost clock to scale by"),
+                    gpu.fp32_tflops));
     }
     return out;
   }
@@ -86,9 +88,9 @@ CompletedGpu complete_tensor_rates(const catalog::Gpu& gpu, const catalog::Catal
     std::string list;
     for (const auto& m : modelled) list += (list.empty() ? "" : ", ") + m;
     out.notes.push_back(
-        fmt::format("{}: no published tensor rate; modelled from {} per SM per MHz ({} SMs x {:.0f} "
-                    "MHz): {}",
-                    gpu.id, used->id, gpu.sm_count, *gpu.boost_clock_mhz, list));
+        i18n::trf("{}: no published tensor rate; modelled from {} per SM per MHz ({} SMs x {:.0f} "
+                  "MHz): {}",
+                  gpu.id, used->id, gpu.sm_count, *gpu.boost_clock_mhz, list));
   }
   return out;
 }

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "core/common/error.hpp"
+#include "core/common/i18n.hpp"
 #include "core/common/units.hpp"
 #include "core/estimate/adapters.hpp"
 #include "core/estimate/uncertainty.hpp"
@@ -225,37 +226,37 @@ void add_advice(Prediction& p, const workload::Workload& w, const catalog::Gpu& 
   using catalog::Precision;
 
   if (gpu.modification) {
-    advice.push_back(fmt::format("{} ({}) is a modified card: {}", gpu.name, gpu.id, *gpu.modification));
+    advice.push_back(i18n::trf("{} ({}) is a modified card: {}", gpu.name, gpu.id, *gpu.modification));
   } else if (const auto watts = catalog::default_laptop_power_w(gpu)) {
     advice.push_back(
-        fmt::format("{} is planned at {:g} W, the top of its {:g}-{:g} W range; its laptop's maker sets "
-                    "the limit (nvidia-smi -q -d POWER shows it): give {}@<W>w for yours",
-                    gpu.name, *watts, gpu.power_min_w.value_or(*watts), gpu.tdp_w, gpu.id));
+        i18n::trf("{} is planned at {:g} W, the top of its {:g}-{:g} W range; its laptop's maker sets "
+                  "the limit (nvidia-smi -q -d POWER shows it): give {}@<W>w for yours",
+                  gpu.name, *watts, gpu.power_min_w.value_or(*watts), gpu.tdp_w, gpu.id));
   }
   if (!gpu.matmul_tflops(c.precision)) {
-    advice.push_back(fmt::format(
+    advice.push_back(i18n::trf(
         "{} has no {} tensor cores: matrix math runs at its FP32 rate of {:.1f} TFLOPS; "
         "use {} instead",
         gpu.name, catalog::to_string(c.precision), gpu.fp32_tflops, gpu.supports(Precision::fp16) ? "fp16" : "fp32"));
   }
 
   if (!p.fits) {
-    advice.push_back(fmt::format("batch {} needs {} but {} has {}: it does not fit", c.batch_per_gpu,
-                                 units::format_gib(p.memory.required_bytes()), gpu.name,
-                                 units::format_gib(p.capacity_bytes)));
+    advice.push_back(i18n::trf("batch {} needs {} but {} has {}: it does not fit", c.batch_per_gpu,
+                               units::format_gib(p.memory.required_bytes()), gpu.name,
+                               units::format_gib(p.capacity_bytes)));
     if (p.max_batch > 0) {
       const int steps = (c.batch_per_gpu + p.max_batch - 1) / p.max_batch;
       advice.push_back(
-          fmt::format("keep the effective batch: --batch {} with {} accumulation steps "
-                      "(--target-batch {})",
-                      (c.batch_per_gpu + steps - 1) / steps, steps, c.batch_per_gpu * c.world_size()));
+          i18n::trf("keep the effective batch: --batch {} with {} accumulation steps "
+                    "(--target-batch {})",
+                    (c.batch_per_gpu + steps - 1) / steps, steps, c.batch_per_gpu * c.world_size()));
     }
     if (c.precision == Precision::fp32 || c.precision == Precision::tf32) {
       if (auto mixed = mixed_precision_for(gpu)) {
         TrainingConfig m = c;
         m.precision = *mixed;
-        advice.push_back(fmt::format("mixed precision (--precision {}): largest batch {}", catalog::to_string(*mixed),
-                                     max_batch(w, m, gpu, calibration)));
+        advice.push_back(i18n::trf("mixed precision (--precision {}): largest batch {}", catalog::to_string(*mixed),
+                                   max_batch(w, m, gpu, calibration)));
       }
     }
     if (!c.checkpointing) {
@@ -264,9 +265,9 @@ void add_advice(Prediction& p, const workload::Workload& w, const catalog::Gpu& 
       const int largest = max_batch(w, m, gpu, calibration);
       if (largest > p.max_batch) {
         advice.push_back(
-            fmt::format("activation checkpointing (--checkpointing): largest batch {} for about "
-                        "a third more compute",
-                        largest));
+            i18n::trf("activation checkpointing (--checkpointing): largest batch {} for about "
+                      "a third more compute",
+                      largest));
       }
     }
     if (w.domain == workload::Domain::language && lora_rank(c) == 0) {
@@ -275,8 +276,8 @@ void add_advice(Prediction& p, const workload::Workload& w, const catalog::Gpu& 
       const double lora_total = estimate_memory(w, m, gpu, calibration).required_bytes();
       m.qlora = true;
       const double qlora_total = estimate_memory(w, m, gpu, calibration).required_bytes();
-      advice.push_back(fmt::format("fine-tune with LoRA rank 16 (--lora 16): {} at this batch; QLoRA (--qlora): {}",
-                                   units::format_gib(lora_total), units::format_gib(qlora_total)));
+      advice.push_back(i18n::trf("fine-tune with LoRA rank 16 (--lora 16): {} at this batch; QLoRA (--qlora): {}",
+                                 units::format_gib(lora_total), units::format_gib(qlora_total)));
     }
     if (!c.offload.steps_on_host() && lora_rank(c) == 0 && !shards_weights(c)) {
       // ZeRO-Offload: the optimizer state and fp32 masters on the host, where a full fine-tune keeps most bytes.
@@ -287,9 +288,9 @@ void add_advice(Prediction& p, const workload::Workload& w, const catalog::Gpu& 
       const MemoryBreakdown offloaded = estimate_memory(w, m, gpu, calibration);
       if (offloaded.fits(gpu.memory_bytes())) {
         advice.push_back(
-            fmt::format("keep the optimizer state on the CPU (--offload optimizer, DeepSpeed ZeRO-Offload): "
-                        "{} on the GPU and {} of pinned host memory, for a slower step",
-                        units::format_gib(offloaded.total_bytes()), units::format_gib(offloaded.host_bytes)));
+            i18n::trf("keep the optimizer state on the CPU (--offload optimizer, DeepSpeed ZeRO-Offload): "
+                      "{} on the GPU and {} of pinned host memory, for a slower step",
+                      units::format_gib(offloaded.total_bytes()), units::format_gib(offloaded.host_bytes)));
       }
     }
     if (!shards_weights(c)) {
@@ -307,10 +308,10 @@ void add_advice(Prediction& p, const workload::Workload& w, const catalog::Gpu& 
           const double total = sharded.total_bytes();
           if (sharded.fits(gpu.memory_bytes())) {
             advice.push_back(
-                fmt::format("shard weights, gradients and optimizer state with FSDP over {} GPUs "
-                            "(--parallel fsdp --gpus {}{}{}): {} per GPU",
-                            gpus, m.gpus_per_node, m.nodes > 1 ? fmt::format(" --nodes {}", m.nodes) : "",
-                            checkpointing && !c.checkpointing ? " --checkpointing" : "", units::format_gib(total)));
+                i18n::trf("shard weights, gradients and optimizer state with FSDP over {} GPUs "
+                          "(--parallel fsdp --gpus {}{}{}): {} per GPU",
+                          gpus, m.gpus_per_node, m.nodes > 1 ? fmt::format(" --nodes {}", m.nodes) : "",
+                          checkpointing && !c.checkpointing ? " --checkpointing" : "", units::format_gib(total)));
             found = true;
             break;
           }
@@ -324,21 +325,21 @@ void add_advice(Prediction& p, const workload::Workload& w, const catalog::Gpu& 
   const double used = p.memory.required_bytes() / p.capacity_bytes;
   if (used > 0.9) {
     advice.push_back(
-        fmt::format("needs {:.0f}% of memory: fragmentation or a longer sequence could OOM; "
-                    "batch {} leaves 10% headroom",
-                    used * 100, std::max(1, static_cast<int>(p.max_batch * 0.9))));
+        i18n::trf("needs {:.0f}% of memory: fragmentation or a longer sequence could OOM; "
+                  "batch {} leaves 10% headroom",
+                  used * 100, std::max(1, static_cast<int>(p.max_batch * 0.9))));
     if (p.memory.total_bytes() > p.memory.required_bytes()) {
       advice.push_back(
-          fmt::format("nvidia-smi will show {} in use: {} of it is blocks PyTorch's allocator keeps "
-                      "cached and gives back before it would run out",
-                      units::format_gib(p.memory.total_bytes()),
-                      units::format_gib(p.memory.total_bytes() - p.memory.required_bytes())));
+          i18n::trf("nvidia-smi will show {} in use: {} of it is blocks PyTorch's allocator keeps "
+                    "cached and gives back before it would run out",
+                    units::format_gib(p.memory.total_bytes()),
+                    units::format_gib(p.memory.total_bytes() - p.memory.required_bytes())));
     }
   }
   if (p.time.bound == Bound::overhead) {
     advice.push_back(
-        "kernel launch overhead dominates: a larger batch, CUDA graphs or torch.compile would "
-        "keep the GPU busy");
+        i18n::tr("kernel launch overhead dominates: a larger batch, CUDA graphs or torch.compile would "
+                 "keep the GPU busy"));
   }
   if (c.precision == Precision::fp32 || c.precision == Precision::tf32) {
     if (auto mixed = mixed_precision_for(gpu)) {
@@ -346,8 +347,8 @@ void add_advice(Prediction& p, const workload::Workload& w, const catalog::Gpu& 
       m.precision = *mixed;
       const StepTime faster = estimate_step_time(w, m, gpu, calibration);
       const double throughput = m.batch_per_gpu * m.accumulation_steps / faster.step_s;
-      advice.push_back(fmt::format("mixed precision (--precision {}) predicts {:.0f} samples/s ({:.1f}x)",
-                                   catalog::to_string(*mixed), throughput, throughput / p.throughput));
+      advice.push_back(i18n::trf("mixed precision (--precision {}) predicts {:.0f} samples/s ({:.1f}x)",
+                                 catalog::to_string(*mixed), throughput, throughput / p.throughput));
     }
   }
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "core/common/error.hpp"
+#include "core/common/i18n.hpp"
 #include "core/estimate/gpu_rates.hpp"
 
 namespace gpusage::estimate {
@@ -131,9 +132,9 @@ Sweep run_sweep(workload::Workload workload, const TrainingConfig& base, const C
   if (listed_gpus.empty() && !request.gpus.empty()) check_precision(*request.gpus.front(), base.precision);
   if (!without_bf16.empty()) {
     sweep.notes.push_back(
-        fmt::format("Left out for --precision bf16 (no bfloat16 before compute capability 8.0; "
-                    "plan them with --precision fp16): {}.",
-                    fmt::join(without_bf16, ", ")));
+        i18n::trf("Left out for --precision bf16 (no bfloat16 before compute capability 8.0; "
+                  "plan them with --precision fp16): {}.",
+                  fmt::format("{}", fmt::join(without_bf16, ", "))));
   }
   std::vector<int> largest;  // per GPU
   for (const catalog::Gpu* listed : listed_gpus) {

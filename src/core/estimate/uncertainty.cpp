@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "core/common/error.hpp"
+#include "core/common/i18n.hpp"
 #include "core/common/stats.hpp"
 
 namespace gpusage::estimate {
@@ -216,8 +217,10 @@ Interval throughput_interval(const IntervalTable& table, double predicted, const
   const IntervalCell* method = method_cell && method_cell->rows >= kMinIntervalRows ? method_cell : nullptr;
   const bool full = fine_tuning == "full";
   const auto method_basis = [&] {
-    const char* name = fine_tuning == "qlora" ? "QLoRA" : fine_tuning == "lora" ? "LoRA" : "full";
-    return fmt::format("{} fine-tuning: {} held-out runs", name, method->rows);
+    const std::string name = fine_tuning == "qlora"  ? std::string("QLoRA")
+                             : fine_tuning == "lora" ? std::string("LoRA")
+                                                     : i18n::tr("full");
+    return i18n::trf("{} fine-tuning: {} held-out runs", name, method->rows);
   };
   bool any_model = false;  // the cell chosen below pools every model (a "*" family)
   if (method && !full) {
@@ -225,7 +228,7 @@ Interval throughput_interval(const IntervalTable& table, double predicted, const
     out.basis = method_basis();
   } else if (world_size > 1 && table.multi_gpu.rows >= kMinIntervalRows) {
     chosen = &table.multi_gpu;
-    out.basis = fmt::format("data-parallel runs: {} held-out runs", chosen->rows);
+    out.basis = i18n::trf("data-parallel runs: {} held-out runs", chosen->rows);
   } else {
     struct Level {
       std::string f, p, a;
@@ -236,9 +239,10 @@ Interval throughput_interval(const IntervalTable& table, double predicted, const
       if (c && c->rows >= kMinIntervalRows) {
         chosen = c;
         any_model = c->family == "*";
-        auto name = [](const std::string& s, const char* any) { return s == "*" ? std::string(any) : s; };
-        out.basis = fmt::format("{} · {} · {}: {} held-out runs", name(c->family, "any model"),
-                                name(c->precision, "any precision"), name(c->architecture, "any GPU"), c->rows);
+        auto name = [](const std::string& s, const std::string& any) { return s == "*" ? any : s; };
+        out.basis = i18n::trf("{} · {} · {}: {} held-out runs", name(c->family, i18n::tr("any model")),
+                              name(c->precision, i18n::tr("any precision")), name(c->architecture, i18n::tr("any GPU")),
+                              c->rows);
         break;
       }
     }
@@ -252,35 +256,35 @@ Interval throughput_interval(const IntervalTable& table, double predicted, const
   }
   if (!chosen) {
     out.low = out.high = predicted;
-    out.basis = "no held-out runs";
+    out.basis = i18n::tr("no held-out runs");
   } else if (full && method && chosen != method) {
     const Interval own = interval_from_cell(*chosen, predicted, {});
     const Interval fine = interval_from_cell(*method, predicted, {});
     out.low = std::min(own.low, fine.low);
     out.high = std::max(own.high, fine.high);
-    out.basis = out.basis + " and " + method_basis();
+    out.basis = i18n::trf("{} and {}", out.basis, method_basis());
   } else {
     out = interval_from_cell(*chosen, predicted, out.basis);
   }
   if (!covered(table, "*", "*", architecture)) {
     out.warnings.push_back(
-        fmt::format("no validation run on a {} GPU: the interval is borrowed from other "
-                    "architectures",
-                    architecture));
+        i18n::trf("no validation run on a {} GPU: the interval is borrowed from other "
+                  "architectures",
+                  architecture));
   }
   if (!covered(table, "*", precision, "*")) {
-    out.warnings.push_back(fmt::format("no validation run at {}: the interval is borrowed", precision));
+    out.warnings.push_back(i18n::trf("no validation run at {}: the interval is borrowed", precision));
   }
   // A method's cell pools every model the fine-tuning rows hold: the model family does not choose it.
   const bool from_fine_tuning = method && (chosen == method || full);
   if (!from_fine_tuning && !covered(table, family, "*", "*")) {
-    out.warnings.push_back(fmt::format("no validation run of a {} model: the interval is borrowed", family));
+    out.warnings.push_back(i18n::trf("no validation run of a {} model: the interval is borrowed", family));
   }
   if (world_size > table.max_validated_gpus) {
     out.warnings.push_back(
-        fmt::format("no validation run with {} GPUs (the most is {}): communication is "
-                    "extrapolated",
-                    world_size, table.max_validated_gpus));
+        i18n::trf("no validation run with {} GPUs (the most is {}): communication is "
+                  "extrapolated",
+                  world_size, table.max_validated_gpus));
   }
   return out;
 }

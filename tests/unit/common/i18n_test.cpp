@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -23,11 +24,14 @@ class I18n : public ::testing::Test {
 
 namespace {
 
-// The fmt replacement fields of a format string as (argument index, format spec), sorted: "{} {:.1f}" and
-// "{1:.1f} {0}" both give {(0, ""), (1, ".1f")}. "{{" and "}}" are literal braces.
-std::vector<std::pair<int, std::string>> placeholders(const std::string& s) {
-  std::vector<std::pair<int, std::string>> fields;
+// The fmt replacement fields of a format string as (argument index or name, format spec), sorted: "{} {:.1f}"
+// and "{1:.1f} {0}" both give {("0", ""), ("1", ".1f")}; the doctor's rule templates (data/doctor/rules.toml)
+// name theirs: "{count}" gives ("count", ""). "{{" and "}}" are literal braces.
+std::vector<std::pair<std::string, std::string>> placeholders(const std::string& s) {
+  std::vector<std::pair<std::string, std::string>> fields;
   int next = 0;
+  bool automatic = false;
+  bool manual = false;
   for (std::size_t i = 0; i < s.size(); ++i) {
     if (s[i] == '}' && i + 1 < s.size() && s[i + 1] == '}') {
       ++i;
@@ -40,16 +44,21 @@ std::vector<std::pair<int, std::string>> placeholders(const std::string& s) {
     }
     const std::size_t end = s.find('}', i);
     if (end == std::string::npos) {
-      fields.emplace_back(-1, "unclosed");
+      fields.emplace_back("?", "unclosed");
       break;
     }
     const std::string inside = s.substr(i + 1, end - i - 1);
     const std::size_t colon = inside.find(':');
     const std::string id = inside.substr(0, colon);
     const std::string spec = colon == std::string::npos ? "" : inside.substr(colon + 1);
-    fields.emplace_back(id.empty() ? next++ : std::stoi(id), spec);
+    const bool numbered = !id.empty() && std::isdigit(static_cast<unsigned char>(id[0]));
+    automatic = automatic || id.empty();
+    manual = manual || numbered;
+    fields.emplace_back(id.empty() ? std::to_string(next++) : id, spec);
     i = end;
   }
+  // fmt refuses "{} {1}": the message would fall back to English, so the check reports it.
+  if (automatic && manual) fields.emplace_back("?", "automatic and manual indexing mixed");
   std::sort(fields.begin(), fields.end());
   return fields;
 }
@@ -203,6 +212,9 @@ TEST_F(I18n, ThePlaceholderCheckSeesReorderedAndChangedFields) {
   EXPECT_NE(placeholders("{:.1f} GiB"), placeholders("{} GiB"));
   EXPECT_NE(placeholders("{} and {}"), placeholders("{}"));
   EXPECT_EQ(placeholders("{{literal}} {}"), placeholders("{{字面}}{}"));
+  EXPECT_NE(placeholders("{} {}"), placeholders("{} {1}"));  // fmt cannot mix automatic and manual indexing
+  EXPECT_EQ(placeholders("{count} x {summary}"), placeholders("{summary}（{count} 次）"));
+  EXPECT_NE(placeholders("{count}"), placeholders("{counted}"));
 }
 
 }  // namespace gpusage::i18n
