@@ -26,10 +26,10 @@ std::string some_names(const std::vector<std::string>& names) {
 // One line per precision chosen: why each card got it.
 std::vector<std::string> precision_assumptions(const estimate::Sweep& sweep) {
   std::vector<std::pair<catalog::Precision, std::vector<const catalog::Gpu*>>> by_precision;  // first seen first
-  std::vector<const catalog::Gpu*> seen;
+  std::vector<std::string> seen;  // by id: a card planned at two GPU counts has two records
   for (const auto& p : sweep.predictions) {
-    if (std::find(seen.begin(), seen.end(), p.gpu) != seen.end()) continue;
-    seen.push_back(p.gpu);
+    if (std::find(seen.begin(), seen.end(), p.gpu->id) != seen.end()) continue;
+    seen.push_back(p.gpu->id);
     auto it = std::find_if(by_precision.begin(), by_precision.end(),
                            [&](const auto& entry) { return entry.first == p.config.precision; });
     if (it == by_precision.end()) it = by_precision.insert(by_precision.end(), {p.config.precision, {}});
@@ -93,16 +93,19 @@ std::vector<std::string> recipe_assumptions(const TrainingSetup& setup, const wo
                                       "reference classification recipe)"));
   }
   if (setup.optimizer_impl == defaults.optimizer_impl) {
-    out.push_back(i18n::tr("the foreach optimizer step (torch.optim's default on CUDA); --optimizer-impl fused "
-                           "for fused=True"));
+    out.push_back(
+        i18n::tr("the foreach optimizer step (torch.optim's default on CUDA); --optimizer-impl fused "
+                 "for fused=True"));
   }
   if (language && setup.kernels == defaults.kernels && setup.loss == defaults.loss) {
-    out.push_back(i18n::tr("Hugging Face's eager RMSNorm, rotary and fp32 loss (--kernels eager --loss plain): no "
-                           "Liger, Unsloth or torch.compile"));
+    out.push_back(
+        i18n::tr("Hugging Face's eager elementwise kernels and fp32 loss (--kernels eager --loss plain): "
+                 "no Liger, Unsloth or torch.compile"));
   }
   if (language && !setup.no_flash_attention) {
-    out.push_back(i18n::tr("memory-efficient attention (FlashAttention or PyTorch's SDPA): no s x s "
-                           "probabilities kept; --no-flash-attention for eager attention"));
+    out.push_back(
+        i18n::tr("memory-efficient attention (FlashAttention or PyTorch's SDPA): no s x s "
+                 "probabilities kept; --no-flash-attention for eager attention"));
   }
   return out;
 }

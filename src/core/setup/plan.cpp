@@ -77,12 +77,13 @@ estimate::Sweep run_plan(const TrainingSetup& options, const std::string& gpu_li
     // The predictions point into their sweep's GPU records, which move with their unique_ptrs.
     for (auto& p : sweep.predictions) merged->predictions.push_back(std::move(p));
     for (auto& gpu : sweep.gpus) merged->gpus.push_back(std::move(gpu));
-    for (auto [from, to] : {std::pair{&sweep.notes, &merged->notes}, {&sweep.assumptions, &merged->assumptions}}) {
-      for (auto& line : *from) {
-        if (std::find(to->begin(), to->end(), line) == to->end()) to->push_back(std::move(line));
+    for (auto& note : sweep.notes) {
+      if (std::find(merged->notes.begin(), merged->notes.end(), note) == merged->notes.end()) {
+        merged->notes.push_back(std::move(note));
       }
     }
   }
+  merged->assumptions = assumptions(options, *merged);  // once over every card, not once per GPU count
   return std::move(*merged);
 }
 
