@@ -31,6 +31,7 @@ void add_guide_command(CLI::App& app) {
     setup::TrainingSetup run;
     std::string chart;
     Format format = Format::table;
+    bool wide = false;
     CostOptions cost;
   };
   auto state = std::make_shared<State>();
@@ -56,6 +57,8 @@ void add_guide_command(CLI::App& app) {
   state->cost.add_to(*command);
   command->add_option("--chart", state->chart, "Also write the comparison chart (SVG): specs and predicted speed");
   add_format_option(*command, state->format, {Format::table, Format::csv, Format::json});
+  // The tables' hint for columns left out says "use --wide or --format csv": guide takes both, as plan does.
+  command->add_flag("--wide", state->wide, "Show every table column, however wide");
   command->callback([state, command] {
     // The default model gives way to one named another way.
     const bool other_model = !state->run.hf_config.empty() || !state->run.workload_file.empty();
@@ -74,7 +77,7 @@ void add_guide_command(CLI::App& app) {
     request.ladder = state->run.batch.empty();
     request.batches = parse_batch_list(request.ladder ? kVisionLadder : state->run.batch).sizes;
     const estimate::Sweep results = setup::run_plan(state->run, request);
-    const int width = terminal_width();
+    const int width = state->wide ? 100000 : terminal_width();
     if (state->format != Format::table) {
       // csv: the predictions, one row per card and batch (plan --format csv); json: plan's document, with the
       // cards compared and the costs when asked.

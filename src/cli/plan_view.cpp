@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <optional>
 
 #include "core/common/error.hpp"
@@ -80,7 +81,7 @@ nlohmann::json plan_json(const estimate::Sweep& results) {
         {"advice", p.advice},
     });
   }
-  return {{"model", model}, {"results", rows}, {"notes", results.notes}};
+  return {{"model", model}, {"results", rows}, {"assumptions", results.assumptions}, {"notes", results.notes}};
 }
 
 namespace {
@@ -109,6 +110,16 @@ std::string recipe_text(const estimate::TrainingConfig& c, const estimate::Sweep
   if (results.timed_workload)
     parts.push_back(i18n::trf("{} tokens computed per sample", results.timed_workload->seq_len));
   return parts.empty() ? "" : i18n::tr("; ") + text::join(parts, i18n::tr(", "));
+}
+
+// The precision of the plan's rows: one name, or "bf16/fp16" when cards differ (no --precision: per card).
+std::string precisions_text(const estimate::Sweep& results) {
+  std::vector<std::string> names;
+  for (const auto& p : results.predictions) {
+    const std::string name = catalog::to_string(p.config.precision);
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  return text::join(names, "/");
 }
 
 // A card's name, with its GPU count when the sweep plans the same job on different counts (--gpu
@@ -362,8 +373,37 @@ std::string ranges_and_notes_text(const estimate::Sweep& results) {
 
 }  // namespace
 
-// CSV: the detail table's rows, one per prediction (card, batch), every figure in its own column.
-std::string plan_csv(const estimate::Sweep& results) { return report::render_csv(detail_table(results, false)); }
+// CSV: one row per prediction (card, batch), every figure a plain number in its own column (no thousands
+// separators, no "x of y" or "a-b" cells, times in seconds), so that a spreadsheet reads them as numbers.
+std::string plan_csv(const estimate::Sweep& results) {
+  const char* unit = results.workload.throughput_unit();
+  report::Table table;
+  for (const std::string& header :
+       {std::string("gpu"), std::string("gpu_name"), std::string("gpus"), std::string("batch"),
+        std::string("accumulation_steps"), std::string("precision"), std::string("fits"), std::string("memory_gib"),
+        std::string("vram_gib"), std::string("max_batch"), fmt::format("throughput_{}", unit),
+        fmt::format("throughput_low_{}", unit), fmt::format("throughput_high_{}", unit), std::string("tokens_per_s"),
+        std::string("step_ms"), std::string("epoch_s"), std::string("energy_kwh_per_epoch"), std::string("bound")}) {
+    table.columns.push_back({header, ""});
+  }
+  const auto number = [](double v, int decimals) { return report::format_number(v, decimals, HUGE_VAL); };
+  const auto optional = [&](const std::optional<double>& v, bool shown, int decimals) {
+    return v && shown ? number(*v, decimals) : std::string();
+  };
+  for (const auto& p : results.predictions) {
+    table.add_row(
+        {p.gpu->id, p.gpu->name, std::to_string(p.config.world_size()), std::to_string(p.config.batch_per_gpu),
+         std::to_string(p.config.accumulation_steps), catalog::to_string(p.config.precision), p.fits ? "true" : "false",
+         number(units::to_gib(p.memory.total_bytes()), 2), number(units::to_gib(p.capacity_bytes), 2),
+         std::to_string(p.max_batch), p.fits ? number(p.throughput, 2) : "", p.fits ? number(p.throughput_low, 2) : "",
+         p.fits ? number(p.throughput_high, 2) : "", optional(p.tokens_per_s, p.fits, 0),
+         p.fits ? number(p.time.step_s * 1e3, 2) : "", optional(p.epoch_time_s, p.fits, 0),
+         optional(p.energy_wh_per_epoch ? std::optional<double>(*p.energy_wh_per_epoch / 1000) : std::nullopt, p.fits,
+                  4),
+         estimate::to_string(p.time.bound)});
+  }
+  return report::render_csv(table);
+}
 
 std::string plan_table(const estimate::Sweep& results, int width) {
   const workload::Workload& w = results.workload;
@@ -373,9 +413,13 @@ std::string plan_table(const estimate::Sweep& results, int width) {
                               w.display_name, w.params() / 1e6, w.forward_flops() / 1e9,
                               w.domain == workload::Domain::vision ? i18n::trf(" at {} px", w.resolution)
                                                                    : i18n::trf(" at {} tokens", w.seq_len),
-                              catalog::to_string(predictions.front().config.precision),
+                              precisions_text(results),
                               estimate::to_string(predictions.front().config.optimizer),
                               recipe_text(predictions.front().config, results));
+  // What the setup did not say, before the figures that rest on it.
+  if (!results.assumptions.empty()) out.pop_back();
+  for (const std::string& line : results.assumptions) out += i18n::trf("assumed: {}", line) + "\n";
+  if (!results.assumptions.empty()) out += "\n";
   const std::vector<int> batches = uniform_batches(predictions);
   out +=
       report::render_text(batches.size() > 1 ? batch_grid_table(results, batches) : detail_table(results, true), width);

@@ -13,7 +13,8 @@ namespace gpusage::cli {
 
 nlohmann::json plan_json(const estimate::Sweep& results);
 std::string plan_table(const estimate::Sweep& results, int width);
-// One CSV row per prediction (card and batch), every column of the table (RFC 4180; `plan --format csv`).
+// One CSV row per prediction (card and batch), every figure of the table a plain number in its own column
+// (RFC 4180; `plan --format csv`, `guide --format csv`).
 std::string plan_csv(const estimate::Sweep& results);
 
 }  // namespace gpusage::cli

@@ -47,8 +47,10 @@ void bind_shape_and_batch(CLI::App& command, setup::TrainingSetup& s, const Setu
       ->check(CLI::Range(1, 8192));
   command.add_option("--seq-len", s.seq_len, "Tokens per sample for language models")->check(CLI::Range(1, 1 << 24));
   command
-      .add_option("--precision", s.precision, "fp32 | tf32 | fp16 | bf16 | fp8 (fp16/bf16: autocast mixed precision)")
-      ->transform(one_of({"fp32", "tf32", "fp16", "bf16", "fp8"}))
+      .add_option("--precision", s.precision,
+                  "auto (bf16 on each card that has it, compute capability 8.0 or later, else fp16) | fp32 | tf32 | "
+                  "fp16 | bf16 | fp8 (fp16/bf16: autocast mixed precision)")
+      ->transform(one_of({"auto", "fp32", "tf32", "fp16", "bf16", "fp8"}))
       ->capture_default_str();
   if (!door.batch_help.empty()) {
     auto* batch = command.add_option("--batch", s.batch, door.batch_help);
@@ -83,13 +85,18 @@ void bind_recipe(CLI::App& command, setup::TrainingSetup& s) {
                    "Clip the gradients' global norm before each optimizer step (torch.nn.utils.clip_grad_norm_; "
                    "on by default in the Hugging Face Trainer, max_grad_norm 1.0, and so in TRL, Axolotl and "
                    "LLaMA-Factory): one more read of every gradient and one read and write to scale it");
-  // Give the model before a bare --checkpointing: it takes the next word as its mode when one follows.
+  // Give the model before a bare --checkpointing: it takes the next word as its mode when one follows. Its
+  // default_str is the value it takes alone (CLI11 gives it to a bare optional option), not the default: the
+  // help names both in words. A bare one just before `--` is made --checkpointing=full before CLI11 parses
+  // (app.cpp), which would otherwise take `--` as its value's end and the command's words as options.
   command
       .add_option("--checkpointing", s.checkpointing,
-                  "Activation checkpointing: full (alone: every block recomputed), selective (keep GEMM and "
-                  "attention outputs, recompute the rest), every:N (every Nth block), none")
+                  "Activation checkpointing (default: none, the Hugging Face Trainer's; given alone: full): full "
+                  "(every block recomputed), selective (keep GEMM and attention outputs, recompute the rest), "
+                  "every:N (every Nth block), none")
       ->expected(0, 1)
-      ->default_str("full");
+      ->default_str("full")
+      ->option_text("[KIND]");
   command
       .add_option("--master-weights", s.master_weights,
                   "fp32 (mixed precision keeps fp32 weights, gradients, optimizer states) | bf16 (pure bf16: "

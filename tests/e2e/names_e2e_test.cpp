@@ -88,14 +88,13 @@ TEST(NamesE2E, ParallelAliasesAreTaken) {
 TEST(NamesE2E, PlanAndGuideWriteCsv) {
   const CliResult plan = run_cli("plan resnet50 --gpu rtx4090,rtx5090 --batch 32,64 --format csv");
   ASSERT_EQ(plan.exit_code, 0) << plan.err;
-  EXPECT_EQ(
-      plan.out.substr(0, plan.out.find('\n')),
-      "GPU,batch,accum,fits,memory (GiB of VRAM),max batch,throughput (img/s),80% range (img/s),step (ms),"
-      "epoch,energy (kWh/epoch),bound");
+  EXPECT_EQ(plan.out.substr(0, plan.out.find('\n')),
+            "gpu,gpu_name,gpus,batch,accumulation_steps,precision,fits,memory_gib,vram_gib,max_batch,throughput_img/s,"
+            "throughput_low_img/s,throughput_high_img/s,tokens_per_s,step_ms,epoch_s,energy_kwh_per_epoch,bound");
   EXPECT_EQ(std::count(plan.out.begin(), plan.out.end(), '\n'), 5);  // header + 2 cards x 2 batches
   const CliResult guide = run_cli("guide --format csv");
   ASSERT_EQ(guide.exit_code, 0) << guide.err;
-  EXPECT_EQ(guide.out.rfind("GPU,batch,", 0), 0u) << guide.out;
+  EXPECT_EQ(guide.out.rfind("gpu,gpu_name,gpus,batch,", 0), 0u) << guide.out;
   const CliResult json = run_cli("guide --format json");
   ASSERT_EQ(json.exit_code, 0) << json.err;
   EXPECT_FALSE(nlohmann::json::parse(json.out)["gpus"].empty());

@@ -116,7 +116,7 @@ TEST(PlanE2E, AdviceWhenAModelDoesNotFit) {
 
 // Several cards: each card on which not even batch 1 fits gets its first remedy; a card that fits gets none.
 TEST(PlanE2E, EachCardThatCannotFitGetsItsFirstRemedy) {
-  auto r = run_cli("plan llama3-8b --qlora --gpu rtx5090,rtx4090,h100-sxm5-80gb");
+  auto r = run_cli("plan llama3-8b --qlora --seq-len 8192 --gpu rtx5090,rtx4090,h100-sxm5-80gb");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto advice = r.out.find("\nAdvice (cards on which nothing fits");
   ASSERT_NE(advice, std::string::npos) << r.out;
@@ -183,7 +183,7 @@ TEST(GuideE2E, PrintsSpecsAndEstimateAndWritesTheChart) {
   EXPECT_NE(r.out.find("ResNet-50"), std::string::npos);
   const std::string svg = read_text(chart);
   EXPECT_TRUE(svg.starts_with("<svg") || svg.starts_with("<?xml")) << svg.substr(0, 40);
-  EXPECT_NE(svg.find("ResNet-50 fp16 (predicted, best batch)"), std::string::npos);
+  EXPECT_NE(svg.find("ResNet-50 bf16 (predicted, best batch)"), std::string::npos);
   std::filesystem::remove(chart);
 }
 
@@ -354,7 +354,7 @@ TEST(ValidateE2E, ErrorsAreComputedPerRow) {
     EXPECT_NEAR(row["error"].get<double>(), (predicted - measured) / measured, 1e-12);
   }
   // The same prediction `plan` makes for that configuration.
-  auto plan = nlohmann::json::parse(run_cli("plan resnet50 --gpu rtx5090 --batch 64 --format json").out);
+  auto plan = nlohmann::json::parse(run_cli("plan resnet50 --gpu rtx5090 --batch 64 --precision fp16 --format json").out);
   EXPECT_NEAR(rows[0]["predicted"].get<double>(), plan["results"][0]["throughput"].get<double>(), 1e-6);
   EXPECT_NEAR(rows[1]["predicted"].get<double>(), plan["results"][0]["memory"]["total"].get<double>(), 1);
   std::remove(csv.c_str());

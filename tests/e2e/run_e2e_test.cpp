@@ -56,6 +56,17 @@ TEST(RunE2E, OomFindingCarriesTheFixAndTheMeasuredPeak) {
   EXPECT_TRUE(contains(r.err, "gpusage:   seen: gpusage run measured a peak of 18.63 GiB"));
 }
 
+// A bare --checkpointing just before `--` takes its bare value (full): CLI11 alone ends it at `--` and eats the
+// `--`, and the child's own options (sh's -c) were then refused as gpusage's.
+TEST(RunE2E, ABareCheckpointingBeforeTheDoubleDashLeavesTheCommandAlone) {
+  const RunResult r = run_gpusage("bare-checkpointing", {"--model", "gpt2", "--batch", "8", "--checkpointing"},
+                                  {"/bin/sh", "-c", "echo child-ran"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "child-ran\n");
+  const std::string plan = read_json(r.dir + "/summary.json")["expectation"]["plan_command"];
+  EXPECT_TRUE(contains(plan, "--checkpointing full")) << plan;
+}
+
 TEST(RunE2E, SummaryHoldsTheFiguresTheStubScripted) {
   const RunResult r = run_gpusage("figures", {}, {child("oom.sh"), "{dir}"});
   ASSERT_EQ(r.exit_code, 1) << r.err;

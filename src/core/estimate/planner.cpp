@@ -214,6 +214,19 @@ TrainingConfig plan_target_batch_within(const workload::Workload& w, TrainingCon
 
 namespace {
 
+// The table's memory column is the peak nvidia-smi shows (total_bytes); what must fit (required_bytes) leaves
+// out the allocator's releasable cache and paged optimizer states. Said beside the "needs" figure, so that the
+// two numbers read as the two quantities they are.
+std::string beyond_required_text(const MemoryBreakdown& m) {
+  const double beyond = m.total_bytes() - m.required_bytes();
+  if (beyond < 0.05 * units::kGiB) return "";
+  return i18n::trf(
+      "; the table's {} is the peak nvidia-smi shows, {} more in cached blocks the allocator frees "
+      "{}before it runs out",
+      units::format_gib(m.total_bytes()), units::format_gib(beyond),
+      m.paged_bytes > 0 ? i18n::tr("and paged optimizer states the driver moves to the host ") : "");
+}
+
 std::optional<catalog::Precision> mixed_precision_for(const catalog::Gpu& gpu) {
   if (gpu.supports(catalog::Precision::bf16)) return catalog::Precision::bf16;
   if (gpu.supports(catalog::Precision::fp16)) return catalog::Precision::fp16;
@@ -241,9 +254,9 @@ void add_advice(Prediction& p, const workload::Workload& w, const catalog::Gpu& 
   }
 
   if (!p.fits) {
-    advice.push_back(i18n::trf("batch {} needs {} but {} has {}: it does not fit", c.batch_per_gpu,
+    advice.push_back(i18n::trf("batch {} needs {} but {} has {}: it does not fit{}", c.batch_per_gpu,
                                units::format_gib(p.memory.required_bytes()), gpu.name,
-                               units::format_gib(p.capacity_bytes)));
+                               units::format_gib(p.capacity_bytes), beyond_required_text(p.memory)));
     if (p.max_batch > 0) {
       const int steps = (c.batch_per_gpu + p.max_batch - 1) / p.max_batch;
       advice.push_back(
@@ -324,17 +337,11 @@ void add_advice(Prediction& p, const workload::Workload& w, const catalog::Gpu& 
 
   const double used = p.memory.required_bytes() / p.capacity_bytes;
   if (used > 0.9) {
-    advice.push_back(
-        i18n::trf("needs {:.0f}% of memory: fragmentation or a longer sequence could OOM; "
-                  "batch {} leaves 10% headroom",
-                  used * 100, std::max(1, static_cast<int>(p.max_batch * 0.9))));
-    if (p.memory.total_bytes() > p.memory.required_bytes()) {
-      advice.push_back(
-          i18n::trf("nvidia-smi will show {} in use: {} of it is blocks PyTorch's allocator keeps "
-                    "cached and gives back before it would run out",
-                    units::format_gib(p.memory.total_bytes()),
-                    units::format_gib(p.memory.total_bytes() - p.memory.required_bytes())));
-    }
+    advice.push_back(i18n::trf(
+        "needs {:.0f}% of memory ({} of {} must fit{}): fragmentation or a longer sequence could OOM; batch {} "
+        "leaves 10% headroom",
+        used * 100, units::format_gib(p.memory.required_bytes()), units::format_gib(p.capacity_bytes),
+        beyond_required_text(p.memory), std::max(1, static_cast<int>(p.max_batch * 0.9))));
   }
   if (p.time.bound == Bound::overhead) {
     advice.push_back(

@@ -92,6 +92,10 @@ void check_precision(const catalog::Gpu& gpu, catalog::Precision precision) {
 
 }  // namespace
 
+catalog::Precision auto_precision(const catalog::Gpu& gpu) {
+  return gpu.is_unsupported("bf16_tflops") ? catalog::Precision::fp16 : catalog::Precision::bf16;
+}
+
 std::vector<int> batch_ladder(workload::Domain domain, const std::vector<int>& vision,
                               const std::vector<int>& largest) {
   std::vector<int> ladder = vision;
@@ -113,7 +117,7 @@ std::vector<int> batch_ladder(workload::Domain domain, const std::vector<int>& v
 Sweep run_sweep(workload::Workload workload, const TrainingConfig& base, const Calibration& calibration,
                 const SweepRequest& request, const catalog::Catalog& catalog,
                 std::optional<workload::Workload> timed_workload) {
-  Sweep sweep{std::move(workload), std::move(timed_workload), {}, calibration.notes, {}};
+  Sweep sweep{std::move(workload), std::move(timed_workload), {}, calibration.notes, {}, {}};
   const workload::Workload* timed = sweep.timed_workload ? &*sweep.timed_workload : nullptr;
   const workload::Workload& w = sweep.workload;
   // A card without bf16 is refused when it is the only one asked; among several (--gpu all, a family) it is left
@@ -121,6 +125,10 @@ Sweep run_sweep(workload::Workload workload, const TrainingConfig& base, const C
   std::vector<const catalog::Gpu*> listed_gpus;
   std::vector<std::string> without_bf16;
   for (const catalog::Gpu* listed : request.gpus) {
+    if (request.precision_per_card) {
+      listed_gpus.push_back(listed);
+      continue;
+    }
     if (request.gpus.size() > 1 && base.precision == catalog::Precision::bf16 &&
         listed->is_unsupported("bf16_tflops")) {
       without_bf16.push_back(listed->id);
@@ -137,17 +145,20 @@ Sweep run_sweep(workload::Workload workload, const TrainingConfig& base, const C
                   fmt::format("{}", fmt::join(without_bf16, ", "))));
   }
   std::vector<int> largest;  // per GPU
+  std::vector<TrainingConfig> card_bases;
   for (const catalog::Gpu* listed : listed_gpus) {
+    TrainingConfig& card_base = card_bases.emplace_back(base);
+    if (request.precision_per_card) card_base.precision = auto_precision(*listed);
     CompletedGpu completed = complete_tensor_rates(*listed, catalog);
     for (auto& note : completed.notes) sweep.notes.push_back(std::move(note));
     sweep.gpus.push_back(std::make_unique<catalog::Gpu>(std::move(completed.gpu)));
     // Memory does not depend on the batch it is asked at, nor on accumulation: one search per GPU.
-    largest.push_back(max_batch(w, base, *sweep.gpus.back(), &calibration));
+    largest.push_back(max_batch(w, card_base, *sweep.gpus.back(), &calibration));
   }
   const std::vector<int> batches = request.ladder ? batch_ladder(w.domain, request.batches, largest) : request.batches;
   for (std::size_t i = 0; i < sweep.gpus.size(); ++i) {
     const catalog::Gpu& gpu = *sweep.gpus[i];
-    for (const auto& c : requested_configs(w, base, gpu, request, batches, largest[i])) {
+    for (const auto& c : requested_configs(w, card_bases[i], gpu, request, batches, largest[i])) {
       sweep.predictions.push_back(predict(w, c, gpu, &calibration, largest[i], timed));
     }
   }

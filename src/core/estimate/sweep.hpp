@@ -22,7 +22,13 @@ struct SweepRequest {
   // A comparison's default (guide, report: no --batch given): `batches` is the vision ladder, and the sweep
   // takes batch_ladder's batches for the workload's kind and the cards' largest batches instead.
   bool ladder = false;
+  // Precision per card (plan without --precision): bf16 where the card has it, else fp16 (auto_precision).
+  bool precision_per_card = false;
 };
+
+// The precision a user most likely trains at on `gpu`: bf16 autocast where the card has bfloat16 (compute
+// capability 8.0, Ampere, and later; no loss scaler needed), else fp16 autocast with a loss scaler.
+catalog::Precision auto_precision(const catalog::Gpu& gpu);
 
 // The batches a comparison sweeps on every card when the user gives none. Vision models keep `vision`
 // (guide's 32..256, report's 8..1024); language models, whose largest batches are a few samples, take 1, 2,
@@ -39,6 +45,8 @@ struct Sweep {
   std::optional<workload::Workload> timed_workload;
   std::vector<Prediction> predictions;  // GPU-major, then batch
   std::vector<std::string> notes;       // calibration, then each derived or modelled catalog figure
+  // What the plan assumed because the setup did not say (setup::run_plan): precision, shape, recipe.
+  std::vector<std::string> assumptions;
   // Keeps the completed GPU records alive: predictions point into it.
   std::vector<std::unique_ptr<catalog::Gpu>> gpus;
 };

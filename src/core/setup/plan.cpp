@@ -8,18 +8,22 @@
 
 #include "core/common/error.hpp"
 #include "core/common/text.hpp"
+#include "core/setup/assumptions.hpp"
 
 namespace gpusage::setup {
 
 estimate::Sweep run_plan(const TrainingSetup& options, const estimate::SweepRequest& request,
                          const catalog::Catalog& catalog) {
+  estimate::SweepRequest per_card = request;
+  per_card.precision_per_card = options.precision == "auto";
   workload::Workload w = options.build_workload();
   const estimate::Calibration calibration = options.calibration();
   const estimate::TrainingConfig base = options.training_config(w);
   std::optional<workload::Workload> timed = options.build_timed_workload(w);
   const std::vector<std::string> workload_notes = w.notes;
-  estimate::Sweep sweep = estimate::run_sweep(std::move(w), base, calibration, request, catalog, std::move(timed));
+  estimate::Sweep sweep = estimate::run_sweep(std::move(w), base, calibration, per_card, catalog, std::move(timed));
   sweep.notes.insert(sweep.notes.begin(), workload_notes.begin(), workload_notes.end());
+  sweep.assumptions = assumptions(options, sweep);
   return sweep;
 }
 
@@ -79,6 +83,7 @@ estimate::Sweep run_plan(const TrainingSetup& options, const std::string& gpu_li
       }
     }
   }
+  merged->assumptions = assumptions(options, *merged);  // once over every card, not once per GPU count
   return std::move(*merged);
 }
 

@@ -90,7 +90,7 @@ std::string hf_config_file(const std::string& given) {
   return (snapshot / "config.json").string();
 }
 
-workload::Workload TrainingSetup::build_workload() const {
+workload::Workload TrainingSetup::build_given_workload() const {
   workload::WorkloadOptions options;
   options.resolution = resolution;
   options.seq_len = seq_len;
@@ -118,6 +118,16 @@ workload::Workload TrainingSetup::build_workload() const {
   return workload::build(model, options);
 }
 
+workload::Workload TrainingSetup::build_workload() const {
+  workload::Workload w = build_given_workload();
+  if (seq_len || !workload_file.empty() || w.domain != workload::Domain::language ||
+      w.seq_len <= kDefaultLanguageSeqLen)
+    return w;
+  TrainingSetup shorter = *this;
+  shorter.seq_len = kDefaultLanguageSeqLen;
+  return shorter.build_given_workload();
+}
+
 std::optional<workload::Workload> TrainingSetup::build_timed_workload(const workload::Workload& w) const {
   if (!tokens_per_sample) return std::nullopt;
   if (w.domain != workload::Domain::language) {
@@ -137,7 +147,7 @@ std::optional<workload::Workload> TrainingSetup::build_timed_workload(const work
 estimate::TrainingConfig TrainingSetup::training_config(const workload::Workload& w) const {
   estimate::TrainingConfig c;
   c.batch_per_gpu = 1;
-  c.precision = *catalog::parse_precision(precision);
+  c.precision = precision == "auto" ? catalog::Precision::bf16 : *catalog::parse_precision(precision);
   std::string name = optimizer;
   if (name.empty()) name = w.domain == workload::Domain::vision ? "momentum" : "adamw";
   c.optimizer = *estimate::parse_optimizer(name);
@@ -165,7 +175,8 @@ estimate::TrainingConfig TrainingSetup::training_config(const workload::Workload
   }
   // Autocast runs cross-entropy and log-softmax in fp32 (torch.amp's fp32 op list): a 16-bit loss needs a model
   // that is 16-bit itself.
-  if (loss == "plain16" && (master_weights != "bf16" || (precision != "bf16" && precision != "fp16"))) {
+  if (loss == "plain16" &&
+      (master_weights != "bf16" || (precision != "bf16" && precision != "fp16" && precision != "auto"))) {
     throw InputError(
         fmt::format("--loss plain16 keeps the loss in the model's 16-bit dtype: it needs --master-weights "
                     "bf16 and --precision bf16 or fp16, not --master-weights {} --precision {} (under "

@@ -21,6 +21,12 @@ namespace gpusage::setup {
 // its only snapshot). Throws InputError naming the path and what is accepted.
 std::string hf_config_file(const std::string& given);
 
+// The sequence length a language model is planned at when no --seq-len is given (or its context, when
+// shorter): LLaMA-Factory's default cutoff_len (src/llamafactory/hparams/data_args.py) and the max_seq_length
+// of Unsloth's notebooks. Most fine-tuning runs set a length near it; the model's full context (131,072 for
+// Llama 3.1) is what few single-card runs train at.
+inline constexpr int kDefaultLanguageSeqLen = 2048;
+
 struct TrainingSetup {
   // The model: one of a zoo id, a Hugging Face config.json (--hf-config) or a traced workload (--workload).
   std::string model;
@@ -30,7 +36,8 @@ struct TrainingSetup {
   std::optional<int> resolution;
   std::optional<int> seq_len;
   std::optional<int> tokens_per_sample;  // tokens each sample computes, below seq_len (step time only)
-  std::string precision = "fp16";
+  // "auto": bf16 on each card that has it (compute capability 8.0), else fp16, resolved per card by run_plan.
+  std::string precision = "auto";
   // The batch: --batch as given (one size, a list, or auto; empty: the command's default), the global batch
   // to reach, the accumulation steps held.
   std::string batch;
@@ -76,15 +83,21 @@ struct TrainingSetup {
   // space when not empty (it follows a command name).
   std::string to_flags() const;
 
+  // The workload; a language model without --seq-len at kDefaultLanguageSeqLen (or its shorter context).
   workload::Workload build_workload() const;
   // The workload at --tokens-per-sample, when it is given and below the sequence length (step time).
   std::optional<workload::Workload> build_timed_workload(const workload::Workload& w) const;
-  // The training config for `w`, batch 1 (callers set the batch).
+  // The training config for `w`, batch 1 (callers set the batch). Precision "auto" stands as bf16 here: run_plan
+  // resolves it per card (estimate::SweepRequest::precision_per_card).
   estimate::TrainingConfig training_config(const workload::Workload& w) const;
   // The calibration in force: defaults, refined by calibration_file when given.
   estimate::Calibration calibration() const;
   // True when a model is named (a zoo id, --hf-config or --workload).
   bool has_model() const { return !model.empty() || !hf_config.empty() || !workload_file.empty(); }
+
+ private:
+  // The workload at the shape given, or at the model's own default length.
+  workload::Workload build_given_workload() const;
 };
 
 }  // namespace gpusage::setup

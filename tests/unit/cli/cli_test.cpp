@@ -19,6 +19,7 @@
 #include "core/catalog/catalog.hpp"
 #include "core/common/error.hpp"
 #include "core/setup/plan.hpp"
+#include "parse_setup.hpp"
 
 namespace gpusage::cli {
 namespace {
@@ -28,16 +29,6 @@ using ::testing::HasSubstr;
 using setup::hf_config_file;
 using setup::TrainingSetup;
 
-TrainingSetup parse_run(std::vector<std::string> args) {
-  CLI::App app;
-  TrainingSetup options;
-  SetupDoor door;
-  door.model_positional = true;
-  bind_setup(app, options, door);
-  std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last to first
-  app.parse(args);
-  return options;
-}
 
 TEST(TrainingSetup, ParsesTheModelAndTheTrainingSetup) {
   const TrainingSetup o = parse_run({"resnet50", "--precision", "bf16", "--gpus", "4", "--checkpointing"});

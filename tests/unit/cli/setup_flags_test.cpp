@@ -84,7 +84,7 @@ class SetupGenerator {
     s.resolution = maybe<int>({1, 224, 512, 8192});
     s.seq_len = maybe<int>({1, 512, 2048, 1 << 24});
     s.tokens_per_sample = maybe<int>({1, 300, 1500});
-    s.precision = pick<std::string>({"fp32", "tf32", "fp16", "bf16", "fp8"});
+    s.precision = pick<std::string>({"auto", "fp32", "tf32", "fp16", "bf16", "fp8"});
     s.batch = pick<std::string>({"", "auto", "1", "64", "32,64,128"});
     s.target_batch = maybe<int>({1, 512, 1 << 24});
     s.accumulate = maybe<int>({1, 4, 1 << 20});
@@ -157,13 +157,13 @@ TEST(SetupFlags, TheFlagsTheOldPrinterDroppedArePrinted) {
   s.channels_last = true;
   s.qlora = true;
   s.lora_dropout = 0.05;
-  EXPECT_EQ(s.to_flags(), " --model llama3-8b --precision fp16 --kernels fused --channels-last --qlora --lora-dropout 0.05");
+  EXPECT_EQ(s.to_flags(), " --model llama3-8b --precision auto --kernels fused --channels-last --qlora --lora-dropout 0.05");
 }
 
 TEST(SetupFlags, AWordWithSpacesOrQuotesIsQuotedForTheShell) {
   TrainingSetup s;
   s.hf_config = "my models/it's.json";
-  EXPECT_EQ(s.to_flags(), " --hf-config 'my models/it'\\''s.json' --precision fp16");
+  EXPECT_EQ(s.to_flags(), " --hf-config 'my models/it'\\''s.json' --precision auto");
 }
 
 // The command line a plan page prints (plan --chart) remakes the page's plan: the same predictions.

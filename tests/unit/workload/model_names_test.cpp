@@ -75,6 +75,16 @@ TEST(ModelNames, TableModelsBuildToTheCheckpointsParameterTotals) {
   EXPECT_EQ(build("Qwen/Qwen2.5-72B-Instruct").params(), 72'706'203'648);
 }
 
+// OLMo 2 7B as Olmo2ForCausalLM builds its config.json: 32 layers of 4 x 4096^2 attention, 3 x 4096 x 11008 MLP and
+// four 4096-wide norms, two untied 100352 x 4096 embeddings and the final norm: 7,298,617,344. Planned as Qwen3,
+// its q/k norms are 128 wide instead of 4096: 32 x 2 x 3968 = 253,952 fewer.
+TEST(ModelNames, Olmo2IsPlannedWithQwen3sLayoutToItsParameterCount) {
+  const Workload olmo2 = build("allenai/OLMo-2-1124-7B-Instruct");
+  EXPECT_EQ(olmo2.params(), 7'298'617'344 - 253'952);
+  EXPECT_THAT(olmo2.architecture_source, HasSubstr("planned as qwen3"));
+  EXPECT_THAT(build("OLMo-7B-hf").architecture_source, HasSubstr("planned as llama"));
+}
+
 TEST(ModelNames, FamiliesWithoutTheirOwnBuilderSayWhichLayoutPlansThem) {
   EXPECT_THAT(build("internlm/internlm2_5-7b-chat").architecture_source, HasSubstr("planned as llama"));
   EXPECT_THAT(build("THUDM/glm-4-9b-chat").architecture_source, HasSubstr("planned as qwen2"));
