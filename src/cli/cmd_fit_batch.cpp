@@ -28,7 +28,7 @@ namespace {
 // known.
 std::optional<int> predicted_largest(const setup::TrainingSetup& options) {
   const catalog::Catalog& catalog = catalog::Catalog::active();
-  const catalog::Gpu* gpu = options.gpu.empty() ? nullptr : &catalog.resolve(options.gpu);
+  const catalog::Gpu* gpu = options.gpu.empty() ? nullptr : &catalog.resolve(options.gpu_spec(options.gpu, catalog));
   if (!gpu) {
     auto backend = device::open_nvml_backend();
     const device::SystemInfo& system = backend->system();

@@ -73,7 +73,7 @@ void add_guide_command(CLI::App& app) {
     }
     const catalog::Catalog& catalog = catalog::Catalog::active();
     estimate::SweepRequest request;
-    request.gpus = catalog.select(state->run.gpu);
+    request.gpus = catalog.select(state->run.gpu_spec(state->run.gpu, catalog));
     request.ladder = state->run.batch.empty();
     request.batches = parse_batch_list(request.ladder ? kVisionLadder : state->run.batch).sizes;
     const estimate::Sweep results = setup::run_plan(state->run, request);

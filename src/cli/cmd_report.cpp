@@ -161,7 +161,7 @@ void run_report(const ReportOptions& options) {
   check_html_path("--out", options.out);
   const catalog::Catalog& catalog = catalog::Catalog::active();
   estimate::SweepRequest request;
-  request.gpus = select_gpus(catalog, options.family, options.run.gpu);
+  request.gpus = select_gpus(catalog, options.family, options.run.gpu_spec(options.run.gpu, catalog));
   if (request.gpus.empty()) throw InputError("report: no GPUs selected");
   request.ladder = options.run.batch.empty();
   request.batches = parse_batch_list(request.ladder ? kVisionBatches : options.run.batch).sizes;

@@ -125,7 +125,7 @@ void add_run_command(CLI::App& app) {
       options.calibration();
     }
     const catalog::Catalog& catalog = catalog::Catalog::active();
-    if (!options.gpu.empty()) request.context.gpu = &catalog.resolve(options.gpu);
+    if (!options.gpu.empty()) request.context.gpu = &catalog.resolve(options.gpu_spec(options.gpu, catalog));
     request.context.workload = workload ? &*workload : nullptr;
     if (!options.batch.empty()) request.context.batch = std::stoi(options.batch);  // checked: 1 to 2^24
     if (command->get_option("--precision")->count() > 0)

@@ -197,6 +197,17 @@ void bind_parallelism(CLI::App& command, setup::TrainingSetup& s, const SetupDoo
   if (!door.gpu_help.empty()) {
     auto* gpu = command.add_option("--gpu", s.gpu, door.gpu_help);
     if (!s.gpu.empty()) gpu->capture_default_str();
+    // The ranges keep the suffixes the catalog parses (catalog/modified.cpp: above 0, at most 100,000).
+    command
+        .add_option("--gpu-power", s.gpu_power_w,
+                    "Plan each --gpu card at this power limit in W (ID@Nw): a laptop GPU's limit within its range "
+                    "(default: the top of it), a cap on any other card")
+        ->check(CLI::Range(1.0, 1e5));
+    command
+        .add_option("--gpu-memory", s.gpu_memory_gb,
+                    "Plan each --gpu card with this memory in GB (ID@Ngb): a memory-modified board (an RTX 4090 "
+                    "with 48 GB); bandwidth stays the card's")
+        ->check(CLI::Range(1.0, 1e5));
   }
 }
 

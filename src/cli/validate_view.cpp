@@ -209,19 +209,18 @@ std::string summary_lines(const estimate::ValidationReport& result) {
   return out;
 }
 
-std::string architectures_text(const estimate::ValidationReport& result) {
-  if (result.architectures.empty()) return "";
+std::string architectures_text(const std::vector<estimate::ArchitectureSummary>& summaries, const std::string& title) {
+  if (summaries.empty()) return "";
   report::Table architectures;
   architectures.columns = {{i18n::tr("architecture"), "", report::Align::left},
                            {i18n::tr("all cards"), ""},
                            {i18n::tr("data center"), ""},
                            {"GeForce", ""}};
-  for (const auto& a : result.architectures) {
+  for (const auto& a : summaries) {
     architectures.add_row({a.architecture, cell_text(a.throughput.all), cell_text(a.throughput.data_center),
                            cell_text(a.throughput.geforce)});
   }
-  return i18n::tr("\nsingle-GPU throughput by architecture, median |error| / median error (rows):\n") +
-         report::render_text(architectures, 200);
+  return "\n" + title + i18n::tr(", median |error| / median error (rows):\n") + report::render_text(architectures, 200);
 }
 
 std::string cells_text(const estimate::ValidationReport& result) {
@@ -288,16 +287,20 @@ json validate_json(const estimate::ValidationReport& result, const ValidateMetho
                      {"cards", c.cell.cards},
                      {"throughput", summary_json(c.throughput)}});
   }
-  json architectures = json::array();
-  for (const auto& a : result.architectures) {
-    architectures.push_back({{"architecture", a.architecture}, {"throughput", cards_json(a.throughput)}});
-  }
+  auto architectures_json = [](const std::vector<estimate::ArchitectureSummary>& summaries) {
+    json out = json::array();
+    for (const auto& a : summaries) {
+      out.push_back({{"architecture", a.architecture}, {"throughput", cards_json(a.throughput)}});
+    }
+    return out;
+  };
   json doc = {{"method", method.text},
               {"cv", result.cv ? json(method.cv) : json(nullptr)},
               {"groups", result.groups},
               {"rows", rows_json(result)},
               {"summary", summaries_json(result)},
-              {"architectures", architectures},
+              {"architectures", architectures_json(result.architectures)},
+              {"legacy_architectures", architectures_json(result.legacy_architectures)},
               {"cells", cells}};
   doc["fine_tuning"] = fine_tuning_json(result);
   if (!result.cv) doc["constants"] = constants_json(method.constants);
@@ -317,7 +320,10 @@ std::string validate_text(const estimate::ValidationReport& result, const Valida
   if (!summary_only) out = report::render_text(rows_table(result), 200) + "\n";
   out += method.text + "\n";
   out += summary_lines(result);
-  out += architectures_text(result);
+  out += architectures_text(result.architectures, i18n::tr("single-GPU throughput by architecture"));
+  out += architectures_text(
+      result.legacy_architectures,
+      i18n::tr("legacy software (before 2021-01), its own group: single-GPU throughput by architecture"));
   out += cells_text(result);
   out += fine_tuning_text(result);
   if (method.fit) {

@@ -37,6 +37,12 @@ std::string did_you_mean(std::string_view name) {
   return close.empty() ? std::string() : fmt::format("; did you mean '{}'?", close.front());
 }
 
+// The [[gpu]] keys that hold lists of strings rather than a catalog field: the driver's names and PCI ids
+// (catalog::identify) and the variants a name is taken as this card over (names.cpp).
+bool is_list_key(std::string_view key) {
+  return key == "nvml_names" || key == "pci_device_ids" || key == "default_over";
+}
+
 // Reads one [[gpu]] table; every error names the origin, the GPU and the field.
 // `what` names the table in messages: "gpu 'rtx5090'", "derivation 'blackwell-geforce'".
 class GpuReader : public toml_data::TableReader {
@@ -109,7 +115,7 @@ class GpuReader : public toml_data::TableReader {
             if (!f.is_string()) fail("sources", "'fields' must list field names");
             std::string field = **f.as_string();
             // A misspelt claim would silently leave the figure backed by the general sources instead.
-            if (!find_field(field) && field != "nvml_names" && field != "pci_device_ids") {
+            if (!find_field(field) && !is_list_key(field)) {
               fail("sources",
                    fmt::format("lists '{}' in 'fields', which is not a catalog field{}", field, did_you_mean(field)));
             }
@@ -144,8 +150,7 @@ class GpuReader : public toml_data::TableReader {
   // Checked before any field is read, so that a misspelt required field is reported as the misspelling.
   void reject_unknown_keys() const {
     for (auto&& [key, value] : table_) {
-      if (key.str() != "sources" && key.str() != "nvml_names" && key.str() != "pci_device_ids" &&
-          !find_field(key.str())) {
+      if (key.str() != "sources" && !is_list_key(key.str()) && key.str() != "default_why" && !find_field(key.str())) {
         fail(key.str(), fmt::format("is not a catalog field{} (schema: data/README.md)", did_you_mean(key.str())));
       }
     }
@@ -310,6 +315,9 @@ Gpu read_gpu(const toml::table& table, const std::string& origin, std::size_t in
   g.tensor_rule = r.optional_string("tensor_rule");
   g.nvml_names = r.strings("nvml_names");
   g.pci_device_ids = r.strings("pci_device_ids");
+  g.default_over = r.strings("default_over");
+  g.default_why = r.optional_string("default_why");
+  if (g.default_over.empty() != !g.default_why) r.fail("default_over", "and default_why are given together");
   for (const auto& pci : g.pci_device_ids) {
     if (pci.size() != 4 ||
         !std::all_of(pci.begin(), pci.end(), [](char c) { return std::isxdigit(c) && !std::isupper(c); })) {
@@ -388,6 +396,14 @@ Catalog Catalog::parse(std::string_view toml_text, const std::string& origin) {
           fmt::format("{}: gpu '{}': field 'variant_of' names '{}', which is not another gpu of this "
                       "catalog",
                       origin, gpu.id, *gpu.variant_of));
+    }
+    for (const std::string& other : gpu.default_over) {
+      if (!catalog.find(other) || other == gpu.id) {
+        throw InputError(
+            fmt::format("{}: gpu '{}': field 'default_over' names '{}', which is not another gpu of "
+                        "this catalog",
+                        origin, gpu.id, other));
+      }
     }
   }
   return catalog;

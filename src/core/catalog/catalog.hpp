@@ -61,9 +61,18 @@ class Catalog {
   // modified card lives as long as the catalog; its id is the canonical spelling ("rtx4090@48gb") and
   // Gpu::modification says what changed. Throws InputError for a modification the card cannot take.
   const Gpu& resolve(std::string_view name) const;
+  // `spec` (a --gpu list: names, families, markets, all) with every card it names carrying the modifications
+  // --gpu-power and --gpu-memory give: "rtx4090,laptop" at 48 GB is "rtx4090@48gb,rtx3080ti-laptop@48gb,...".
+  // Throws InputError when a name already gives the same modification ("rtx4090@48gb" and --gpu-memory).
+  std::string with_modifications(std::string_view spec, std::optional<double> power_w,
+                                 std::optional<double> memory_gb) const;
   // resolve() without modifications.
   const Gpu& resolve_plain(std::string_view name) const;
   const Gpu* find(std::string_view id) const;
+
+  // When `name` fits several cards equally and one of them is the default of the others (its default_over),
+  // that card, with a note (Gpu::default_note) naming what was typed and how to pick another; else null.
+  const Gpu* default_variant(std::string_view name, const std::vector<const Gpu*>& fits) const;
 
   // A comma list of names, families (rtx50 …), market groups (china) or "all", in catalog order without
   // repeats.
@@ -76,7 +85,8 @@ class Catalog {
   std::vector<Gpu> gpus_;
   std::vector<DerivationRule> rules_;
   std::vector<SupportRule> support_;
-  mutable std::deque<Gpu> modified_;  // the cards resolve() made from a name with '@' modifications
+  mutable std::deque<Gpu> modified_;   // the cards resolve() made from a name with '@' modifications
+  mutable std::deque<Gpu> defaulted_;  // the cards resolve() took a name as by default, with their note
 };
 
 // The power a laptop GPU is planned at when the name gives none (ID@W): the top of its range (tdp_w), what

@@ -92,6 +92,14 @@ struct Gpu {
   // they differ from `name` ("NVIDIA H100 80GB HBM3"), the ids in lower-case hex ("2684").
   std::vector<std::string> nvml_names;
   std::vector<std::string> pci_device_ids;
+  // A name that fits this card and its variants alike ("H800": the SXM5 and the PCIe card) is taken as this
+  // card when every other card it fits is listed here (data/gpus.toml's default_over, with default_why and a
+  // source): variants that differ in a way a user may not know (form factor, a laptop part's memory).
+  std::vector<std::string> default_over;
+  std::optional<std::string> default_why;
+  // Set on the copy resolve() returns when it took a name as this card by default (default_over): the note
+  // that says so and names the other variants' ids.
+  std::optional<std::string> default_note;
   // Set when the user changed the card (ID@48gb, ID@115w: catalog::resolve_modified): what differs from
   // the catalog's card, as a person reads it.
   std::optional<std::string> modification;

@@ -9,6 +9,7 @@
 
 #include "core/catalog/catalog.hpp"
 #include "core/common/error.hpp"
+#include "core/common/i18n.hpp"
 #include "core/common/text.hpp"
 
 namespace gpusage::catalog {
@@ -91,6 +92,36 @@ const Gpu& Catalog::resolve(std::string_view name) const {
     if (made.id == gpu.id) return made;
   }
   return modified_.emplace_back(std::move(gpu));
+}
+
+std::string Catalog::with_modifications(std::string_view spec, std::optional<double> power_w,
+                                        std::optional<double> memory_gb) const {
+  if ((!power_w && !memory_gb) || text::trim(spec).empty()) return std::string(spec);
+  std::string suffix;
+  if (power_w) suffix += "@" + number_text(*power_w) + "w";
+  if (memory_gb) suffix += "@" + number_text(*memory_gb) + "gb";
+  std::vector<std::string> names;
+  for (const std::string& raw : text::split(spec, ',')) {
+    const std::string part = text::trim(raw);
+    const std::string lower = text::to_lower(part);
+    if (lower == "all" || parse_family(part) || is_market_group(part)) {
+      for (const Gpu* gpu : select(part)) names.push_back(gpu->id + suffix);
+      continue;
+    }
+    const auto at = lower.find('@');
+    const std::vector<std::string> given_parts =
+        at == std::string::npos ? std::vector<std::string>{} : text::split(lower.substr(at + 1), '@');
+    for (const std::string& given : given_parts) {
+      const std::string unit = text::trim(given).ends_with("gb") ? "gb" : "w";
+      if ((unit == "gb" && memory_gb) || (unit == "w" && power_w)) {
+        throw InputError(i18n::trf("--gpu '{}' already gives the {} (@{}); drop it or --gpu-{}", part,
+                                   unit == "gb" ? i18n::tr("memory") : i18n::tr("power limit"), text::trim(given),
+                                   unit == "gb" ? "memory" : "power"));
+      }
+    }
+    names.push_back(part + suffix);
+  }
+  return text::join(names, ",");
 }
 
 }  // namespace gpusage::catalog

@@ -6,6 +6,7 @@
 
 #include "core/catalog/catalog.hpp"
 #include "core/common/error.hpp"
+#include "core/common/i18n.hpp"
 #include "core/common/text.hpp"
 
 namespace gpusage::catalog {
@@ -124,6 +125,7 @@ const Gpu& Catalog::resolve_plain(std::string_view name) const {
       if (f == level) at_level.push_back(gpu);
     }
     if (at_level.size() == 1) return *at_level.front();
+    if (const Gpu* taken = default_variant(name, at_level)) return *taken;
     if (at_level.size() > 1) {
       throw InputError(fmt::format("GPU name '{}' is ambiguous: it matches {}; give the id of the one you mean", name,
                                    candidates_text(at_level)));
@@ -143,6 +145,28 @@ const Gpu& Catalog::resolve_plain(std::string_view name) const {
     throw InputError(fmt::format("unknown GPU '{}' (see `gpusage gpus --family all` for the ids)", name));
   }
   throw InputError(fmt::format("unknown GPU '{}'; did you mean: {}", name, text::join(close)));
+}
+
+const Gpu* Catalog::default_variant(std::string_view name, const std::vector<const Gpu*>& fits) const {
+  for (const Gpu* candidate : fits) {
+    std::vector<std::string> others;
+    for (const Gpu* other : fits) {
+      if (other == candidate) continue;
+      const auto& over = candidate->default_over;
+      if (std::find(over.begin(), over.end(), other->id) == over.end()) break;
+      others.push_back(fmt::format("--gpu {} ({})", other->id, other->name));
+    }
+    if (fits.size() < 2 || others.size() + 1 != fits.size()) continue;
+    Gpu taken = *candidate;
+    taken.default_note =
+        i18n::trf("'{}' is taken as the {} ({}): {}; for another variant give {}", text::trim(name), candidate->name,
+                  candidate->id, candidate->default_why.value_or(""), text::join(others, i18n::tr(" or ")));
+    for (const Gpu& made : defaulted_) {
+      if (made.default_note == taken.default_note) return &made;
+    }
+    return &defaulted_.emplace_back(std::move(taken));
+  }
+  return nullptr;
 }
 
 std::vector<const Gpu*> Catalog::family(Family family) const {

@@ -11,6 +11,7 @@
 #include "core/common/i18n.hpp"
 #include "core/common/units.hpp"
 #include "core/estimate/adapters.hpp"
+#include "core/estimate/attention_kernel.hpp"
 #include "core/estimate/uncertainty.hpp"
 
 namespace gpusage::estimate {
@@ -242,10 +243,12 @@ void add_advice(Prediction& p, const workload::Workload& w, const catalog::Gpu& 
     advice.push_back(i18n::trf("{} ({}) is a modified card: {}", gpu.name, gpu.id, *gpu.modification));
   } else if (const auto watts = catalog::default_laptop_power_w(gpu)) {
     advice.push_back(
-        i18n::trf("{} is planned at {:g} W, the top of its {:g}-{:g} W range; its laptop's maker sets "
-                  "the limit (nvidia-smi -q -d POWER shows it): give {}@<W>w for yours",
-                  gpu.name, *watts, gpu.power_min_w.value_or(*watts), gpu.tdp_w, gpu.id));
+        i18n::trf("assumed: {:g} W, the top of the {}'s {:g}-{:g} W range; its laptop's maker sets the "
+                  "limit (nvidia-smi -q -d POWER shows it): give yours with --gpu-power W (or --gpu {}@<W>w)",
+                  *watts, gpu.name, gpu.power_min_w.value_or(*watts), gpu.tdp_w, gpu.id));
   }
+  if (gpu.default_note) advice.push_back(*gpu.default_note);
+  if (auto note = attention_fallback_note(gpu, w)) advice.push_back(std::move(*note));
   if (!gpu.matmul_tflops(c.precision)) {
     advice.push_back(i18n::trf(
         "{} has no {} tensor cores: matrix math runs at its FP32 rate of {:.1f} TFLOPS; "

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "core/estimate/adapters.hpp"
+#include "core/estimate/attention_kernel.hpp"
 #include "core/estimate/fp8_linears.hpp"
 #include "core/estimate/step_time_detail.hpp"
 
@@ -236,8 +237,8 @@ double StepRates::l2_hit(double tensor_bytes) const {
 double StepRates::efficiency(const workload::Layer& layer) const {
   if (layer.op == OpClass::conv) return tensor_cores ? k->conv_tensor_efficiency * tf32 : k->conv_fp32_efficiency;
   double matmul = tensor_cores ? k->matmul_tensor_efficiency * tf32 : k->matmul_fp32_efficiency;
-  return layer.op == OpClass::attention && !unfused_attention(layer) ? matmul * k->attention_relative_efficiency
-                                                                     : matmul;
+  if (layer.op != OpClass::attention || unfused_attention(layer)) return matmul;
+  return matmul * k->attention_relative_efficiency * fused_attention_relative_speed(*gpu);  // sm80: flash or not
 }
 
 double StepRates::tile_overhead(double depth) const {

@@ -234,7 +234,10 @@ struct ValidationReport {
   CardsSummary single_gpu_by_cards;
   CardsSummary multi_gpu_by_cards;
   std::vector<ArchitectureSummary> architectures;  // single-GPU throughput per architecture
-  std::vector<CellSummary> cells;                  // single-GPU throughput per cell, cells with rows only
+  // The legacy rows' single-GPU throughput per architecture (never in the headline): where Pascal and most
+  // Turing GeForce rows are, their published runs being from before 2021.
+  std::vector<ArchitectureSummary> legacy_architectures;
+  std::vector<CellSummary> cells;  // single-GPU throughput per cell, cells with rows only
   // The LLM fine-tuning rows (Measurement::fine_tuning) apart: throughput (every GPU count) and memory,
   // the runs among them that ran and how many plan has not fit, and per method x GPU class.
   ErrorSummary fine_tuning_throughput;

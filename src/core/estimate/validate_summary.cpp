@@ -67,6 +67,26 @@ void summarize_fine_tuning(ValidationReport& report) {
   }
 }
 
+// Held-out errors per GPU architecture, for all cards and data-center and GeForce cards apart.
+class ArchitectureErrors {
+ public:
+  void add(const ValidationRow& row) {
+    cards_[row.geforce][row.architecture].push_back(*row.error);
+    cards_[2][row.architecture].push_back(*row.error);
+  }
+  std::vector<ArchitectureSummary> summaries() {
+    std::vector<ArchitectureSummary> out;
+    for (const auto& [architecture, errors] : cards_[2]) {
+      out.push_back(
+          {architecture, {summarize(errors), summarize(cards_[0][architecture]), summarize(cards_[1][architecture])}});
+    }
+    return out;
+  }
+
+ private:
+  std::map<std::string, std::vector<double>> cards_[3];  // [0] data center, [1] GeForce, [2] all
+};
+
 }  // namespace
 
 namespace detail {
@@ -75,8 +95,8 @@ namespace detail {
 void summarize_report(ValidationReport& report) {
   summarize_fine_tuning(report);
   std::vector<double> single, multi, legacy, superlinear, memory, legacy_memory, other_memory, allocator_memory;
-  std::vector<double> single_cards[2], multi_cards[2];               // [0] data center, [1] GeForce
-  std::map<std::string, std::vector<double>> architecture_cards[3];  // [0] data center, [1] GeForce, [2] all
+  std::vector<double> single_cards[2], multi_cards[2];  // [0] data center, [1] GeForce
+  ArchitectureErrors current_architectures, legacy_architectures;
   std::map<Cell, std::vector<double>> cells;
   for (const ValidationRow& row : report.rows) {
     if (!row.error) continue;
@@ -91,6 +111,7 @@ void summarize_report(ValidationReport& report) {
       case Metric::train_throughput:
         if (m.legacy()) {
           legacy.push_back(*row.error);
+          if (m.num_gpus == 1 && !m.superlinear) legacy_architectures.add(row);
         } else if (m.superlinear) {
           superlinear.push_back(*row.error);
         } else if (m.num_gpus > 1) {
@@ -99,8 +120,7 @@ void summarize_report(ValidationReport& report) {
         } else {
           single.push_back(*row.error);
           single_cards[row.geforce].push_back(*row.error);
-          architecture_cards[row.geforce][row.architecture].push_back(*row.error);
-          architecture_cards[2][row.architecture].push_back(*row.error);
+          current_architectures.add(row);
           cells[Cell{model_family(m.model), m.precision, row.architecture,
                      row.geforce ? kGeForceCards : kDataCenterCards}]
               .push_back(*row.error);
@@ -123,11 +143,8 @@ void summarize_report(ValidationReport& report) {
   report.multi_gpu_throughput = summarize(multi);
   report.single_gpu_by_cards = {report.single_gpu_throughput, summarize(single_cards[0]), summarize(single_cards[1])};
   report.multi_gpu_by_cards = {report.multi_gpu_throughput, summarize(multi_cards[0]), summarize(multi_cards[1])};
-  for (const auto& [architecture, errors] : architecture_cards[2]) {
-    report.architectures.push_back({architecture,
-                                    {summarize(errors), summarize(architecture_cards[0][architecture]),
-                                     summarize(architecture_cards[1][architecture])}});
-  }
+  report.architectures = current_architectures.summaries();
+  report.legacy_architectures = legacy_architectures.summaries();
   report.legacy_throughput = summarize(legacy);
   report.superlinear_throughput = summarize(superlinear);
   report.peak_memory = summarize(memory);

@@ -93,6 +93,8 @@ std::vector<std::string> TrainingSetup::to_args() const {
   a.number("--network-gbps", network_gbps, d.network_gbps);
   a.number("--dataset-size", dataset_size, d.dataset_size);
   a.text("--gpu", gpu, d.gpu);
+  a.number("--gpu-power", gpu_power_w);
+  a.number("--gpu-memory", gpu_memory_gb);
   a.text("--calibration", calibration_file, d.calibration_file);
   return a.take();
 }

@@ -61,14 +61,15 @@ estimate::Sweep run_plan(const TrainingSetup& options, const std::string& gpu_li
   if (groups.size() <= 1) {
     TrainingSetup counted = options;
     if (!groups.empty()) counted.gpus = groups.front().first;
-    request.gpus = catalog.select(groups.empty() ? gpu_list : text::join(groups.front().second, ","));
+    request.gpus =
+        catalog.select(options.gpu_spec(groups.empty() ? gpu_list : text::join(groups.front().second, ","), catalog));
     return run_plan(counted, request, catalog);
   }
   std::optional<estimate::Sweep> merged;
   for (const auto& [count, names] : groups) {
     TrainingSetup counted = options;
     counted.gpus = count;
-    request.gpus = catalog.select(text::join(names, ","));
+    request.gpus = catalog.select(options.gpu_spec(text::join(names, ","), catalog));
     estimate::Sweep sweep = run_plan(counted, request, catalog);
     if (!merged) {
       merged = std::move(sweep);

@@ -235,4 +235,8 @@ estimate::Calibration TrainingSetup::calibration() const {
   return calibration;
 }
 
+std::string TrainingSetup::gpu_spec(const std::string& list, const catalog::Catalog& catalog) const {
+  return catalog.with_modifications(list, gpu_power_w, gpu_memory_gb);
+}
+
 }  // namespace gpusage::setup

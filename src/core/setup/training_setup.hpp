@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/catalog/catalog.hpp"
 #include "core/estimate/calibration.hpp"
 #include "core/estimate/planner.hpp"
 #include "core/workload/workload.hpp"
@@ -71,6 +72,11 @@ struct TrainingSetup {
   double dataset_size = 0;  // 0: the workload's default
   // The card or cards (--gpu as given: ids, names, families, NxID counts; empty: the command's default).
   std::string gpu;
+  // --gpu-power W and --gpu-memory GB: every card of --gpu at that power limit (a laptop GPU's limit within its
+  // range, a cap on any other card) or with that memory (a memory-modified board); the ID@115w and ID@48gb
+  // suffixes for the whole list (catalog/modified.cpp).
+  std::optional<double> gpu_power_w;
+  std::optional<double> gpu_memory_gb;
   std::string calibration_file;
 
   bool operator==(const TrainingSetup&) const = default;
@@ -92,6 +98,9 @@ struct TrainingSetup {
   estimate::TrainingConfig training_config(const workload::Workload& w) const;
   // The calibration in force: defaults, refined by calibration_file when given.
   estimate::Calibration calibration() const;
+  // `list` (a --gpu value) with --gpu-power and --gpu-memory applied to every card it names: what
+  // Catalog::select and Catalog::resolve take.
+  std::string gpu_spec(const std::string& list, const catalog::Catalog& catalog = catalog::Catalog::active()) const;
   // True when a model is named (a zoo id, --hf-config or --workload).
   bool has_model() const { return !model.empty() || !hf_config.empty() || !workload_file.empty(); }
 

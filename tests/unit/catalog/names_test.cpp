@@ -2,6 +2,7 @@
 // (a shorter model number, a card not in the catalog) never resolve to another card.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -62,13 +63,92 @@ TEST(CatalogNames, ShortenedModelsAreAmbiguousNotGuessed) {
   EXPECT_EQ(resolve_error(Catalog::builtin(), "5060 ti"),
             "GPU name '5060 ti' is ambiguous: it matches rtx5060ti-16gb (GeForce RTX 5060 Ti 16 GB), rtx5060ti-8gb "
             "(GeForce RTX 5060 Ti 8 GB); give the id of the one you mean");
+  // The A800 comes with 40 or 80 GB: a memory a user can tell, so it asks.
   EXPECT_EQ(resolve_error(Catalog::builtin(), "A800"),
             "GPU name 'A800' is ambiguous: it matches a800-sxm4-80gb (NVIDIA A800 SXM4 80 GB), a800-pcie-80gb "
             "(NVIDIA A800 PCIe 80 GB), a800-pcie-40gb (NVIDIA A800 PCIe 40 GB); give the id of the one you mean");
-  for (const char* typed : {"a100", "h100", "h800", "p100", "3060", "4060 ti", "3080 laptop", "v100"}) {
+  for (const char* typed : {"a100", "h100", "3060", "4060 ti", "v100"}) {
     EXPECT_TRUE(resolve_error(Catalog::builtin(), typed).starts_with("GPU name '" + std::string(typed) +
                                                                     "' is ambiguous"))
         << typed;
+  }
+}
+
+// Variants that differ in what a user may not know (form factor, a laptop part's memory) resolve to the catalog's
+// documented default (default_over), with a note naming the others and how to pick them.
+TEST(CatalogNames, AFormFactorOrLaptopMemoryLeftOutIsTheDefaultVariantWithANote) {
+  const Catalog& c = Catalog::builtin();
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"H800", "h800-sxm5-80gb"},           {"NVIDIA H800", "h800-sxm5-80gb"},     {"h800 80gb", "h800-sxm5-80gb"},
+      {"A800 80GB", "a800-sxm4-80gb"},      {"nvidia a800 80 gb", "a800-sxm4-80gb"}, {"Tesla P100", "p100-pcie-16gb"},
+      {"p100", "p100-pcie-16gb"},           {"RTX 3080 Laptop", "rtx3080-laptop-16gb"},
+      {"NVIDIA GeForce RTX 3080 Laptop GPU", "rtx3080-laptop-16gb"},
+  };
+  for (const auto& [typed, id] : cases) {
+    const Gpu& gpu = c.resolve(typed);
+    EXPECT_EQ(gpu.id, id) << typed;
+    ASSERT_TRUE(gpu.default_note.has_value()) << typed;
+  }
+  EXPECT_EQ(*c.resolve("H800").default_note,
+            "'H800' is taken as the NVIDIA H800 SXM5 80 GB (h800-sxm5-80gb): the SXM5 board of NVIDIA's 8-GPU HGX "
+            "H800 servers, on which the H800's published training runs were made (DeepSeek-V3: 2,048 H800s, 8 per "
+            "node over NVLink and NVSwitch); for another variant give --gpu h800-pcie-80gb (NVIDIA H800 PCIe 80 GB)");
+  // A memory or form factor typed is honoured, and the card named exactly carries no note.
+  EXPECT_EQ(c.resolve("p100 12gb").id, "p100-pcie-12gb");
+  EXPECT_EQ(c.resolve("a800 40gb").id, "a800-pcie-40gb");
+  EXPECT_EQ(c.resolve("h800 pcie").id, "h800-pcie-80gb");
+  EXPECT_FALSE(c.resolve("h800-sxm5-80gb").default_note.has_value());
+  // A modification keeps the note: the card planned is still the default taken for the name.
+  EXPECT_TRUE(c.resolve("H800@400w").default_note.has_value());
+}
+
+// Every catalog name, spelt as people do, is that card; shortened to its model (no memory size, no form factor) it
+// is that card, the default it was taken as with a note naming it, or an "ambiguous" answer listing it: never
+// silently another card.
+TEST(CatalogNames, EveryNameInEverySpellingIsTheCardOrSaysWhich) {
+  const Catalog& c = Catalog::builtin();
+  auto spellings = [](const std::string& name) {
+    std::string bare = name;
+    for (const char* brand : {"NVIDIA ", "GeForce ", "Tesla "}) {
+      if (const auto at = bare.find(brand); at != std::string::npos) bare.erase(at, std::string(brand).size());
+    }
+    std::string hyphens = bare;
+    std::replace(hyphens.begin(), hyphens.end(), ' ', '-');
+    return std::vector<std::string>{name,   text::to_lower(name), upper(name),    bare,
+                                    "NVIDIA " + bare, "nvidia geforce " + text::to_lower(bare), "Tesla " + bare,
+                                    hyphens, text::to_lower(hyphens)};
+  };
+  for (const Gpu& gpu : c.gpus()) {
+    for (const std::string& spelling : spellings(gpu.name)) {
+      EXPECT_EQ(c.resolve(spelling).id, gpu.id) << "'" << spelling << "'";
+    }
+    // The model alone: the name without its memory size ("80 gb") and form factor ("sxm 5", "pcie").
+    const std::vector<std::string> tokens = name_tokens(gpu.name);
+    std::vector<bool> keep(tokens.size(), true);
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+      const std::string& t = tokens[i];
+      if (t == "sxm" || t == "pcie" || t == "hbm") keep[i] = false;
+      if (t == "sxm" && i + 1 < tokens.size()) keep[i + 1] = false;
+      if (t == "gb") keep[i] = keep[i - 1] = false;
+    }
+    std::string model;
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+      if (keep[i]) model += tokens[i] + " ";
+    }
+    try {
+      const Gpu& got = c.resolve(model);
+      // The model alone may be another card's whole name: "RTX 3080" is the 10 GB card, not the 12 GB one.
+      if (got.id != gpu.id && name_tokens(got.name) != name_tokens(model)) {
+        ASSERT_TRUE(got.default_note.has_value()) << "'" << model << "' silently became " << got.id;
+        EXPECT_TRUE(std::find(got.default_over.begin(), got.default_over.end(), gpu.id) != got.default_over.end())
+            << model;
+        EXPECT_NE(got.default_note->find(gpu.id), std::string::npos) << *got.default_note;
+      }
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      EXPECT_TRUE(what.find("is ambiguous") != std::string::npos && what.find(gpu.id) != std::string::npos)
+          << "'" << model << "': " << what;
+    }
   }
 }
 

@@ -11,6 +11,7 @@
 #include "cli/report_pages.hpp"
 #include "cli/setup_binder.hpp"
 #include "core/catalog/catalog.hpp"
+#include "core/common/error.hpp"
 #include "core/setup/plan.hpp"
 
 namespace gpusage::setup {
@@ -115,6 +116,8 @@ class SetupGenerator {
     s.network_gbps = pick<double>({0, 0.001, 25, 400.5, 1e6});
     s.dataset_size = pick<double>({0, 1, 1281167, 14.2e6, 1e12});
     s.gpu = pick<std::string>({"", "rtx5090", "rtx5090,8xh100-sxm5-80gb", "rtx50", "GeForce RTX 3080 12GB"});
+    s.gpu_power_w = maybe<double>({1, 115, 87.5, 1e5});
+    s.gpu_memory_gb = maybe<double>({1, 22, 48, 1e5});
     s.calibration_file = pick<std::string>({"", std::string(GPUSAGE_SOURCE_DIR) + "/tests/fixtures/report/bench-rtx5090.json"});
     return s;
   }
@@ -202,6 +205,43 @@ TEST(SetupFlags, APlanPagesCommandLineRemakesItsPlan) {
   eager.kernels = "eager";
   EXPECT_NE(setup::run_plan(eager, eager.gpu, request).predictions[0].throughput,
             original.predictions[0].throughput);
+}
+
+// --gpu-power and --gpu-memory are the @Nw and @Ngb suffixes for every card of --gpu: the same cards, and the
+// laptop's power and the modified board's memory reach the plan.
+TEST(SetupFlags, GpuPowerAndMemoryAreTheSuffixesOfEveryCard) {
+  TrainingSetup flagged;
+  flagged.model = "resnet50";
+  flagged.gpu = "rtx4090-laptop,rtx4090";
+  flagged.gpu_power_w = 115;
+  TrainingSetup suffixed = flagged;
+  suffixed.gpu = "rtx4090-laptop@115w,rtx4090@115w";
+  suffixed.gpu_power_w.reset();
+  estimate::SweepRequest request;
+  request.batches = {64};
+  const estimate::Sweep a = setup::run_plan(flagged, flagged.gpu, request);
+  const estimate::Sweep b = setup::run_plan(suffixed, suffixed.gpu, request);
+  ASSERT_EQ(a.predictions.size(), 2u);
+  ASSERT_EQ(b.predictions.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(a.predictions[i].gpu->id, b.predictions[i].gpu->id);
+    EXPECT_EQ(a.predictions[i].gpu->tdp_w, 115);
+    EXPECT_EQ(a.predictions[i].throughput, b.predictions[i].throughput);
+  }
+  TrainingSetup memory;
+  memory.model = "resnet50";
+  memory.gpu = "rtx4090";
+  memory.gpu_memory_gb = 48;
+  EXPECT_EQ(setup::run_plan(memory, memory.gpu, request).predictions[0].gpu->memory_gb, 48);
+  EXPECT_EQ(memory.to_flags(), " --model resnet50 --precision fp16 --gpu rtx4090 --gpu-memory 48");
+  EXPECT_EQ(parse_args({"--model", "resnet50", "--gpu", "rtx4090", "--gpu-memory", "48"}), memory);
+  memory.gpu = "rtx4090@24gb";
+  try {
+    setup::run_plan(memory, memory.gpu, request);
+    ADD_FAILURE() << "the memory given twice was taken";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "--gpu 'rtx4090@24gb' already gives the memory (@24gb); drop it or --gpu-memory");
+  }
 }
 
 }  // namespace
