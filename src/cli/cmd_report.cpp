@@ -18,6 +18,7 @@
 #include "core/catalog/gpu.hpp"
 #include "core/common/batch_list.hpp"
 #include "core/common/error.hpp"
+#include "core/common/i18n.hpp"
 #include "core/common/io.hpp"
 #include "core/common/text.hpp"
 #include "core/estimate/compare.hpp"
@@ -79,6 +80,13 @@ report::Section cost_section(const CostReport& costs) {
   section.notes = std::move(table.notes);
   table.notes.clear();
   section.items.push_back(report::PageTable{"cost-table", "Wall time, energy and cost per card", std::move(table)});
+  if (!costs.buy_or_rent.empty()) {
+    report::Table pairs = buy_or_rent_table(costs);
+    for (auto& note : pairs.notes) section.notes.push_back(std::move(note));
+    pairs.notes.clear();
+    section.items.push_back(report::PageTable{
+        "buy-or-rent", i18n::tr("Buy one card or rent another: when buying pays off"), std::move(pairs)});
+  }
   for (const auto& line : cost_sources(costs)) section.notes.push_back("Price: " + line);
   return section;
 }
