@@ -1,6 +1,8 @@
 // Opens a `gpusage report` page in headless Chromium with the network blocked and checks that every chart
 // rendered: no console or page errors, no request left the file, each chart's SVG present with marks, a
-// title, axis titles and a legend, and a tooltip on hover. Prints one JSON object on stdout.
+// title, axis titles and a legend, and a tooltip on hover; every table scrolls inside its box far enough to
+// show its last column, and the page itself is no wider than the window. Each chart's axis labels are
+// reported (axes[]: one list of label texts per axis) for the caller to judge. Prints one JSON object on stdout.
 //
 //   node web/check-report.mjs REPORT.html [--screenshot FILE.png] [--max-height PX] [--width PX]
 //
@@ -40,11 +42,16 @@ if (!existsSync(executablePath)) {
 const started = Date.now();
 const result = {
   report: resolve(report), browser: null, state: null, charts: 0, rendered: 0, chart_errors: [],
-  console_errors: [], page_errors: [], blocked_requests: [], charts_detail: [], tooltip: null,
+  console_errors: [], page_errors: [], blocked_requests: [], charts_detail: [], tables_detail: [],
+  page_wider_than_window: null, tooltip: null,
   screenshot: null, elapsed_ms: 0, ok: false,
 };
 
-const browser = await chromium.launch({ executablePath, headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+// Scrollbars drawn as a reader sees them (headless hides them by default), so that a screenshot shows that a
+// wide table scrolls.
+const browser = await chromium.launch({
+  executablePath, headless: true, args: ['--no-sandbox', '--disable-gpu'], ignoreDefaultArgs: ['--hide-scrollbars'],
+});
 try {
   result.browser = browser.version();
   const context = await browser.newContext({ viewport: { width: options.width, height: 900 }, offline: true });
@@ -81,8 +88,25 @@ try {
       title: svg ? [...svg.querySelectorAll('g.role-title-text text')].map((t) => t.textContent).join(' ') : '',
       axis_titles: count('g.role-axis-title text'),
       legends: count('g.role-legend'),
+      axes: svg ? [...svg.querySelectorAll('g.role-axis')].map((axis) => [...axis.querySelectorAll(
+        'g.role-axis-label text')].map((t) => t.textContent)) : [],
     };
   }));
+  // Each table's box: scrolled to its right end, its last header cell must lie inside the box.
+  result.tables_detail = await page.$$eval('div.table-scroll', (boxes) => boxes.map((box) => {
+    const header = box.querySelector('thead tr');
+    const last = header ? header.cells[header.cells.length - 1] : null;
+    box.scrollLeft = box.scrollWidth;
+    const right = last ? last.getBoundingClientRect().right : 0;
+    const reachable = !last || right <= box.getBoundingClientRect().right + 1;
+    const scrolled = box.scrollLeft;
+    box.scrollLeft = 0;
+    return {
+      id: box.parentElement ? box.parentElement.id : '', overflow_x: getComputedStyle(box).overflowX,
+      scroll_width: box.scrollWidth, client_width: box.clientWidth, scrolled, last_column_reachable: reachable,
+    };
+  }));
+  result.page_wider_than_window = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth);
   // A tooltip: hover the first bar or point of the first chart and read vega-tooltip's element.
   const mark = await page.$('div.vega-chart g.mark-rect path, div.vega-chart g.mark-symbol path');
   if (mark) {
@@ -108,6 +132,8 @@ const everyChart = result.charts_detail.every((c) => c.svg && c.width > 0 && c.h
                                                    c.title.length > 0 && c.axis_titles > 0 && c.legends > 0);
 result.ok = result.state === 'done' && result.charts > 0 && result.rendered === result.charts && everyChart &&
             result.console_errors.length === 0 && result.page_errors.length === 0 &&
+            result.tables_detail.every((t) => t.overflow_x === 'auto' && t.last_column_reachable) &&
+            result.page_wider_than_window === false &&
             result.blocked_requests.length === 0 && result.tooltip !== null;
 console.log(JSON.stringify(result, null, 1));
 process.exit(result.ok ? 0 : 1);

@@ -73,9 +73,6 @@ void add_plan_command(CLI::App& app) {
       throw InputError(fmt::format("--chart: '{}' has an unsupported extension; accepted: .html", state->chart));
     }
     state->cost.check_given_with_cost();
-    if (state->format == Format::csv && state->cost.enabled) {
-      throw InputError("--format csv prints the plan's rows; --cost is shown with --format table or json");
-    }
     estimate::SweepRequest request;
     request.batches = parse_batch_list(state->run.batch).sizes;
     request.target_batch = state->run.target_batch;
@@ -87,7 +84,9 @@ void add_plan_command(CLI::App& app) {
     }
     const int width = state->wide ? 100000 : terminal_width();
     if (state->format == Format::csv) {
-      emit(plan_csv(results), state->out);
+      // With --cost the CSV is the cost report's (its rows carry each card's batch and wall time); the plan's
+      // own rows are `plan --format csv` without --cost.
+      emit(costs ? cost_csv(*costs) : plan_csv(results), state->out);
     } else if (state->format == Format::json) {
       nlohmann::json doc = plan_json(results);
       if (costs) doc["cost"] = cost_json(*costs);

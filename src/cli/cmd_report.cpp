@@ -81,6 +81,13 @@ report::Section cost_section(const CostReport& costs) {
   table.notes.clear();
   section.items.push_back(
       report::PageTable{"cost-table", i18n::tr("Wall time, energy and cost per card"), std::move(table)});
+  if (!costs.buy_or_rent.empty()) {
+    report::Table pairs = buy_or_rent_table(costs);
+    for (auto& note : pairs.notes) section.notes.push_back(std::move(note));
+    pairs.notes.clear();
+    section.items.push_back(report::PageTable{
+        "buy-or-rent", i18n::tr("Buy one card or rent another: when buying pays off"), std::move(pairs)});
+  }
   for (const auto& line : cost_sources(costs)) section.notes.push_back(i18n::trf("Price: {}", line));
   return section;
 }

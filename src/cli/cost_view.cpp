@@ -18,8 +18,9 @@ namespace gpusage::cli {
 
 void CostOptions::add_to(CLI::App& command) {
   command.add_flag("--cost", enabled,
-                   "What the job costs on each card, owned or rented: wall time, energy, rental bill, owned cost "
-                   "and when buying pays off (give the job: --tokens, --steps or --epochs)");
+                   "What the job costs on each card, owned or rented: wall time, energy, rental bill, owned cost, "
+                   "and when buying one card pays off against renting it or another (give the job: --tokens, "
+                   "--steps or --epochs; --format csv: one row per card and rented alternative)");
   command.add_option("--epochs", epochs, "The job: epochs over --dataset-size (vision: ImageNet-1k by default)")
       ->check(CLI::Range(1e-6, 1e6));
   command.add_option("--tokens", tokens, "The job: training tokens (language models), e.g. 1e9")
@@ -145,13 +146,12 @@ std::vector<const estimate::Prediction*> best_per_configuration(const estimate::
   return best;
 }
 
-// A card's name or id, prefixed "8x " when the configuration runs on several GPUs.
+}  // namespace
+
 std::string counted(const estimate::Prediction& p, const std::string& card) {
   const int gpus = p.config.world_size();
   return gpus > 1 ? fmt::format("{}x {}", gpus, card) : card;
 }
-
-}  // namespace
 
 CostReport build_cost_report(const estimate::Sweep& sweep, const CostOptions& options, double dataset_size,
                              const cost::PriceBook& book, const std::string& today) {
@@ -196,10 +196,16 @@ CostReport build_cost_report(const estimate::Sweep& sweep, const CostOptions& op
       report.cheapest_rental = &row;
     }
   }
-  for (auto& row : report.rows) {
-    if (row.rent || !row.purchase || !row.cost.electricity_usd || !report.cheapest_rental) continue;
-    row.break_even_jobs_vs_cheapest = cost::break_even_jobs_against(
-        row.purchase->price.value * row.inputs.gpus, *report.cheapest_rental->cost.rent_usd, *row.cost.electricity_usd);
+  for (std::size_t bought = 0; bought < report.rows.size(); ++bought) {
+    const CostRow& own = report.rows[bought];
+    if (!own.prediction->fits) continue;
+    for (std::size_t rented = 0; rented < report.rows.size(); ++rented) {
+      const CostRow& other = report.rows[rented];
+      if (!other.prediction->fits) continue;
+      if (auto result = cost::buy_or_rent(own.inputs, own.cost, other.cost, bought == rented)) {
+        report.buy_or_rent.push_back({bought, rented, *result});
+      }
+    }
   }
   const estimate::Prediction* first = report.rows.empty() ? nullptr : report.rows.front().prediction;
   switch (report.job.unit) {
@@ -242,13 +248,6 @@ std::string hours_text(const cost::Range& r) {
                      report::format_number(r.low, decimals, 1000), report::format_number(r.high, decimals, 1000));
 }
 
-std::string jobs_text(const cost::Range& r) {
-  auto one = [](double jobs) {
-    return std::isinf(jobs) ? i18n::tr("never") : report::format_number(jobs, jobs < 10 ? 1 : 0, 1000);
-  };
-  return fmt::format("{} ({}-{})", one(r.estimate), one(r.low), one(r.high));
-}
-
 std::string price_cell(const std::optional<UsedPrice>& price, int decimals) {
   if (!price) return i18n::tr("none");
   const std::string from = !price->price.provider.empty() ? price->price.provider
@@ -256,22 +255,6 @@ std::string price_cell(const std::optional<UsedPrice>& price, int decimals) {
                                                           : price->kind;
   return fmt::format("{} {}{}", report::format_number(price->price.value, decimals, 1000), from,
                      price->stale ? "*" : "");
-}
-
-std::string break_even_cell(const CostRow& row, const CostReport& report) {
-  if (row.cost.break_even_jobs) return jobs_text(*row.cost.break_even_jobs);
-  if (row.break_even_jobs_vs_cheapest && report.cheapest_rental) {
-    const estimate::Prediction& cheapest = *report.cheapest_rental->prediction;
-    return i18n::trf("{} vs {}", jobs_text(*row.break_even_jobs_vs_cheapest), counted(cheapest, cheapest.gpu->id));
-  }
-  if (row.purchase && row.rent && row.cost.electricity_usd) return i18n::tr("never");
-  return i18n::tr("n/a");
-}
-
-nlohmann::json range_json(const std::optional<cost::Range>& r) {
-  if (!r) return nullptr;
-  auto finite = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
-  return {{"estimate", finite(r->estimate)}, {"low", finite(r->low)}, {"high", finite(r->high)}};
 }
 
 nlohmann::json price_json(const std::optional<UsedPrice>& p) {
@@ -289,6 +272,12 @@ nlohmann::json price_json(const std::optional<UsedPrice>& p) {
 
 }  // namespace
 
+nlohmann::json range_json(const std::optional<cost::Range>& r) {
+  if (!r) return nullptr;
+  auto finite = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  return {{"estimate", finite(r->estimate)}, {"low", finite(r->low)}, {"high", finite(r->high)}};
+}
+
 report::Table cost_table_model(const CostReport& report) {
   report::Table table;
   using i18n::tr;
@@ -296,11 +285,10 @@ report::Table cost_table_model(const CostReport& report) {
                    {tr("batch"), "", report::Align::right, 4},
                    {tr("wall time"), tr("h (80% range)")},
                    {tr("energy"), "kWh", report::Align::right, 3},
-                   {tr("buy"), "USD/GPU", report::Align::right, 2},
-                   {tr("rent"), "USD/GPU-h", report::Align::right, 2},
+                   {tr("buy"), "USD/GPU", report::Align::right, 1},
+                   {tr("rent"), "USD/GPU-h", report::Align::right, 1},
                    {tr("rented job"), "USD"},
-                   {tr("owned job"), "USD"},
-                   {tr("buying pays off"), tr("after (jobs)"), report::Align::left}};
+                   {tr("owned job"), "USD"}};
   table.units_on_own_line = true;
   bool any_stale = false;
   for (const auto& row : report.rows) {
@@ -308,18 +296,17 @@ report::Table cost_table_model(const CostReport& report) {
     any_stale = any_stale || (row.purchase && row.purchase->stale) || (row.rent && row.rent->stale);
     if (!p.fits) {
       table.add_row({counted(p, p.gpu->name), "OOM", tr("does not fit"), tr("n/a"), price_cell(row.purchase, 0),
-                     price_cell(row.rent, 2), tr("n/a"), tr("n/a"), tr("n/a")});
+                     price_cell(row.rent, 2), tr("n/a"), tr("n/a")});
       continue;
     }
     const auto& c = row.cost;
     table.add_row({counted(p, p.gpu->name), report::format_number(p.config.batch_per_gpu), hours_text(c.hours),
                    report::format_number(c.energy_kwh.estimate, c.energy_kwh.estimate < 10 ? 2 : 0, 1000),
-                   price_cell(row.purchase, 0), price_cell(row.rent, 2), usd_text(c.rent_usd), usd_text(c.owned_usd),
-                   break_even_cell(row, report)});
+                   price_cell(row.purchase, 0), price_cell(row.rent, 2), usd_text(c.rent_usd), usd_text(c.owned_usd)});
   }
   table.notes.push_back(
-      tr("Wall time and every cost carry plan's 80% range of throughput (in brackets; where the "
-         "held-out errors of a card's cell lean one way, the range lies to one side of the estimate)."));
+      tr("Wall time and every cost carry plan's 80% range of throughput (in brackets; where the held-out "
+         "errors of a card's cell lean one way, the range reaches from the estimate to that side)."));
   std::string power = tr("energy = board power x wall time x GPUs, at the card's TDP");
   if (std::any_of(report.rows.begin(), report.rows.end(), [](auto& r) { return r.power_basis == "--power"; })) {
     power += tr(" (at --power where given)");
@@ -339,10 +326,6 @@ report::Table cost_table_model(const CostReport& report) {
   } else {
     table.notes.push_back(tr("owned job: n/a, no electricity price (give --electricity USD/kWh)."));
   }
-  table.notes.push_back(
-      tr("buying pays off after: jobs of this size after which buying the card(s) has cost less than "
-         "renting the same card(s) (the purchase over the rent less the electricity), or, for a card "
-         "nobody rents, the cheapest rental in this table."));
   table.dropped_hint = i18n::N_("widen the terminal (COLUMNS=200), or plan --cost --format json for every figure");
   table.notes.push_back(
       tr("buy: --price, else a dated street price, else the launch MSRP; rent: --rent, else the "
@@ -381,6 +364,7 @@ std::optional<CostReport> cost_report_if_asked(const estimate::Sweep& sweep, con
 std::string cost_table(const CostReport& report, int width) {
   std::string out = i18n::trf("\nWhat the job costs: {}\n", report.job_text);
   out += report::render_text(cost_table_model(report), width);
+  out += buy_or_rent_text(report, width);
   const std::vector<std::string> sources = cost_sources(report);
   if (!sources.empty()) {
     out += i18n::tr("\nPrices used (data/prices.toml; launch MSRPs: gpusage gpus show ID):\n");
@@ -413,7 +397,6 @@ nlohmann::json cost_json(const CostReport& report) {
         {"owned_usd", range_json(c.owned_usd)},
         {"break_even_hours", json_util::optional(c.break_even_hours)},
         {"break_even_jobs", range_json(c.break_even_jobs)},
-        {"break_even_jobs_vs_cheapest_rental", range_json(row.break_even_jobs_vs_cheapest)},
     });
   }
   const char* unit = report.job.unit == cost::JobUnit::tokens  ? "tokens"
@@ -438,7 +421,8 @@ nlohmann::json cost_json(const CostReport& report) {
       {"cheapest_rental", report.cheapest_rental ? nlohmann::json(counted(*report.cheapest_rental->prediction,
                                                                           report.cheapest_rental->prediction->gpu->id))
                                                  : nlohmann::json(nullptr)},
-      {"rows", rows}};
+      {"rows", rows},
+      {"buy_or_rent", buy_or_rent_json(report)}};
 }
 
 }  // namespace gpusage::cli

@@ -56,8 +56,14 @@ struct CostRow {
   std::optional<UsedPrice> purchase;  // per GPU
   std::optional<UsedPrice> rent;      // per GPU-hour
   std::string power_basis;            // "TDP" or "--power"
-  // Against the cheapest rental of the same job, when this card is owned and not itself rented.
-  std::optional<cost::Range> break_even_jobs_vs_cheapest;
+};
+
+// Buying one configuration of the report against renting another (or the same) for the same jobs: indices
+// into CostReport::rows.
+struct BuyRentPair {
+  std::size_t bought = 0;
+  std::size_t rented = 0;
+  cost::BuyOrRent result;
 };
 
 struct CostReport {
@@ -66,6 +72,9 @@ struct CostReport {
   std::string today;
   std::vector<CostRow> rows;
   const CostRow* cheapest_rental = nullptr;
+  // Every configuration that fits and can be bought (a purchase price and an electricity price) against every
+  // one that fits and can be rented, in the rows' order: "buy an RTX 5090 or rent an H100?".
+  std::vector<BuyRentPair> buy_or_rent;
   std::optional<cost::DatedPrice> electricity;  // in force (value from --electricity when given)
   bool electricity_overridden = false;
   double amortize_hours = 0;
@@ -86,6 +95,19 @@ report::Table cost_table_model(const CostReport& report);
 // Every price the report used: "rtx5090: <title> (2026-01-05, 334 days old, stale): <url>".
 std::vector<std::string> cost_sources(const CostReport& report);
 nlohmann::json cost_json(const CostReport& report);
+// One CSV row per configuration and rented alternative (a configuration nobody can buy, or with no rental to
+// compare, has one row with the comparison's columns empty): every figure of the table with its range.
+std::string cost_csv(const CostReport& report);
+
+// The buy-or-rent comparison (buy_or_rent_view.cpp): the table of pairs, a sentence for each pair of two
+// different cards when they are few, and the pairs as JSON and as CSV columns.
+std::string buy_or_rent_text(const CostReport& report, int width);
+report::Table buy_or_rent_table(const CostReport& report);
+nlohmann::json buy_or_rent_json(const CostReport& report);
+// {"estimate", "low", "high"}; null for an empty range, and null for an end that is infinite.
+nlohmann::json range_json(const std::optional<cost::Range>& r);
+// A card's name or id, prefixed "8x " when the configuration runs on several GPUs.
+std::string counted(const estimate::Prediction& p, const std::string& card);
 
 // Today's date as the cost report counts prices' ages: $GPUSAGE_TODAY (YYYY-MM-DD, so that tests and
 // goldens do not age) or the UTC date of the clock.

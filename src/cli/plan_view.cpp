@@ -131,9 +131,9 @@ std::string card_name(const estimate::Prediction& p, const estimate::Sweep& resu
   return mixed && p.config.world_size() > 1 ? fmt::format("{}x {}", p.config.world_size(), p.gpu->name) : p.gpu->name;
 }
 
-// A throughput as the tables print it: whole numbers from 100 up, one decimal below (a language model's few
-// samples per second).
-std::string throughput_text(double v) { return report::format_number(v, v < 100 ? 1 : 0); }
+// A throughput as the tables print it: three significant figures at least, whole numbers from 100 up (a 70B
+// model's 0.0427 sequences per second is not "0.0").
+std::string throughput_text(double v) { return report::format_significant(v); }
 
 // The batches of the first card when every card is predicted at the same batches without accumulation (the
 // grid of `--batch 32,64,...`); empty otherwise.
@@ -251,7 +251,9 @@ report::Table detail_table(const estimate::Sweep& results, bool translate) {
 // The cards ranked at their best fitting configuration in this plan; empty for fewer than two cards.
 std::string ranking_text(const estimate::Sweep& results, int width) {
   const auto& predictions = results.predictions;
-  const char* unit = results.workload.throughput_unit();
+  // A language model's cards are compared in tokens/s (a sequence per second rounds to "2 / 1 / 1").
+  const bool tokens = results.workload.domain == workload::Domain::language;
+  const char* unit = tokens ? "tokens/s" : results.workload.throughput_unit();
   std::string out;
   // In the sweep's GPU order, so that cards with equal throughput keep it (a map keyed by address did not).
   std::vector<const estimate::Prediction*> ranked;
@@ -275,10 +277,12 @@ std::string ranking_text(const estimate::Sweep& results, int width) {
                     {i18n::tr("per 100 W"), unit}};
     int i = 0;
     for (auto* p : ranked) {
+      const double rate = tokens && p->tokens_per_s ? *p->tokens_per_s : p->throughput;
+      // Three significant figures at least: a rate per $1000 or per 100 W of a slow model is never 0.
       rank.add_row({std::to_string(++i), card_name(*p, results), report::format_number(p->config.batch_per_gpu),
-                    throughput_text(p->throughput),
-                    p->gpu->msrp_usd ? throughput_text(p->throughput / *p->gpu->msrp_usd * 1000) : i18n::tr("n/a"),
-                    throughput_text(p->throughput / p->gpu->tdp_w * 100)});
+                    report::format_significant(rate),
+                    p->gpu->msrp_usd ? report::format_significant(rate / *p->gpu->msrp_usd * 1000) : i18n::tr("n/a"),
+                    report::format_significant(rate / p->gpu->tdp_w * 100)});
     }
     rank.notes.push_back(
         i18n::tr("Prices are launch MSRPs, power is TDP, both from the catalog (gpusage gpus show ID)."));
@@ -340,12 +344,17 @@ std::string ranges_and_notes_text(const estimate::Sweep& results) {
   std::string out;
   std::vector<std::pair<std::string, std::vector<std::string>>> bases;  // range text -> the cards it applies to
   std::vector<std::string> warnings;
+  // A range that ends at the prediction (its cell's errors lean one way) ends at "0%", not "+0%" or "-0%".
+  auto percent = [](double ratio) {
+    const long rounded = std::lround((ratio - 1) * 100);
+    return rounded == 0 ? std::string("0%") : fmt::format("{:+d}%", rounded);
+  };
   for (const auto& p : predictions) {
     // The range is a fixed proportion of the prediction for a card (its cell's spread), at every batch.
     const std::string basis =
         p.throughput > 0 && p.throughput_high > p.throughput_low
-            ? i18n::trf("{:+.0f}% to {:+.0f}% of the prediction ({})", (p.throughput_low / p.throughput - 1) * 100,
-                        (p.throughput_high / p.throughput - 1) * 100, p.interval_basis)
+            ? i18n::trf("{} to {} of the prediction ({})", percent(p.throughput_low / p.throughput),
+                          percent(p.throughput_high / p.throughput), p.interval_basis)
             : p.interval_basis;
     auto it = std::find_if(bases.begin(), bases.end(), [&](const auto& b) { return b.first == basis; });
     if (it == bases.end()) it = bases.insert(bases.end(), {basis, {}});

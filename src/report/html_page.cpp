@@ -34,7 +34,11 @@ h2 { font-size: 20px; margin: 36px 0 8px; padding-top: 8px; border-top: 1px soli
 .meta code { background: var(--band); padding: 1px 4px; border-radius: 3px; }
 nav { font-size: 14px; margin: 10px 0 0; }
 nav a { margin-right: 14px; }
-figure { margin: 18px 0; overflow-x: auto; }
+figure { margin: 18px 0; overflow-x: auto; min-width: 0; }
+.table-scroll { overflow-x: auto; max-width: 100%; }
+.table-scroll::-webkit-scrollbar { height: 10px; }
+.table-scroll::-webkit-scrollbar-thumb { background: #b8c0cc; border-radius: 5px; }
+.table-scroll::-webkit-scrollbar-track { background: var(--band); }
 figcaption { font-weight: 600; margin-bottom: 6px; }
 .vega-chart { min-height: 60px; }
 table.sortable { border-collapse: collapse; font-size: 13.5px; font-variant-numeric: tabular-nums; }
@@ -118,7 +122,9 @@ std::string render_table(const PageTable& t) {
   const Table& table = t.table;
   std::string out = fmt::format("<figure class=\"table\" id=\"table-{}\">\n", xml_escape(t.id));
   if (!t.caption.empty()) out += "<figcaption>" + xml_escape(t.caption) + "</figcaption>\n";
-  out += "<table class=\"sortable\"><thead><tr>";
+  // A table wider than the page scrolls inside its own box (with a scrollbar that is drawn, not an overlay):
+  // its right-hand columns are never cut off at the page's edge.
+  out += "<div class=\"table-scroll\" tabindex=\"0\"><table class=\"sortable\"><thead><tr>";
   for (std::size_t i = 0; i < table.columns.size(); ++i) {
     const Column& c = table.columns[i];
     out += fmt::format("<th scope=\"col\" class=\"{}\" title=\"{}\">{}", is_numeric_column(table, i) ? "num" : "text",
@@ -136,7 +142,7 @@ std::string render_table(const PageTable& t) {
     }
     out += "</tr>\n";
   }
-  out += "</tbody></table>\n";
+  out += "</tbody></table></div>\n";
   for (const auto& note : table.notes) out += "<p class=\"note\">" + xml_escape(note) + "</p>\n";
   return out + "</figure>\n";
 }

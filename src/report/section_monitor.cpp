@@ -9,6 +9,7 @@
 #include "core/common/i18n.hpp"
 #include "core/common/time.hpp"
 #include "report/sections.hpp"
+#include "report/time_axis.hpp"
 #include "report/vega.hpp"
 
 namespace gpusage::report {
@@ -47,8 +48,10 @@ Section monitor_section(const MonitorLog& log, const std::vector<AlertMark>& ale
   std::vector<std::string> names;
   std::map<unsigned, std::string> label_of;
   std::map<unsigned, std::size_t> seen;
+  const double start_s = log.samples.front().unix_time_s;
   for (const auto& sample : log.samples) {
     const std::string time = wallclock::iso_utc(sample.unix_time_s);
+    const double elapsed_s = sample.unix_time_s - start_s;
     for (const auto& gpu : sample.gpus) {
       const std::string label = gpu_label(gpu);
       if (!label_of.count(gpu.index)) {
@@ -57,7 +60,10 @@ Section monitor_section(const MonitorLog& log, const std::vector<AlertMark>& ale
       }
       if (seen[gpu.index]++ % stride != 0) continue;
       auto add = [&](const char* metric, std::optional<double> value) {
-        if (value) values.push_back({{"time", time}, {"gpu", label}, {"metric", metric}, {"value", *value}});
+        if (value) {
+          values.push_back(
+              {{"time", time}, {"elapsed_s", elapsed_s}, {"gpu", label}, {"metric", metric}, {"value", *value}});
+        }
       };
       add("utilization",
           gpu.utilization_gpu_percent ? std::optional<double>(*gpu.utilization_gpu_percent) : std::nullopt);
@@ -77,6 +83,7 @@ Section monitor_section(const MonitorLog& log, const std::vector<AlertMark>& ale
   for (const auto& a : alerts) {
     const std::string gpu = label_of.count(a.gpu) ? label_of[a.gpu] : fmt::format("GPU {}", a.gpu);
     marks.push_back({{"time", wallclock::iso_utc(a.unix_time_s)},
+                     {"elapsed_s", a.unix_time_s - start_s},
                      {"gpu", gpu},
                      {"kind", a.kind},
                      {"severity", a.severity},
@@ -84,11 +91,9 @@ Section monitor_section(const MonitorLog& log, const std::vector<AlertMark>& ale
     if (std::find(kinds.begin(), kinds.end(), a.kind) == kinds.end()) kinds.push_back(a.kind);
     table.add_row({wallclock::iso_utc(a.unix_time_s), gpu, a.kind, a.severity, a.message});
   }
-  const Json time_axis = {{"field", "time"},
-                          {"type", "temporal"},
-                          {"title", i18n::tr("Time (UTC)")},
-                          {"scale", {{"type", "utc"}}},
-                          {"axis", {{"labelAngle", 0}}}};
+  const double span_s = log.samples.back().unix_time_s - start_s;
+  // Seconds since the first sample, ticked at a round step (time_axis.hpp); the tooltips keep the UTC time.
+  const Json time_axis = time_axis_encoding("elapsed_s", span_s, wallclock::iso_utc(start_s, false));
   Json panels = Json::array();
   for (const Series& series : kSeries) {
     Json line = {{"transform", Json::array({{{"filter", {{"field", "metric"}, {"equal", series.key}}}}})},
@@ -125,7 +130,6 @@ Section monitor_section(const MonitorLog& log, const std::vector<AlertMark>& ale
     }
     panels.push_back({{"title", i18n::tr(series.title)}, {"width", 900}, {"height", 140}, {"layer", layer}});
   }
-  const double span_s = log.samples.back().unix_time_s - log.samples.front().unix_time_s;
   Json s = spec(i18n::trf("GPU activity over time: {}", log.origin),
                 i18n::trf("{} samples over {}; red lines: alerts, at the moment each was raised.", log.samples.size(),
                           format_duration(span_s)));

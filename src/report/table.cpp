@@ -146,6 +146,12 @@ std::string format_number(double value, int decimals, double group_from) {
   return out + s.substr(int_end);
 }
 
+std::string format_significant(double value, int digits, double group_from) {
+  if (!std::isfinite(value) || value == 0) return format_number(value, 0, group_from);
+  const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(value))));
+  return format_number(value, std::max(0, digits - 1 - magnitude), group_from);
+}
+
 std::string format_optional(const std::optional<double>& value, int decimals, double group_from) {
   return value ? format_number(*value, decimals, group_from) : "n/a";
 }

@@ -42,6 +42,9 @@ std::string render_csv(const Table& table);
 // Number formatting shared by every table: fixed decimals, thousands separators for values from
 // `group_from` up (10,000 by default; a column mixing 8960 and 21,760 reads better with 1000).
 std::string format_number(double value, int decimals = 0, double group_from = 10000);
+// At least `digits` significant figures, and never fewer digits than the integer part has: 1,667; 41.3; 0.245;
+// 0.00123 (a rate per watt or per dollar is never rounded to 0).
+std::string format_significant(double value, int digits = 3, double group_from = 10000);
 // "n/a" when empty
 std::string format_optional(const std::optional<double>& value, int decimals = 0, double group_from = 10000);
 std::string format_duration(double seconds);  // "1.2 ms", "3.4 s", "2 h 05 min"

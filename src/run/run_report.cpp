@@ -15,6 +15,7 @@
 #include "report/monitor_log.hpp"
 #include "report/sections.hpp"
 #include "report/table.hpp"
+#include "report/time_axis.hpp"
 #include "run/output_lines.hpp"
 
 namespace gpusage::run {
@@ -97,6 +98,7 @@ report::Section throughput_section(const RunSummary& s, const std::string& gpu_l
   for (const auto& r : readings)
     if (r.reading.unit == unit && r.reading.source == source)
       values.push_back({{"time", wallclock::iso_utc(r.unix_time_s)},
+                        {"elapsed_s", r.unix_time_s - s.started_unix_s},
                         {"series", unit + "/s (" + source + ")"},
                         {"kind", "throughput"},
                         {"value", r.reading.per_second}});
@@ -105,11 +107,12 @@ report::Section throughput_section(const RunSummary& s, const std::string& gpu_l
       for (const auto& gpu : sample.gpus)
         if (gpu.utilization_gpu_percent)
           values.push_back({{"time", wallclock::iso_utc(sample.unix_time_s)},
+                            {"elapsed_s", sample.unix_time_s - s.started_unix_s},
                             {"series", i18n::trf("GPU {} utilization (%)", gpu.index)},
                             {"kind", "utilization"},
                             {"value", *gpu.utilization_gpu_percent}});
-  const Json x = {
-      {"field", "time"}, {"type", "temporal"}, {"title", i18n::tr("Time (UTC)")}, {"scale", {{"type", "utc"}}}};
+  // Seconds since the run started, ticked at a round step (report/time_axis.hpp).
+  const Json x = report::time_axis_encoding("elapsed_s", s.wall_s, wallclock::iso_utc(s.started_unix_s, false));
   auto layer = [&](const char* kind, const std::string& title) {
     return Json{{"transform", Json::array({{{"filter", {{"field", "kind"}, {"equal", kind}}}}})},
                 {"mark", {{"type", "line"}, {"point", true}}},

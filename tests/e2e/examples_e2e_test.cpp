@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -37,13 +38,16 @@ const std::map<std::string, std::string> kNotRun = {
 
 bool is_bench(const std::string& example) { return example.rfind("bench ", 0) == 0; }
 
+constexpr const char* kPipe = " | gpusage ";
+
 std::string trim(const std::string& s) {
   const auto b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
   return b == std::string::npos ? "" : s.substr(b, e - b + 1);
 }
 
 // The text after "gpusage " of every example line in `text`; a trailing backslash continues the line and
-// "  # ..." is a comment. `in_fences`: only inside ``` blocks (README).
+// "  # ..." is a comment. `in_fences`: only inside ``` blocks (README). A line that pipes into gpusage
+// ("cat train.log | gpusage doctor --log -") is kept whole: run_in gives gpusage what the left side prints.
 std::vector<std::string> examples_in(const std::string& text, bool in_fences) {
   std::vector<std::string> out;
   std::istringstream in(text);
@@ -62,13 +66,14 @@ std::vector<std::string> examples_in(const std::string& text, bool in_fences) {
     } else if (t.rfind("$ ", 0) == 0) {
       t = t.substr(2);
     }
-    if (t.rfind("gpusage ", 0) != 0 && t != "gpusage") continue;
+    const bool piped = t.find(kPipe) != std::string::npos;
+    if (t.rfind("gpusage ", 0) != 0 && t != "gpusage" && !piped) continue;
     if (const auto hash = t.find("  #"); hash != std::string::npos) t = trim(t.substr(0, hash));
     if (!t.empty() && t.back() == '\\') {
       pending = trim(t.substr(0, t.size() - 1));
       continue;
     }
-    out.push_back(t == "gpusage" ? "" : t.substr(8));
+    out.push_back(piped ? t : t == "gpusage" ? "" : t.substr(8));
   }
   return out;
 }
@@ -129,7 +134,12 @@ class Examples : public ::testing::Test {
                             ":/usr/bin:/bin && GPUSAGE_NVML_LIBRARY=" + GPUSAGE_NVML_STUB_MODERN +
                             " GPUSAGE_NVML_STUB_SCRIPT=" + fixture("doctor/nvml/rtx5090.json") +
                             " HF_HUB_CACHE= HF_HOME= XDG_CACHE_HOME= COLUMNS=120 timeout 300";
-    return run_cli(example, env);
+    const std::size_t pipe = example.find(kPipe);
+    if (pipe == std::string::npos) return run_cli(example, env);
+    // What the left side prints becomes gpusage's standard input (run_cli runs the binary itself).
+    const std::string producer = "cd " + dir_.string() + " && (" + example.substr(0, pipe) + ") > stdin.txt";
+    EXPECT_EQ(std::system(producer.c_str()), 0) << producer;
+    return run_cli(example.substr(pipe + std::string(kPipe).size()) + " < stdin.txt", env);
   }
 
   static void run_all(const std::vector<std::string>& examples, const std::string& where) {

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 
 #include "e2e/run_cli.hpp"
@@ -90,9 +91,10 @@ void require_browser() {
 }
 
 // web/check-report.mjs on `report`: its JSON result, and its exit status in "exit_status".
-Json check_in_browser(const std::string& report, const std::string& screenshot = "") {
+Json check_in_browser(const std::string& report, const std::string& screenshot = "", int width = 0) {
   std::string command = "node " + std::string(GPUSAGE_SOURCE_DIR) + "/web/check-report.mjs " + report;
   if (!screenshot.empty()) command += " --screenshot " + screenshot;
+  if (width > 0) command += " --width " + std::to_string(width);
   FILE* pipe = ::popen(command.c_str(), "r");
   if (!pipe) return nullptr;
   std::string out;
@@ -103,6 +105,49 @@ Json check_in_browser(const std::string& report, const std::string& screenshot =
   if (result.is_discarded()) return {{"unparsed_output", out}, {"exit_status", WEXITSTATUS(status)}};
   result["exit_status"] = WEXITSTATUS(status);
   return result;
+}
+
+// A chart's axes whose labels count time as report/time_axis.hpp writes them ("1.5 s", "0:30"), as drawn.
+std::vector<std::vector<std::string>> time_axes(const Json& chart) {
+  static const std::regex time_label(R"(^[0-9]+(\.[0-9])? s$|^[0-9]+:[0-9][0-9]$)");
+  std::vector<std::vector<std::string>> axes;
+  for (const auto& axis : chart.at("axes")) {
+    const auto labels = axis.get<std::vector<std::string>>();
+    if (!labels.empty() && std::regex_match(labels.front(), time_label)) axes.push_back(labels);
+  }
+  return axes;
+}
+
+// Every time axis of every chart reads: three labels or more, all different, none a bare fraction (".900").
+void expect_readable_time_axes(const Json& result, std::size_t charts_with_time) {
+  std::size_t found = 0;
+  for (const auto& chart : result.at("charts_detail")) {
+    const auto axes = time_axes(chart);
+    found += axes.empty() ? 0 : 1;
+    for (const auto& labels : axes) {
+      SCOPED_TRACE(chart.at("id").get<std::string>() + ": " + Json(labels).dump());
+      EXPECT_GE(labels.size(), 3u);
+      EXPECT_EQ(std::set<std::string>(labels.begin(), labels.end()).size(), labels.size());
+    }
+    for (const auto& axis : chart.at("axes")) {
+      for (const auto& label : axis) EXPECT_NE(label.get<std::string>().front(), '.') << chart.at("id");
+    }
+  }
+  EXPECT_EQ(found, charts_with_time) << result.dump(1);
+}
+
+// Every table can be scrolled far enough to show its last column, `scrolled` of them are wider than the page
+// (and so scroll), and the page itself is no wider than the window.
+void expect_tables_scroll(const Json& result, std::size_t scrolled) {
+  std::size_t wide = 0;
+  for (const auto& table : result.at("tables_detail")) {
+    SCOPED_TRACE(table.dump());
+    EXPECT_EQ(table.at("overflow_x"), "auto");
+    EXPECT_TRUE(table.at("last_column_reachable").get<bool>());
+    wide += table.at("scrolled").get<int>() > 0 ? 1 : 0;
+  }
+  EXPECT_GE(wide, scrolled) << result.at("tables_detail").dump(1);
+  EXPECT_FALSE(result.at("page_wider_than_window").get<bool>());
 }
 
 void expect_one_line_error(const CliResult& r, const std::string& message) {
@@ -153,10 +198,49 @@ TEST_F(ReportDir, EveryChartRendersInHeadlessChromiumWithoutErrorsOrNetwork) {
     EXPECT_GT(chart.at("legends").get<int>(), 0);
   }
   EXPECT_THAT(result.at("tooltip").get<std::string>(), HasSubstr("GeForce RTX 5090"));
+  expect_readable_time_axes(result, 1);  // the monitor log's panels
+  expect_tables_scroll(result, 0);
   EXPECT_TRUE(result.at("ok").get<bool>()) << out;
   EXPECT_EQ(result.at("exit_status"), 0) << out;
   ASSERT_TRUE(fs::exists(screenshot));
   EXPECT_GT(fs::file_size(screenshot), 50'000u);
+}
+
+// Issue 50: the run report's time axis read ".900 .900 .900", and wide tables were cut at the page's right edge.
+// A run under the NVML stub, its page opened in a window 900 pixels wide: the time axes read as time since the
+// start, the findings table scrolls to its last column. The screenshot stays in the build directory.
+TEST_F(ReportDir, TheRunReportsTimeAxesReadAndItsWideTablesScroll) {
+  if (browser_skipped()) GTEST_SKIP() << "GPUSAGE_NO_BROWSER=1: no browser on this machine";
+  require_browser();
+  if (HasFatalFailure()) return;
+  const std::string dir = path("run");
+  CliResult r = run_cli("run --log-dir " + dir + " --interval 0.2 -- sh " + fixture("run/steady_rate.sh") + " " + dir,
+                        "GPUSAGE_NVML_LIBRARY=" + kStub + " GPUSAGE_NVML_STUB_SCRIPT=" + fixture("run/gpu_starved.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string screenshot = std::string(GPUSAGE_BINARY_DIR) + "/report-e2e-run.png";
+  const Json result = check_in_browser(dir + "/report.html", screenshot, 900);
+  ASSERT_TRUE(result.is_object() && !result.contains("unparsed_output")) << result.dump();
+  EXPECT_EQ(result.at("state"), "done") << result.dump(1);
+  expect_readable_time_axes(result, 2);  // the monitor log's panels and throughput against utilization
+  expect_tables_scroll(result, 1);       // the findings table, at 900 pixels
+  EXPECT_TRUE(fs::exists(screenshot));
+}
+
+TEST_F(ReportDir, TheCostTablesScrollInANarrowWindow) {
+  if (browser_skipped()) GTEST_SKIP() << "GPUSAGE_NO_BROWSER=1: no browser on this machine";
+  require_browser();
+  if (HasFatalFailure()) return;
+  CliResult r = run_cli("report --gpu rtx5090,rtx4090,h100-sxm5-80gb --model llama3.1-8b --qlora --seq-len 2048 "
+                        "--precision bf16 --cost --tokens 1e9 --out " + path("cost.html"),
+                        "GPUSAGE_TODAY=2026-12-05");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string page = read_text(path("cost.html"));
+  EXPECT_THAT(page, HasSubstr("id=\"table-buy-or-rent\""));
+  const Json result = check_in_browser(path("cost.html"), "", 900);
+  ASSERT_TRUE(result.is_object() && !result.contains("unparsed_output")) << result.dump();
+  EXPECT_EQ(result.at("tables_detail").size(), 4u) << result.dump(1);  // cards, training, cost, buy or rent
+  expect_tables_scroll(result, 3);
+  EXPECT_TRUE(result.at("ok").get<bool>()) << result.dump(1);
 }
 
 // The browser check itself can fail: a page that fetches something, or a chart whose spec is broken.

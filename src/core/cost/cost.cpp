@@ -57,26 +57,41 @@ JobCost cost_of_job(const CostInputs& in, const JobSize& job) {
     out.owned_usd =
         sum(*out.electricity_usd, scaled(out.hours, *in.purchase_usd_per_gpu * cluster / in.amortize_hours));
   }
-  if (in.purchase_usd_per_gpu && in.rent_usd_per_gpu_hour && in.electricity_usd_per_kwh) {
-    // Per GPU: an hour rented costs the rate; an hour owned costs its electricity (the purchase is sunk).
-    const double saved_per_hour = *in.rent_usd_per_gpu_hour - in.board_power_w / 1000 * *in.electricity_usd_per_kwh;
-    if (saved_per_hour > 0) {
-      out.break_even_hours = *in.purchase_usd_per_gpu / saved_per_hour;
-      const double h = *out.break_even_hours;
-      out.break_even_jobs = Range{h / out.hours.estimate, h / out.hours.high, h / out.hours.low};
-    }
+  // Buying these cards against renting the same ones: buy_or_rent with the job on both sides.
+  if (const auto same = buy_or_rent(in, out, out, true); same && same->jobs) {
+    out.break_even_hours = same->hours->estimate;
+    out.break_even_jobs = same->jobs;
   }
   return out;
 }
 
-std::optional<Range> break_even_jobs_against(double purchase_usd, const Range& other_rent_usd,
-                                             const Range& own_electricity_usd) {
-  const double saved = other_rent_usd.estimate - own_electricity_usd.estimate;
-  if (!(saved > 0) || !(purchase_usd > 0)) return std::nullopt;
-  const double most_saved = other_rent_usd.high - own_electricity_usd.low;
-  const double least_saved = other_rent_usd.low - own_electricity_usd.high;
-  return Range{purchase_usd / saved, purchase_usd / most_saved,
-               least_saved > 0 ? purchase_usd / least_saved : std::numeric_limits<double>::infinity()};
+std::optional<BuyOrRent> buy_or_rent(const CostInputs& owned, const JobCost& owned_job, const JobCost& rented_job,
+                                     bool same_configuration) {
+  if (!owned.purchase_usd_per_gpu || !owned_job.electricity_usd || !rented_job.rent_usd) return std::nullopt;
+  const double purchase = *owned.purchase_usd_per_gpu * owned.gpus;
+  const Range& rent = *rented_job.rent_usd;
+  const Range& power = *owned_job.electricity_usd;
+  const Range& hours = owned_job.hours;
+  BuyOrRent out;
+  if (!(rent.estimate - power.estimate > 0) || !(purchase > 0)) return out;
+  const double infinity = std::numeric_limits<double>::infinity();
+  if (same_configuration) {
+    // Rent and electricity are both proportional to the one wall time: the saving per hour is fixed, so the
+    // break-even in hours is too, and only the number of jobs it takes moves with the range.
+    const double hours_to_pay_off = purchase * hours.estimate / (rent.estimate - power.estimate);
+    out.hours = Range{hours_to_pay_off, hours_to_pay_off, hours_to_pay_off};
+    out.jobs = Range{hours_to_pay_off / hours.estimate, hours_to_pay_off / hours.high, hours_to_pay_off / hours.low};
+    return out;
+  }
+  // Jobs = purchase / (rent per job - electricity per job), hours = jobs x owned wall time: both are smallest
+  // when the owned card is fast (its electricity and hours low) and the rented one slow (its bill high).
+  const double saving = rent.estimate - power.estimate;
+  const double most_saved = rent.high - power.low;
+  const double least_saved = rent.low - power.high;
+  out.jobs = Range{purchase / saving, purchase / most_saved, least_saved > 0 ? purchase / least_saved : infinity};
+  out.hours = Range{purchase * hours.estimate / saving, purchase * hours.low / most_saved,
+                    least_saved > 0 ? purchase * hours.high / least_saved : infinity};
+  return out;
 }
 
 }  // namespace gpusage::cost

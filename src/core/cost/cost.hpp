@@ -58,12 +58,22 @@ double samples_in_job(const JobSize& job, const CostInputs& inputs);
 // Throws InputError when the inputs cannot describe a job (no throughput, no GPUs, amortize_hours <= 0).
 JobCost cost_of_job(const CostInputs& inputs, const JobSize& job);
 
-// Jobs after which buying this card pays off against renting another (the cheapest rental for the same
-// job, when this card is not rented): the purchase over the difference between the other card's rental
-// bill per job and this card's electricity per job. The range pairs the interval ends that make the
-// difference smallest and largest (the cards' errors taken as independent). Empty when the estimate's
-// difference is not positive; `high` is +infinity when only the range's end is not.
-std::optional<Range> break_even_jobs_against(double purchase_usd, const Range& other_rent_usd,
-                                             const Range& own_electricity_usd);
+// Buying one configuration (a card on N GPUs) against renting another for the same jobs: after how many jobs,
+// and after how many hours of training on the bought cards, the purchase has cost less than the rental bills
+// it replaced (the purchase over what a job costs rented less its electricity owned). The formulas:
+// docs/MODEL.md, "Buy one card or rent another".
+struct BuyOrRent {
+  std::optional<Range> jobs;   // empty: renting costs no more than the owned card's electricity (never pays off)
+  std::optional<Range> hours;  // the same point in hours of training on the bought cards
+};
+
+// `owned` and `owned_job`: the configuration bought (its purchase price, its electricity and wall time per
+// job); `rented_job`: the other configuration's cost of the same job (its rental bill). Empty when a price is
+// missing (no purchase price, no electricity price or no rental price). `same_configuration`: the two are one
+// card on one GPU count, whose throughput error is one error, so the range's ends move together; otherwise the
+// two cards' errors are taken as independent and the range pairs the ends that make the saving per job
+// smallest and largest (`high` is +infinity when the smallest saving is not positive).
+std::optional<BuyOrRent> buy_or_rent(const CostInputs& owned, const JobCost& owned_job, const JobCost& rented_job,
+                                     bool same_configuration);
 
 }  // namespace gpusage::cost

@@ -84,7 +84,8 @@ struct Interval {
 Interval throughput_interval(const IntervalTable& table, double predicted, const std::string& family,
                              const std::string& precision, const std::string& architecture, int world_size,
                              const std::string& fine_tuning = {}, const IntervalCell* method_cell = nullptr);
-// [predicted / ratio_p90, predicted / ratio_p10]: the range that held 80% of the cell's runs.
+// [predicted / ratio_p90, predicted / ratio_p10]: the range that held 80% of the cell's runs, stretched to
+// the prediction where that range lies to one side of it, so that an estimate always lies inside its range.
 Interval interval_from_cell(const IntervalCell& cell, double predicted, std::string basis);
 
 }  // namespace gpusage::estimate

@@ -118,20 +118,92 @@ TEST(CostOfJob, AJobWithoutThroughputIsRefused) {
   EXPECT_THROW(cost_of_job(in, kOneHourJob), InputError);
 }
 
-TEST(BreakEvenAgainstAnotherRental, PairsTheIntervalEndsThatMakeTheSavingSmallestAndLargest) {
-  const auto jobs = break_even_jobs_against(1000, {10, 8, 12.5}, {1, 0.8, 1.25});
-  ASSERT_TRUE(jobs);
-  EXPECT_DOUBLE_EQ(jobs->estimate, 1000 / 9.0);
-  EXPECT_DOUBLE_EQ(jobs->low, 1000 / (12.5 - 0.8));
-  EXPECT_DOUBLE_EQ(jobs->high, 1000 / (8 - 1.25));
+// A card three times as fast, rented at $6/GPU-h: the one-hour job takes 20 minutes on it and costs $2.
+CostInputs rented_inputs() {
+  CostInputs in = fixed_inputs();
+  in.throughput = 30;
+  in.throughput_low = 24;
+  in.throughput_high = 37.5;
+  in.rent_usd_per_gpu_hour = 6.0;
+  in.purchase_usd_per_gpu.reset();
+  return in;
 }
 
-TEST(BreakEvenAgainstAnotherRental, AnEndThatSavesNothingIsInfinite) {
-  const auto jobs = break_even_jobs_against(1000, {2, 1, 3}, {1, 0.5, 1.5});
-  ASSERT_TRUE(jobs);
-  EXPECT_DOUBLE_EQ(jobs->estimate, 1000);
-  EXPECT_TRUE(std::isinf(jobs->high));
-  EXPECT_FALSE(break_even_jobs_against(1000, {1, 1, 1}, {2, 2, 2}));
+TEST(BuyOrRent, ThePurchaseOverTheOtherCardsBillLessThisCardsElectricity) {
+  const CostInputs owned = fixed_inputs();
+  const JobCost own = cost_of_job(owned, kOneHourJob);
+  const JobCost other = cost_of_job(rented_inputs(), kOneHourJob);
+  ASSERT_TRUE(other.rent_usd);
+  EXPECT_NEAR(other.rent_usd->estimate, 2.0, 1e-12);
+  const auto answer = buy_or_rent(owned, own, other, false);
+  ASSERT_TRUE(answer && answer->jobs && answer->hours);
+  // $2 rented against $0.10 of electricity (500 W for an hour at $0.20/kWh) saves $1.90 a job.
+  EXPECT_NEAR(answer->jobs->estimate, 2000 / 1.9, 1e-9);
+  // Fastest owned card (0.8 h, $0.08) against the slowest rented one ($2.50), and the other way round.
+  EXPECT_NEAR(answer->jobs->low, 2000 / (2.5 - 0.08), 1e-9);
+  EXPECT_NEAR(answer->jobs->high, 2000 / (1.6 - 0.125), 1e-9);
+  // In hours of training on the owned card: jobs x its wall time at the same ends.
+  EXPECT_NEAR(answer->hours->estimate, 2000 / 1.9 * 1.0, 1e-9);
+  EXPECT_NEAR(answer->hours->low, 2000 * 0.8 / (2.5 - 0.08), 1e-9);
+  EXPECT_NEAR(answer->hours->high, 2000 * 1.25 / (1.6 - 0.125), 1e-9);
+}
+
+TEST(BuyOrRent, EightGpusCostEightPurchases) {
+  CostInputs owned = fixed_inputs();
+  owned.gpus = 8;
+  const JobCost own = cost_of_job(owned, kOneHourJob);
+  const JobCost other = cost_of_job(rented_inputs(), kOneHourJob);
+  const auto answer = buy_or_rent(owned, own, other, false);
+  ASSERT_TRUE(answer && answer->jobs);
+  // Eight cards finish in an eighth of the time for the same electricity: $16,000 over ($2 - $0.10).
+  EXPECT_NEAR(answer->jobs->estimate, 16000 / 1.9, 1e-9);
+  EXPECT_NEAR(answer->hours->estimate, 16000 / 1.9 / 8, 1e-9);
+}
+
+TEST(BuyOrRent, TheSameCardBothWaysIsCostOfJobsBreakEven) {
+  const CostInputs in = fixed_inputs();
+  const JobCost job = cost_of_job(in, kOneHourJob);
+  const auto answer = buy_or_rent(in, job, job, true);
+  ASSERT_TRUE(answer && answer->jobs && answer->hours && job.break_even_hours);
+  // One wall time on both sides: the hours do not move with the range, the jobs do.
+  EXPECT_DOUBLE_EQ(answer->hours->low, answer->hours->high);
+  EXPECT_NEAR(answer->hours->estimate, 2000 / (2.0 - 0.5 * 0.20), 1e-9);
+  EXPECT_NEAR(answer->jobs->low, 2000 / 1.9 / 1.25, 1e-9);
+  EXPECT_NEAR(answer->jobs->high, 2000 / 1.9 / 0.8, 1e-9);
+}
+
+TEST(BuyOrRent, AnEndThatSavesNothingIsInfinite) {
+  CostInputs rented = rented_inputs();
+  rented.rent_usd_per_gpu_hour = 0.36;  // $0.12 a job (0.10-0.15), against $0.08-0.125 of electricity
+  const CostInputs owned = fixed_inputs();
+  const auto answer =
+      buy_or_rent(owned, cost_of_job(owned, kOneHourJob), cost_of_job(rented, kOneHourJob), false);
+  ASSERT_TRUE(answer && answer->jobs);
+  EXPECT_NEAR(answer->jobs->estimate, 2000 / 0.02, 1e-6);
+  EXPECT_TRUE(std::isinf(answer->jobs->high));
+  EXPECT_TRUE(std::isinf(answer->hours->high));
+}
+
+TEST(BuyOrRent, RentingForLessThanTheElectricityNeverPaysOff) {
+  CostInputs rented = rented_inputs();
+  rented.rent_usd_per_gpu_hour = 0.15;  // $0.05 a job against $0.10 of electricity
+  const CostInputs owned = fixed_inputs();
+  const auto answer =
+      buy_or_rent(owned, cost_of_job(owned, kOneHourJob), cost_of_job(rented, kOneHourJob), false);
+  ASSERT_TRUE(answer);
+  EXPECT_FALSE(answer->jobs);
+  EXPECT_FALSE(answer->hours);
+}
+
+TEST(BuyOrRent, AMissingPriceLeavesNothingToCompare) {
+  const CostInputs owned = fixed_inputs();
+  CostInputs unpriced = rented_inputs();
+  unpriced.rent_usd_per_gpu_hour.reset();
+  EXPECT_FALSE(buy_or_rent(owned, cost_of_job(owned, kOneHourJob), cost_of_job(unpriced, kOneHourJob), false));
+  CostInputs no_purchase = fixed_inputs();
+  no_purchase.purchase_usd_per_gpu.reset();
+  const JobCost other = cost_of_job(rented_inputs(), kOneHourJob);
+  EXPECT_FALSE(buy_or_rent(no_purchase, cost_of_job(no_purchase, kOneHourJob), other, false));
 }
 
 }  // namespace

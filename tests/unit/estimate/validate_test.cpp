@@ -361,6 +361,17 @@ TEST(ThroughputInterval, TakesTheCellsSpreadWhenItHasEnoughRows) {
   EXPECT_TRUE(i.warnings.empty());
 }
 
+// A cell whose held-out runs all ran faster than predicted (or all slower) gives a range to one side of the
+// prediction; it reaches to the prediction instead, so that no estimate prints outside its own range.
+TEST(ThroughputInterval, ARangeToOneSideOfThePredictionIsStretchedToIt) {
+  const Interval under = interval_from_cell({"resnet", "fp16", "Hopper", 56, 0.8, 0.9, 0.1}, 1000, "b");
+  EXPECT_DOUBLE_EQ(under.low, 1000);         // not 1000 / 0.9 = 1,111
+  EXPECT_DOUBLE_EQ(under.high, 1000 / 0.8);  // 1,250
+  const Interval over = interval_from_cell({"vit", "fp16", "*", 167, 1.1, 1.25, 0.1}, 1000, "b");
+  EXPECT_DOUBLE_EQ(over.low, 1000 / 1.25);  // 800
+  EXPECT_DOUBLE_EQ(over.high, 1000);        // not 1000 / 1.1 = 909
+}
+
 TEST(ThroughputInterval, FallsBackToACoarserLevelBelowFiveRows) {
   const Interval i = throughput_interval(toy_table(), 1000, "resnet", "fp16", "Hopper", 1);
   EXPECT_NEAR(i.low, 1000 / 1.1, 1e-9);

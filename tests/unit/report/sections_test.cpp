@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <set>
 
 #include "core/catalog/catalog.hpp"
 #include "core/estimate/gpu_rates.hpp"
@@ -306,6 +307,24 @@ TEST(MonitorSection, LinesCarryTheLoggedValuesAndAlertsSitAtTheirTime) {
   EXPECT_EQ(marks[0]["time"], "2025-12-02T15:50:01.000Z");
   EXPECT_EQ(marks[0]["gpu"], "GPU 0: NVIDIA A100-SXM4-80GB");
   EXPECT_EQ(table(s, "monitor-alerts").table.rows.at(0).at(4), "too hot");
+  // The time axis counts seconds since the first sample, so an alert one second in sits at 1.
+  EXPECT_EQ(marks[0]["elapsed_s"], 1.0);
+  const auto values = rows_with(spec, "metric");
+  EXPECT_EQ(values.front()["elapsed_s"], 0.0);
+  EXPECT_EQ(values.back()["elapsed_s"], 1.0);
+}
+
+TEST(MonitorSection, TheTimeAxisHasRoundDistinctTicks) {
+  const Section s = monitor_section(two_samples(), {}, "recorded");
+  const Json& spec = chart(s, "monitor-timeline").spec;
+  std::set<std::string> titles;
+  walk(spec, [&](const Json& j) {
+    if (!j.contains("x") || !j["x"].is_object()) return;
+    EXPECT_EQ(j["x"]["field"], "elapsed_s");
+    EXPECT_EQ(j["x"]["axis"]["values"], Json::array({0.0, 0.2, 0.4, 0.6, 0.8, 1.0}));
+    titles.insert(j["x"]["title"].get<std::string>());
+  });
+  EXPECT_EQ(titles, (std::set<std::string>{"Time since 2025-12-02T15:50:00Z (s)"}));
 }
 
 TEST(Sections, EveryChartHasATitleTitledAxesAndTooltips) {

@@ -144,6 +144,17 @@ TEST(TableFormat, NumbersGroupThousandsFromTheThreshold) {
   EXPECT_EQ(format_number(0.36434, 2), "0.36");
 }
 
+TEST(TableFormat, SignificantFiguresKeepThreeAndEveryIntegerDigit) {
+  EXPECT_EQ(format_significant(2925.4), "2925");
+  EXPECT_EQ(format_significant(21760.2), "21,760");
+  EXPECT_EQ(format_significant(1.4137), "1.41");
+  EXPECT_EQ(format_significant(41.26), "41.3");
+  EXPECT_EQ(format_significant(0.2449), "0.245");
+  EXPECT_EQ(format_significant(0.0012345), "0.00123");  // a rate per watt is never 0
+  EXPECT_EQ(format_significant(0), "0");
+  EXPECT_EQ(format_significant(1463.2, 3, 1000), "1,463");
+}
+
 TEST(TableFormat, OptionalsAndDurations) {
   EXPECT_EQ(format_optional(std::nullopt, 1), "n/a");
   EXPECT_EQ(format_optional(1792.0, 0, 1000), "1,792");
