@@ -10,6 +10,7 @@
 
 #include "core/common/error.hpp"
 #include "core/common/text.hpp"
+#include "core/diagnose/substring.hpp"
 
 namespace gpusage::diagnose {
 
@@ -33,9 +34,7 @@ constexpr std::pair<ErrorKind, const char*> kKindNames[] = {
     {ErrorKind::xla_error, "xla-error"},
 };
 
-bool contains(std::string_view haystack, std::string_view needle) {
-  return haystack.find(needle) != std::string_view::npos;
-}
+bool contains(std::string_view haystack, std::string_view needle) { return has_substring(haystack, needle); }
 
 bool is_ident(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstring>
 #include <vector>
 
 namespace gpusage::diagnose {
@@ -246,6 +247,43 @@ bool a_phrase_may_span(std::string_view tail, std::string_view head) {
   return false;
 }
 
+// Whether some key phrase can start at the end of `line` (its trailing spaces aside): the line ends with a
+// phrase's beginning, the part a_phrase_may_span looks for in the line before a seam. The beginnings are kept
+// reversed and sorted, and the line is read backwards one more letter at a time: most lines stop at their
+// last letter or the one before.
+bool may_be_continued(std::string_view line) {
+  static const std::vector<std::string> reversed_starts = [] {
+    std::vector<std::string> all;
+    for (std::string_view phrase : kPhrases) {
+      for (std::size_t i = 1; i < phrase.size(); ++i) {
+        std::string_view before = phrase.substr(0, i);
+        while (!before.empty() && before.back() == ' ') before.remove_suffix(1);
+        all.emplace_back(before.rbegin(), before.rend());
+      }
+    }
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end());
+    return all;
+  }();
+  static const std::array<bool, 256> last_letters = [] {
+    std::array<bool, 256> letters{};
+    for (const auto& start : reversed_starts) letters[static_cast<unsigned char>(start.front())] = true;
+    return letters;
+  }();
+  while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) line.remove_suffix(1);
+  if (line.empty()) return false;
+  const char end = line.back();
+  if (!last_letters[static_cast<unsigned char>((end >= 'A' && end <= 'Z') ? end - 'A' + 'a' : end)]) return false;
+  std::string key;
+  for (auto c = line.rbegin(); c != line.rend(); ++c) {
+    key += (*c >= 'A' && *c <= 'Z') ? static_cast<char>(*c - 'A' + 'a') : *c;
+    const auto it = std::lower_bound(reversed_starts.begin(), reversed_starts.end(), key);
+    if (it == reversed_starts.end() || it->compare(0, key.size(), key) != 0) return false;
+    if (it->size() == key.size()) return true;
+  }
+  return false;
+}
+
 enum class Join { none, with_space, without_space };
 
 Join join_of(std::string_view previous, std::string_view next) {
@@ -334,6 +372,18 @@ void LineNormalizer::piece(std::size_t line, std::string_view text, std::uint64_
   held_tag_ = tag;
   holding_ = true;
   joins_ = 0;
+}
+
+bool LineNormalizer::pass_over(std::string_view raw) {
+  if (std::memchr(raw.data(), '\r', raw.size()) || std::memchr(raw.data(), '\\', raw.size())) return false;
+  if (normalize_impl::may_be_continued(raw)) return false;
+  // As piece() would see it (a progress bar's split leaves the head, and so the join, as it is); a held line
+  // that no phrase can continue needs no look at this one's head.
+  if (holding_ && joins_ < 4 && normalize_impl::may_be_continued(held_) &&
+      normalize_impl::join_of(held_, strip_decorations(raw)) != normalize_impl::Join::none)
+    return false;
+  flush();
+  return true;
 }
 
 void LineNormalizer::flush() {

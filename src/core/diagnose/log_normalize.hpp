@@ -39,6 +39,12 @@ class LineNormalizer {
   void push(std::size_t line, std::string_view raw, std::uint64_t tag = kJoined);
   // End of input: passes on the line held back.
   void flush();
+  // A raw line whose pieces would go on with tag 0 (no word the scanner wants), left out where it can join no
+  // neighbour: it is one piece (no '\r', no literal "\n"), continues no held line, and no line can continue
+  // it (its end is no key phrase's start). Then the held line is passed on, as pushing this one would, and
+  // true is returned: the caller skips the line (or pushes it after all if the line passed on needs it);
+  // else nothing changes and the caller pushes it. Exact, not a guess: the scanner's tests compare.
+  bool pass_over(std::string_view raw);
 
  private:
   void piece(std::size_t line, std::string_view text, std::uint64_t tag);

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <deque>
+#include <map>
 #include <stdexcept>
 
 namespace gpusage::diagnose {
@@ -27,12 +29,15 @@ struct Trie {
 
 }  // namespace
 
-LiteralMatcher::LiteralMatcher(const std::vector<TriggerWords>& lists) {
+LiteralMatcher::LiteralMatcher(const std::vector<TriggerWords>& lists, Engine engine) {
   // Byte classes: one per distinct (folded) byte the words use; every other byte is class 0.
   for (const auto& list : lists) {
     if (list.group >= 64) throw std::logic_error(fmt::format("prefilter group {} is not below 64", list.group));
     for (std::string_view word : list.words) {
       if (word.empty()) throw std::logic_error("a prefilter word is empty");
+      // find_in_block maps a word to the line it ends in: it must not span lines.
+      if (word.find_first_of("\r\n") != std::string_view::npos)
+        throw std::logic_error(fmt::format("prefilter word '{}' holds a line break", word));
       std::string folded;
       for (char c : word) {
         folded += fold(c);
@@ -108,6 +113,45 @@ LiteralMatcher::LiteralMatcher(const std::vector<TriggerWords>& lists) {
   }
   for (std::uint32_t i = first_output_; i < n; ++i) output_.push_back(trie.output[order[i]]);
   first_output_ *= classes_;
+
+  if (engine == Engine::best) {
+    std::map<std::string, std::uint64_t> distinct;  // a word may stand for several groups
+    std::size_t at = 0;
+    for (const auto& list : lists) {
+      for (std::size_t i = 0; i < list.words.size(); ++i) distinct[words_[at++]] |= std::uint64_t{1} << list.group;
+    }
+    std::vector<std::string> words;
+    std::vector<std::uint64_t> groups;
+    for (const auto& [word, mask] : distinct) {
+      words.push_back(word);
+      groups.push_back(mask);
+    }
+    engine_ = make_block_engine(words, groups);
+  }
 }
+
+LiteralMatcher::~LiteralMatcher() = default;
+
+void LiteralMatcher::find_in_block(std::string_view block, BlockScratch* scratch, std::vector<BlockHit>& hits) const {
+  if (engine_ && scratch) {
+    engine_->find(block, *scratch, hits);
+    return;
+  }
+  const char* const begin = block.data();
+  const char* const end = begin + block.size();
+  for (const char* line = begin; line < end;) {
+    const auto* newline = static_cast<const char*>(std::memchr(line, '\n', static_cast<std::size_t>(end - line)));
+    const char* const line_end = newline ? newline : end;
+    const std::uint64_t groups = groups_in(std::string_view(line, static_cast<std::size_t>(line_end - line)));
+    if (groups) hits.push_back({static_cast<std::size_t>(line_end - begin), groups});
+    line = line_end + 1;
+  }
+}
+
+std::unique_ptr<BlockScratch> LiteralMatcher::make_scratch() const {
+  return engine_ ? engine_->make_scratch() : nullptr;
+}
+
+std::string LiteralMatcher::engine_name() const { return engine_ ? engine_->name() : "aho-corasick"; }
 
 }  // namespace gpusage::diagnose

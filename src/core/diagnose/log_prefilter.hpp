@@ -6,17 +6,24 @@
 // cheap gate looks for (a pattern can only match a line that holds one of them), and the error-code table
 // gives the words identify() needs (ErrorCodeTable::trigger_words). A group is one bit of a 64-bit mask.
 //
-// The matcher is an Aho-Corasick automaton (Aho & Corasick, "Efficient string matching", CACM 18(6), 1975)
-// turned into a dense DFA over byte classes, ASCII case folded into the classes: one table load per byte,
-// no lower-casing pass, no allocation. Portable C++ with no dependency (Hyperscan would be faster, but Debian
-// ships it for x86-64 only), so gpusage keeps building anywhere, statically too.
+// Two matchers, the same groups:
+//   - an Aho-Corasick automaton (Aho & Corasick, "Efficient string matching", CACM 18(6), 1975) turned into a
+//     dense DFA over byte classes, ASCII case folded into the classes: one table load per byte, no lower-casing
+//     pass, no allocation. Portable C++ with no dependency, so gpusage builds anywhere, statically too;
+//   - a block engine (log_prefilter_engine.hpp: Hyperscan where the build has it) that reads a whole block of
+//     lines with SIMD and reports where words end; the scanner then finds the lines around them.
+// The scanner reads blocks (find_in_block), which uses the engine when there is one and the automaton line by
+// line otherwise; groups_in serves single lines.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "core/diagnose/log_prefilter_engine.hpp"
 
 namespace gpusage::diagnose {
 
@@ -28,8 +35,13 @@ struct TriggerWords {
 
 class LiteralMatcher {
  public:
-  // Throws std::logic_error for an empty word or a group >= 64 (a bug in a word list).
-  explicit LiteralMatcher(const std::vector<TriggerWords>& lists);
+  // best: the block engine where one links, else the automaton; automaton: the automaton alone (tests).
+  enum class Engine { best, automaton };
+  // Throws std::logic_error for an empty word, a word with a line break or a group >= 64 (a bug in a list).
+  explicit LiteralMatcher(const std::vector<TriggerWords>& lists, Engine engine = Engine::best);
+  ~LiteralMatcher();
+  LiteralMatcher(const LiteralMatcher&) = delete;
+  LiteralMatcher& operator=(const LiteralMatcher&) = delete;
 
   // The groups with a word in `text`: bit g set when some word of group g occurs (ASCII case ignored).
   std::uint64_t groups_in(std::string_view text) const {
@@ -43,6 +55,15 @@ class LiteralMatcher {
     }
     return found;
   }
+
+  // The words of `block`, a run of whole lines each ending in '\n': appends hits in order of `end`, every line
+  // with a word having at least one hit that ends within it (a line's hits OR to its groups). `scratch`: from
+  // make_scratch(), one per thread.
+  void find_in_block(std::string_view block, BlockScratch* scratch, std::vector<BlockHit>& hits) const;
+  // The engine's working memory (null when the automaton does the work).
+  std::unique_ptr<BlockScratch> make_scratch() const;
+  // "hyperscan 5.4.0 …" or "aho-corasick".
+  std::string engine_name() const;
 
   std::size_t states() const { return next_.size() / classes_; }
   std::size_t words() const { return words_.size(); }
@@ -58,6 +79,7 @@ class LiteralMatcher {
   std::uint32_t first_output_ = 0;
   std::vector<std::uint64_t> output_;  // for states >= first_output_
   std::vector<std::string> words_;
+  std::unique_ptr<BlockEngine> engine_;  // null: the automaton, line by line
 };
 
 }  // namespace gpusage::diagnose

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <regex>
 
@@ -118,28 +119,58 @@ void Matches::add(std::size_t line, std::string_view text) {
 LogScanner::LogScanner(const Thresholds& thresholds, Prefilter prefilter)
     : thresholds_(thresholds),
       normalizer_([this](std::size_t n, std::string_view text, std::uint64_t groups) { scan_line(n, text, groups); }),
-      prefilter_(prefilter == Prefilter::on ? &scanner_prefilter() : nullptr) {}
+      prefilter_(prefilter == Prefilter::on ? &scanner_prefilter() : nullptr),
+      prefilter_scratch_(prefilter_ ? prefilter_->make_scratch() : nullptr) {}
 
 void LogScanner::feed_text(std::string_view chunk) {
-  while (!chunk.empty()) {
+  // The end of a line begun in an earlier chunk.
+  if (!partial_.empty()) {
     const std::size_t nl = chunk.find('\n');
     if (nl == std::string_view::npos) {
-      partial_.append(chunk);
-      // A "line" longer than 1 MiB is not a log line: scan what we have so memory stays bounded.
-      if (partial_.size() > (1u << 20)) {
-        feed_line(partial_);
-        partial_.clear();
-      }
+      hold_partial(chunk);
       return;
     }
-    if (partial_.empty()) {
-      feed_line(chunk.substr(0, nl));
-    } else {
-      partial_.append(chunk.substr(0, nl));
-      feed_line(partial_);
-      partial_.clear();
-    }
+    partial_.append(chunk.substr(0, nl));
+    feed_line(partial_);
+    partial_.clear();
     chunk.remove_prefix(nl + 1);
+  }
+  // Whole lines, a block of about 64 KiB at a time (the hits of one block stay few), then the unfinished rest.
+  constexpr std::size_t kBlock = 64u << 10;
+  while (!chunk.empty()) {
+    std::size_t end = chunk.substr(0, kBlock).rfind('\n');
+    if (end == std::string_view::npos) end = chunk.find('\n', kBlock);  // one line longer than a block
+    if (end == std::string_view::npos) {
+      hold_partial(chunk);
+      return;
+    }
+    feed_block(chunk.substr(0, end + 1));
+    chunk.remove_prefix(end + 1);
+  }
+}
+
+void LogScanner::hold_partial(std::string_view piece) {
+  partial_.append(piece);
+  // A "line" longer than 1 MiB is not a log line: scan what we have so memory stays bounded.
+  if (partial_.size() > (1u << 20)) {
+    feed_line(partial_);
+    partial_.clear();
+  }
+}
+
+void LogScanner::feed_block(std::string_view block) {
+  hits_.clear();
+  if (prefilter_) prefilter_->find_in_block(block, prefilter_scratch_.get(), hits_);
+  std::size_t hit = 0;
+  const char* const begin = block.data();
+  const char* const end = begin + block.size();
+  for (const char* line = begin; line < end;) {
+    const auto* newline = static_cast<const char*>(std::memchr(line, '\n', static_cast<std::size_t>(end - line)));
+    const std::size_t line_end = static_cast<std::size_t>(newline - begin);
+    std::uint64_t groups = prefilter_ ? 0 : LineNormalizer::kJoined;
+    for (; hit < hits_.size() && hits_[hit].end <= line_end; ++hit) groups |= hits_[hit].groups;
+    feed_tagged(std::string_view(line, static_cast<std::size_t>(newline - line)), groups);
+    line = newline + 1;
   }
 }
 
@@ -233,9 +264,14 @@ const std::vector<TriggerWords>& scan_line_triggers() {
 }
 
 void LogScanner::feed_line(std::string_view line) {
-  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  feed_tagged(line, prefilter_ ? prefilter_->groups_in(line) : LineNormalizer::kJoined);
+}
+
+void LogScanner::feed_tagged(std::string_view line, std::uint64_t groups) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);  // no trigger word holds a '\r'
   ++scan_.lines;
-  const std::uint64_t groups = prefilter_ ? prefilter_->groups_in(line) : LineNormalizer::kJoined;
+  // Most lines of a healthy log: no word, no message being joined, and nothing to join with.
+  if (groups == 0 && !pending_oom_ && normalizer_.pass_over(line) && !pending_oom_) return;
   if (groups & active_ & (gate::bit(gate::framework_jax) | gate::bit(gate::framework_tf)))
     note_framework(line, groups & active_);
   normalizer_.push(scan_.lines, line, groups);

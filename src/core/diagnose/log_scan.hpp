@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <deque>
 #include <iosfwd>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -188,7 +189,8 @@ class LogScanner {
 
   // One line, without its newline (a trailing '\r' is ignored).
   void feed_line(std::string_view line);
-  // Any chunk of the text; lines may be split across chunks.
+  // Any chunk of the text; lines may be split across chunks. Its whole lines are read a block at a time: the
+  // prefilter finds the words of the block, and only then are the lines around them found.
   void feed_text(std::string_view chunk);
   // End of input: scans a last line without a newline and completes a message still being joined.
   void finish();
@@ -196,6 +198,12 @@ class LogScanner {
   const LogScan& scan() const { return scan_; }
 
  private:
+  // Whole lines, each ending in '\n'.
+  void feed_block(std::string_view block);
+  // The start of a line whose end is in a later chunk.
+  void hold_partial(std::string_view piece);
+  // One raw line with the prefilter groups of its words (kJoined without the prefilter).
+  void feed_tagged(std::string_view line, std::uint64_t groups);
   // One normalised line; `groups`: the prefilter groups whose words it holds (log_scan_text.hpp).
   void scan_line(std::size_t n, std::string_view line, std::uint64_t groups);
   // The steps of scan_line, each gated by its words.
@@ -232,7 +240,9 @@ class LogScanner {
   bool loss_table_ = false;                    // a header line naming a loss column was seen
   std::deque<double> norm_window_;             // the last norms, for the explosion median
   const LiteralMatcher* prefilter_ = nullptr;  // null: every line goes through every step
-  std::uint64_t active_ = ~std::uint64_t{0};   // groups still worth running (some only until they found once)
+  std::unique_ptr<BlockScratch> prefilter_scratch_;
+  std::vector<BlockHit> hits_;                // the words of the block being read
+  std::uint64_t active_ = ~std::uint64_t{0};  // groups still worth running (some only until they found once)
   bool in_traceback_ = false;
   // Python's unraisable-exception hook ("Exception ignored in: <function ...__del__>", typically at
   // interpreter exit) prints a traceback that did not end the run: it is not the run's final error.

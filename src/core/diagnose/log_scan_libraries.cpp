@@ -133,7 +133,8 @@ void LogScanner::scan_libraries(std::size_t n, std::string_view line, std::strin
   // --- DataLoader workers --------------------------------------------------------------------------
   if (has(gate::lib_dataloader) && (contains(lower, "dataloader") || contains(lower, "shared memory"))) {
     static const std::regex killed_by(R"(killed by signal:\s*([A-Za-z][A-Za-z ]*[A-Za-z]))");
-    const bool by_signal = std::regex_search(str(), m, killed_by);
+    // The regex's literal first: most DataLoader lines are not a worker killed.
+    const bool by_signal = contains(line, "killed by signal:") && std::regex_search(str(), m, killed_by);
     if (by_signal && m[1].str() == "Killed") {
       // SIGKILL: almost always the kernel's OOM killer, i.e. the host ran out of RAM.
       scan.host_oom.add(n, line);

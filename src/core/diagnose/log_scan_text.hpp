@@ -11,6 +11,7 @@
 
 #include "core/common/text.hpp"
 #include "core/diagnose/log_scan.hpp"
+#include "core/diagnose/substring.hpp"
 
 namespace gpusage::diagnose {
 
@@ -54,9 +55,7 @@ const std::vector<TriggerWords>& signal_triggers();       // log_scan_signals.cp
 
 namespace gpusage::diagnose::scan_text {
 
-inline bool contains(std::string_view haystack, std::string_view needle) {
-  return haystack.find(needle) != std::string_view::npos;
-}
+inline bool contains(std::string_view haystack, std::string_view needle) { return has_substring(haystack, needle); }
 
 inline void add_once(std::vector<std::string>& list, const std::string& value) {
   if (std::find(list.begin(), list.end(), value) == list.end()) list.push_back(value);

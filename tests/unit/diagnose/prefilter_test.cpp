@@ -15,6 +15,7 @@
 #include "core/diagnose/log_prefilter.hpp"
 #include "core/diagnose/log_rules.hpp"
 #include "core/diagnose/log_scan.hpp"
+#include "core/diagnose/substring.hpp"
 
 namespace gpusage::diagnose {
 namespace {
@@ -56,9 +57,69 @@ TEST(LiteralMatcher, AgreesWithAPlainSearchOnRandomText) {
   }
 }
 
-TEST(LiteralMatcher, RefusesAnEmptyWordAndAGroupPast63) {
+// The rules' substring test against std::string_view::find: every length around the 16-byte rounds, needles
+// at the very start and end, and letters that repeat.
+TEST(HasSubstring, AgreesWithFindOnRandomText) {
+  std::mt19937 rng(16);
+  const std::string alphabet = "aab\xe5\xb7\xb2" "e ";
+  for (int round = 0; round < 50000; ++round) {
+    std::string haystack(rng() % 70, ' ');
+    for (char& c : haystack) c = alphabet[rng() % alphabet.size()];
+    std::string needle(rng() % 7, ' ');
+    for (char& c : needle) c = alphabet[rng() % alphabet.size()];
+    if (round % 5 == 0 && needle.size() <= haystack.size()) needle = haystack.substr(haystack.size() - needle.size());
+    ASSERT_EQ(has_substring(haystack, needle), haystack.find(needle) != std::string::npos)
+        << "'" << haystack << "' '" << needle << "'";
+  }
+  EXPECT_TRUE(has_substring("RuntimeError: CUDA out of memory. Tried to allocate", "allocate"));
+  EXPECT_FALSE(has_substring("RuntimeError: CUDA out of memory. Tried to allocate", "allocated"));
+}
+
+TEST(LiteralMatcher, RefusesAnEmptyWordALineBreakAndAGroupPast63) {
   EXPECT_THROW(LiteralMatcher({{0, {""}}}), std::logic_error);
+  EXPECT_THROW(LiteralMatcher({{0, {"two\nlines"}}}), std::logic_error);
   EXPECT_THROW(LiteralMatcher({{64, {"x"}}}), std::logic_error);
+}
+
+// The groups of each line of a block, from find_in_block's hits (as the scanner reads them).
+std::vector<std::uint64_t> block_groups(const LiteralMatcher& m, const std::string& block) {
+  std::vector<BlockHit> hits;
+  const auto scratch = m.make_scratch();
+  m.find_in_block(block, scratch.get(), hits);
+  std::vector<std::uint64_t> groups;
+  std::size_t hit = 0;
+  for (std::size_t start = 0, nl; (nl = block.find('\n', start)) != std::string::npos; start = nl + 1) {
+    groups.push_back(0);
+    for (; hit < hits.size() && hits[hit].end <= nl; ++hit) groups.back() |= hits[hit].groups;
+  }
+  EXPECT_EQ(hit, hits.size());  // no hit past the last line
+  return groups;
+}
+
+// Hyperscan where this build links it (m.engine_name() says), the automaton line by line in any case: both
+// give every line the groups a plain search gives it.
+TEST(LiteralMatcher, BlocksGiveEachLineItsGroupsWithEitherEngine) {
+  const std::vector<TriggerWords> lists = {{0, {"nan", "inf", "non-finite"}},
+                                           {1, {"nccl", "cuda"}},
+                                           {2, {"cudnn", "status_", "cuda"}},
+                                           {3, {"aab", "abab"}},
+                                           {63, {"已杀死", "a"}}};
+  std::mt19937 rng(5454);
+  const std::string alphabet = "abnfiNCcudltsAS_-o \n\n\r";
+  for (const auto engine : {LiteralMatcher::Engine::best, LiteralMatcher::Engine::automaton}) {
+    const LiteralMatcher m(lists, engine);
+    for (int round = 0; round < 300; ++round) {
+      std::string block(rng() % 400, ' ');
+      for (char& c : block) c = alphabet[rng() % alphabet.size()];
+      if (round % 3 == 0) block += "已杀死";
+      block += '\n';
+      const auto groups = block_groups(m, block);
+      std::size_t line = 0;
+      for (std::size_t start = 0, nl; (nl = block.find('\n', start)) != std::string::npos; start = nl + 1, ++line) {
+        ASSERT_EQ(groups[line], naive_groups(lists, block.substr(start, nl - start))) << m.engine_name() << ": " << block;
+      }
+    }
+  }
 }
 
 TEST(ScannerPrefilter, HoldsTheErrorCodeTablesWords) {
@@ -115,6 +176,38 @@ TEST(ScannerPrefilter, EveryFixtureLineAloneGivesTheSameFindingsWithAndWithoutIt
     }
   }
   EXPECT_GE(lines, 1500u);
+}
+
+// The whole corpus as one stream (every fixture log, one after another), read in chunks of random sizes: the
+// block reading, the lines passed over and the prefilter give what every rule on every line gives, read line by
+// line.
+TEST(ScannerPrefilter, TheWholeCorpusInRandomChunksGivesWhatEveryRuleOnEveryLineGives) {
+  std::string corpus;
+  for (const auto& path : fixture_logs()) {
+    std::ifstream in(path, std::ios::binary);
+    corpus.append(std::istreambuf_iterator<char>(in), {});
+    if (!corpus.empty() && corpus.back() != '\n') corpus += '\n';
+  }
+  const Thresholds& th = RuleTable::builtin().thresholds();
+  LogScanner every_rule(th, Prefilter::off);
+  for (std::size_t start = 0, nl; start < corpus.size(); start = nl + 1) {
+    nl = corpus.find('\n', start);
+    every_rule.feed_line(std::string_view(corpus).substr(start, nl - start));
+  }
+  every_rule.finish();
+  std::mt19937 rng(54);
+  LogScanner filtered(th, Prefilter::on);
+  for (std::size_t at = 0; at < corpus.size();) {
+    const std::size_t size = std::min<std::size_t>(corpus.size() - at, rng() % 5000);
+    filtered.feed_text(std::string_view(corpus).substr(at, size));
+    at += size;
+  }
+  filtered.finish();
+  EXPECT_GT(every_rule.scan().lines, 3000u);
+  EXPECT_EQ(findings_text(filtered.scan()), findings_text(every_rule.scan()));
+  EXPECT_EQ(filtered.scan().grad_norm_count, every_rule.scan().grad_norm_count);
+  EXPECT_EQ(filtered.scan().non_finite.size(), every_rule.scan().non_finite.size());
+  EXPECT_EQ(filtered.scan().cuda_oom_count, every_rule.scan().cuda_oom_count);
 }
 
 // Lines the way libraries print each entry of the error-code table: its names, its message.
