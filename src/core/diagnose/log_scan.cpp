@@ -249,7 +249,7 @@ const std::vector<TriggerWords>& scan_line_triggers() {
   static const std::vector<TriggerWords> lists = {
       {gate::benign,
        {"plan failed with a cudnnexception", "net/plugin", "exceeds 10% of free system memory",
-        "nccl warn failed to open libibverbs"}},
+        "nccl warn failed to open libibverbs", "the caller indicates that this is not a failure"}},
       {gate::memory, {"memory", "oom", "exhausted", "bad_alloc", "posix_memalign", "limit:", "inuse:"}},
       {gate::init, {"status_", "convolution algorithm", "handle"}},
       // "inf" also stands for "loss became infinite"; has_value_token keeps "INFO" out.

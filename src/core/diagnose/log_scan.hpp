@@ -137,6 +137,7 @@ struct LogScan {
   Matches dataloader_killed;
   std::optional<std::string> dataloader_detail;  // "Bus error", "shared memory", "exited unexpectedly"
   Matches cudnn;
+  Matches cudnn_not_loaded;                 // TensorFlow could not load libcudnn (a warning until it skips the GPU)
   std::vector<std::string> cudnn_statuses;  // "CUDNN_STATUS_NOT_SUPPORTED", first-seen order
   Matches workers_zero;
   std::optional<int> batch_size;  // the first "batch_size=N" the log prints

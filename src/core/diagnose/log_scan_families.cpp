@@ -29,6 +29,10 @@ bool is_benign_warning(std::string_view line) {
   }
   // TensorFlow's CPU allocator notes any single allocation above 10% of free RAM; it is not an OOM.
   if (contains(line, "exceeds 10% of free system memory")) return true;
+  // TensorFlow's BFC allocator when a caller that can do without the memory is refused (retry_on_failure off):
+  // "Allocator (GPU_0_bfc) ran out of memory trying to allocate … The caller indicates that this is not a
+  // failure, but may mean that there could be performance gains if more memory were available."
+  if (contains(line, "The caller indicates that this is not a failure")) return true;
   // NCCL probes for InfiniBand and uses sockets when the machine has none.
   if (contains(line, "NCCL WARN Failed to open libibverbs")) return true;
   return false;
@@ -281,8 +285,10 @@ void LogScanner::scan_families(std::size_t n, std::string_view line, std::string
 
   // --- a CUDA kernel's assert: "Loss.cu:240: …: block: [0,0,0], thread: [5,0,0] Assertion `t >= 0 && t <
   // n_classes` failed." --------------------------------------------------------------------------------
-  // ("failed." may be wrapped onto the next line.)
-  if (contains(line, "Assertion `") && (contains(line, "block: [") || contains(line, ".cu:"))) {
+  // ("failed." may be wrapped onto the next line.) A paste that keeps only the assert closes the condition with
+  // a backtick, as the device's assert does (glibc's host assert closes it with a quote: "Assertion `x' failed").
+  if (contains(line, "Assertion `") &&
+      (contains(line, "block: [") || contains(line, ".cu:") || contains(line, "` failed"))) {
     scan.device_assert.add(n, line);
     static const std::regex condition(R"(Assertion `([^`]+)`)");
     if (!scan.assert_condition && std::regex_search(str(), m, condition)) scan.assert_condition = m[1].str();

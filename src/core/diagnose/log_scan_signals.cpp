@@ -160,9 +160,7 @@ void note_host_memory(LogScan& scan, std::size_t n, std::string_view line, std::
   } else if (contains(lower, "[errno 12] cannot allocate memory")) {
     detail = "errno 12 (ENOMEM): the host refused memory";
   }
-  if (detail.empty() || scan.host_oom.last_line() == n) return;
-  scan.host_oom.add(n, line);
-  if (!scan.host_oom_detail) scan.host_oom_detail = detail;
+  note_host_oom(scan, n, line, detail);
 }
 
 void note_spawn(LogScan& scan, std::size_t n, std::string_view line, std::string_view lower) {
@@ -209,9 +207,33 @@ const std::vector<TriggerWords>& signal_triggers() {
         // cuDNN's engine selection and mixed cuDNN libraries
         "unable to find an engine", "libcudnn",
         // TensorFlow's Eigen allocator, PyTorch's OOM by class or by the cudaMallocAsync backend
-        "eigenallocator", "outofmemoryerror", "allocation on device", "tried to allocate"}},
+        "eigenallocator", "outofmemoryerror", "allocation on device", "tried to allocate",
+        // log_scan_wordings.cpp: a notebook's traceback header, the host's memory in Windows', subprocess' and
+        // Slurm's words, bitsandbytes' and vLLM's GPU memory, DataLoader shared memory, timeouts and pickling,
+        // TensorFlow's allocator dump, cuDNN that cannot load, NCCL aborts, kernels missing for the GPU
+        "traceback (most recent call last)", "winerror 1455", "paging file", "signals.sigkill", "out-of-memory handler",
+        "killed", "was sent sigkill", "running low on memory", "memory pressure (oom)", "error out of memory at line",
+        "no available memory for the cache blocks", "free memory on device", "unable to write to file",
+        "timed out after", "segmentation fault encountered in", "can't pickle", "dst tensor is not initialized",
+        "failed copying input tensor", "inuse at ", "sum total of in-use chunks", "unable to load cudnn",
+        "dnn library is not found", "could not load dynamic library", "communicator was aborted",
+        "invalid device function", "all available ram", "non-finite loss", "nan loss", "inf loss", "nan detected",
+        "nans detected", "inf detected", "detected nan", "→ nan", "-> nan", "→ inf", "loss goes", "loss going",
+        "loss went", "loss become", "loss became", "loss turn", "loss is going", "loss is becoming", "loss was going",
+        "loss gets", "loss got", "loss keep", "loss为", "loss变", "loss一直", "unable to mmap", "pin memory thread",
+        "terminated with signal sigkill", "cannot pickle '", "hip out of memory", "out of memory error on gpu",
+        "not enough gpu video memory", "bfcallocator dump for", "torch: not enough memory", "cannot allocate memory",
+        "[winerror 8]", "error code: <1455>", "kill process", "exit status 137", "exited (137)",
+        "skipping registering gpu devices", "cannot dlopen some gpu libraries", "已杀死", "已殺死", "強制終了",
+        "getötet", "бито"}},
   };
   return lists;
+}
+
+void note_host_oom(LogScan& scan, std::size_t n, std::string_view line, const std::string& detail) {
+  if (detail.empty() || scan.host_oom.last_line() == n) return;
+  scan.host_oom.add(n, line);
+  if (!scan.host_oom_detail) scan.host_oom_detail = detail;
 }
 
 namespace scan_text {
@@ -234,7 +256,7 @@ std::string_view exception_at_start(std::string_view line) {
 }  // namespace scan_text
 
 SignalOoms scan_signals(LogScan& scan, std::size_t n, std::string_view line, std::string_view lower) {
-  SignalOoms out;
+  SignalOoms out = scan_wordings(scan, n, line, lower);
   scan_text::RegexLine str(line);
   note_non_finite(scan, n, line, lower);
   note_host_memory(scan, n, line, lower);
@@ -253,11 +275,15 @@ SignalOoms scan_signals(LogScan& scan, std::size_t n, std::string_view line, std
     scan.cudnn.add(n, line);
     add_once(scan.cudnn_statuses, "no cuDNN engine");
   }
-  // One cuDNN sub-library calling another of a different version.
-  if (contains(lower, "libcudnn") && contains(lower, "undefined symbol")) scan.cudnn_version.add(n, line);
+  // One cuDNN sub-library calling another of a different version: the dynamic loader's "undefined symbol", or
+  // its "relocation error: … symbol …, version libcudnn_ops_infer.so.8 not defined in file …".
+  if (contains(lower, "libcudnn") && (contains(lower, "undefined symbol") || contains(lower, "relocation error") ||
+                                      contains(lower, "not defined in file"))) {
+    scan.cudnn_version.add(n, line);
+  }
 
   // TensorFlow 1.x's Eigen allocator: "EigenAllocator for GPU ran out of memory when allocating 0".
-  if (contains(line, "EigenAllocator for GPU ran out of memory")) {
+  if (contains(line, "EigenAllocator for GPU ran out of memory") && !out.tf) {
     OomReport r;
     r.wording = "tensorflow";
     r.at = at(n, line);
@@ -268,7 +294,7 @@ SignalOoms scan_signals(LogScan& scan, std::size_t n, std::string_view line, std
   // usual message pasted from "Tried to allocate" on, with its figures.
   const bool oom_class = contains(line, "torch.OutOfMemoryError") || contains(line, "torch.cuda.OutOfMemoryError") ||
                          contains(line, "Allocation on device");
-  if (scan.cuda_oom_lines.empty() &&
+  if (scan.cuda_oom_lines.empty() && !out.cuda &&
       (oom_class || (contains(line, "Tried to allocate") &&
                      (contains(line, "total capacity") || contains(line, "total capacty"))))) {
     OomReport r = parse_oom(line);

@@ -19,6 +19,12 @@ struct SignalOoms {
 // Scans one normalised line for the families above, recording them in `scan`.
 SignalOoms scan_signals(LogScan& scan, std::size_t n, std::string_view line, std::string_view lower);
 
+// The same families in further libraries' words (log_scan_wordings.cpp), called by scan_signals.
+SignalOoms scan_wordings(LogScan& scan, std::size_t n, std::string_view line, std::string_view lower);
+
+// Records a host-memory line (once per line) with what it says, when `detail` is not empty; the first detail stays.
+void note_host_oom(LogScan& scan, std::size_t n, std::string_view line, const std::string& detail);
+
 namespace scan_text {
 
 // The exception class a line starts with, as a traceback's last line does ("ValueError: …",

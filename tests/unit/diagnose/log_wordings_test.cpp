@@ -1,0 +1,162 @@
+// log_scan_wordings.cpp's families, each in at least three frameworks', libraries' or shells' words (lines from
+// train logs of the real corpus or the tools' own messages): the host out of memory, GPU memory outside
+// PyTorch's allocator, DataLoader workers, TensorFlow's allocator, cuDNN that cannot load, non-finite values in
+// prose, a kernel's assert pasted alone. A TensorFlow warning that says it is not a failure stays clean.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/diagnose/log_rules.hpp"
+#include "core/diagnose/log_scan.hpp"
+#include "unit/diagnose/findings.hpp"
+
+namespace gpusage::diagnose {
+namespace {
+
+std::string wording_first_id(const std::string& text) { return check_log(scan_log(text), RunContext{}).front().id; }
+
+void expect_each(const char* id, std::initializer_list<const char*> lines) {
+  for (const char* line : lines) EXPECT_EQ(wording_first_id(std::string(line) + "\n"), id) << line;
+}
+
+TEST(LogWordings, TheHostOutOfMemoryInWindowsShellsAndSchedulers) {
+  expect_each("log-host-oom",
+              {
+                  // Windows (PyTorch's DLLs, the shared file mapping, os error 8)
+                  "OSError: [WinError 1455] The paging file is too small for this operation to complete. Error "
+                  "loading \"C:\\x\\torch\\lib\\cudnn_adv_infer64_8.dll\" or one of its dependencies.",
+                  "RuntimeError: Couldn't open shared file mapping: <torch_1234_5678>, error code: <1455>",
+                  "OSError: [WinError 8] Not enough memory resources are available to process this command",
+                  // shells: zsh, bash, bash in Chinese and German, macOS
+                  "[1]    9301 killed     python3 train.py",
+                  "[1]+  Killed                  python train.py",
+                  "zsh: killed     python train.py",
+                  "train.sh: 行 3: 12345 已杀死               python train.py",
+                  "run.sh: Zeile 3: 12345 Getötet   python train.py",
+                  "Killed: 9",
+                  // Python's subprocess, torch.multiprocessing, gunicorn, joblib
+                  "subprocess.CalledProcessError: Command '['python', 'train.py']' died with <Signals.SIGKILL: 9>.",
+                  "torch.multiprocessing.spawn.ProcessExitedException: process 1 terminated with signal SIGKILL",
+                  "[2024-05-01 10:00:00 +0000] [1] [ERROR] Worker (pid:42) was sent SIGKILL! Perhaps out of memory?",
+                  "joblib.externals.loky.process_executor.TerminatedWorkerError: A worker process managed by the "
+                  "executor was unexpectedly terminated. The exit codes of the workers are {SIGKILL(-9)}",
+                  // Ray, Slurm, Kubernetes, Docker, Colab
+                  "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.",
+                  "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=1.batch. Some of your processes may "
+                  "have been killed by the cgroup out-of-memory handler.",
+                  "slurmstepd: error: Job 123 exceeded memory limit (123 > 100), being killed",
+                  "srun: error: node1: task 0: Out Of Memory",
+                  "    Reason: OOMKilled",
+                  "subprocess.CalledProcessError: Command 'x' returned non-zero exit status 137.",
+                  "Your session crashed after using all available RAM.",
+                  // allocators: old PyTorch, libc, Rust, Arrow, LLVM
+                  "RuntimeError: $ Torch: not enough memory: you tried to allocate 0GB. Buy new RAM!",
+                  "fork: Cannot allocate memory",
+                  "Error: Cannot allocate memory (os error 12)",
+                  "pyarrow.lib.ArrowMemoryError: malloc of size 123 failed",
+                  "LLVM ERROR: out of memory",
+                  "MemoryError",
+              });
+}
+
+TEST(LogWordings, AnExceptionNamedByANotebooksTracebackHeader) {
+  expect_each("log-cuda-oom", {"OutOfMemoryError                          Traceback (most recent call last)"});
+  expect_each("log-host-oom", {"MemoryError                               Traceback (most recent call last)",
+                               "_ArrayMemoryError                         Traceback (most recent call last)"});
+  EXPECT_EQ(wording_first_id("KeyError                                  Traceback (most recent call last)\n"),
+            "log-clean");
+}
+
+TEST(LogWordings, GpuMemoryOutsidePyTorchsAllocator) {
+  expect_each("log-cuda-oom",
+              {
+                  "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` "
+                  "when initializing the engine.",
+                  "ValueError: Free memory on device (10.5/23.6 GiB) on startup is less than desired GPU memory "
+                  "utilization (0.9, 21.2 GiB).",
+                  "Error out of memory at line 380 in file /src/csrc/pythonInterface.cpp",
+                  "RuntimeError: HIP out of memory. Tried to allocate 2.00 GiB",
+                  "paddle.fluid.core_avx.EnforceNotMet: Out of memory error on GPU 0. Cannot allocate 1.5GB",
+                  "Could not allocate tensor with 123 bytes. There is not enough GPU video memory available!",
+              });
+}
+
+TEST(LogWordings, DataLoaderWorkersInPyTorchsAndPaddlesWords) {
+  expect_each("log-dataloader-killed",
+              {
+                  "RuntimeError: unable to write to file </torch_123_456_7>: No space left on device (28)",
+                  "RuntimeError: unable to mmap 123 bytes from file </torch_123_456_7>: Cannot allocate memory (12)",
+                  "RuntimeError: DataLoader timed out after 120 seconds",
+                  "RuntimeError: Pin memory thread exited unexpectedly",
+                  "ERROR: Unexpected segmentation fault encountered in DataLoader workers.",
+              });
+  expect_each("log-dataloader-spawn",
+              {
+                  "AttributeError: Can't pickle local object 'get_transform.<locals>.<lambda>'",
+                  "_pickle.PicklingError: Can't pickle <function <lambda> at 0x7f>: attribute lookup failed",
+                  "TypeError: cannot pickle '_thread.lock' object",
+              });
+}
+
+TEST(LogWordings, TensorFlowsAllocatorByItsDumpAndItsCopies) {
+  expect_each("log-tf-oom",
+              {
+                  "tensorflow.python.framework.errors_impl.InternalError: Failed copying input tensor from "
+                  "/job:localhost/replica:0/task:0/device:CPU:0 to /job:localhost/replica:0/task:0/device:GPU:0 in "
+                  "order to run _EagerConst: Dst tensor is not initialized.",
+                  "2020-02-15 17:58:43.775573: I tensorflow/core/common_runtime/bfc_allocator.cc:905] InUse at "
+                  "00000007F7D4FD00 next 1940 of size 1605632",
+                  "I tensorflow/core/common_runtime/bfc_allocator.cc:1040] Sum Total of in-use chunks: 3.2GiB",
+                  "E tensorflow/core/common_runtime/bfc_allocator.cc:1012] BFCAllocator dump for GPU_0_bfc",
+              });
+  // Its retry warning says itself that it is not a failure.
+  EXPECT_EQ(
+      wording_first_id("W tensorflow/core/common_runtime/bfc_allocator.cc:245] Allocator (GPU_0_bfc) ran out of "
+                       "memory trying to allocate 2.2GiB with freed_by_count=0. The caller indicates that this is "
+                       "not a failure, but may mean that there could be performance gains if more memory were "
+                       "available.\n"),
+      "log-clean");
+}
+
+TEST(LogWordings, CudnnThatCannotLoadInJaxsTensorFlowsAndTheLoadersWords) {
+  expect_each("log-cudnn-version-mismatch",
+              {
+                  "E external/xla/xla/stream_executor/cuda/cuda_dnn.cc:407] There was an error before creating "
+                  "cudnn handle: Unable to load cuDNN",
+                  "jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: DNN library initialization failed. "
+                  "DNN library is not found.",
+                  "W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library "
+                  "'libcudnn.so.8'; dlerror: libcudnn.so.8: cannot open shared object file\n"
+                  "W tensorflow/core/common_runtime/gpu/gpu_device.cc:1850] Cannot dlopen some GPU libraries. "
+                  "Skipping registering GPU devices...",
+                  "python3: relocation error: /x/libcudnn_cnn_infer.so.8: symbol _Z2, version "
+                  "libcudnn_ops_infer.so.8 not defined in file libcudnn_ops_infer.so.8 with link time reference",
+              });
+}
+
+TEST(LogWordings, NonFiniteValuesInProse) {
+  expect_each("log-non-finite", {
+                                    "WARNING: non-finite loss, ending training",
+                                    "tensorflow.python.training.basic_session_run_hooks.NanLossDuringTrainingError: "
+                                    "NaN loss during training.",
+                                    "ERROR: NaN detected in gradients",
+                                    "hello, I'm trying to train a lokr, but the loss goes nan.",
+                                    "train_loss_step:     398  → nan",
+                                    "qwen2.5-14b微调 loss为nan",
+                                });
+}
+
+TEST(LogWordings, AKernelsAssertPastedAlone) {
+  expect_each("log-device-assert", {"Assertion `t >= 0 && t < n_classes` failed."});
+  // glibc's host assert closes its condition with a quote: not the GPU.
+  EXPECT_NE(wording_first_id("python: malloc.c:2379: sysmalloc: Assertion `(old_top == initial_top (av))' failed.\n"),
+            "log-device-assert");
+}
+
+TEST(LogWordings, AbortsAndMissingKernelsInOtherWords) {
+  expect_each("log-nccl-error", {"RuntimeError: NCCL communicator was aborted on rank 1."});
+  expect_each("log-no-kernel-image", {"RuntimeError: CUDA error: invalid device function"});
+}
+
+}  // namespace
+}  // namespace gpusage::diagnose
