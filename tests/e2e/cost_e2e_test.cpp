@@ -15,11 +15,13 @@ namespace {
 
 const std::string kToday = "GPUSAGE_TODAY=2026-12-05 COLUMNS=200";
 const std::string kIssueCommand = "plan llama3-8b --qlora --gpu rtx5090,rtx4090,h100-sxm5-80gb --tokens 1e9 --cost";
-// At llama3-8b's 8,192 tokens the GeForce cards run out of memory; at 2,048 all three train.
+// At llama3-8b's full 8,192 tokens the GeForce cards run out of memory; at 2,048 (plan's default for a language
+// model) all three train.
+const std::string kFullContext = kIssueCommand + " --seq-len 8192";
 const std::string kFitting = kIssueCommand + " --seq-len 2048";
 
 TEST(CostE2E, TheIssuesCommandPrintsTheCostTableWithItsSources) {
-  auto r = run_cli(kIssueCommand, kToday);
+  auto r = run_cli(kFullContext, kToday);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const char* text : {"What the job costs: 1e+09 tokens", "GeForce RTX 5090", "GeForce RTX 4090", "H100",
                            "wall time", "h (80% range)", "rented job", "owned job",

@@ -26,7 +26,8 @@ std::string after_first_line(const std::string& text) {
 TEST(PlanWorkloadE2E, TracedResNet18PrintsWhatTheZoosResNet18Prints) {
   const auto traced = run_cli("plan --workload " + fixture("workloads/resnet18.json") + " --gpu rtx4090,rtx5090 "
                               "--batch 64,128 --precision bf16");
-  const auto zoo = run_cli("plan resnet18 --gpu rtx4090,rtx5090 --batch 64,128 --precision bf16");
+  // The trace carries its 224 px input; the zoo model is given it, so neither plan assumes a resolution.
+  const auto zoo = run_cli("plan resnet18 --gpu rtx4090,rtx5090 --batch 64,128 --precision bf16 --resolution 224");
   ASSERT_EQ(traced.exit_code, 0) << traced.err;
   ASSERT_EQ(zoo.exit_code, 0) << zoo.err;
   EXPECT_THAT(traced.out, ::testing::StartsWith("resnet18 (traced): 11.7 M parameters, 3.64 GFLOPs forward"));

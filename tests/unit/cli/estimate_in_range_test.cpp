@@ -86,23 +86,27 @@ estimate::Sweep sweep_of(const setup::TrainingSetup& s) {
   return setup::run_plan(s, s.gpu, request);
 }
 
-// plan --format csv: the throughput column against the "80% range" column, as printed.
+// plan --format csv: the throughput column against its low and high columns, as printed.
 int check_plan_rows(const estimate::Sweep& sweep, const std::string& where) {
   std::istringstream csv(plan_csv(sweep));
   std::string line;
   std::getline(csv, line);
   const std::vector<std::string> header = text::csv_fields(line);
-  std::size_t throughput = header.size(), range = header.size();
+  std::size_t throughput = header.size(), low = header.size(), high = header.size();
   for (std::size_t i = 0; i < header.size(); ++i) {
-    if (header[i].rfind("throughput", 0) == 0) throughput = i;
-    if (header[i].rfind("80% range", 0) == 0) range = i;
+    if (header[i].rfind("throughput_low_", 0) == 0) low = i;
+    else if (header[i].rfind("throughput_high_", 0) == 0) high = i;
+    else if (header[i].rfind("throughput_", 0) == 0) throughput = i;
   }
-  EXPECT_LT(range, header.size()) << line;
+  EXPECT_LT(throughput, header.size()) << line;
+  EXPECT_LT(low, header.size()) << line;
+  EXPECT_LT(high, header.size()) << line;
+  if (throughput == header.size() || low == header.size() || high == header.size()) return 0;
   int checked = 0;
   while (std::getline(csv, line)) {
     const std::vector<std::string> row = text::csv_fields(line);
-    if (row.size() != header.size() || row[range] == "n/a") continue;
-    checked += expect_inside(row[throughput] + " (" + row[range] + ")", where + " " + row[0]);
+    if (row.size() != header.size() || row[throughput].empty()) continue;
+    checked += expect_inside(row[throughput] + " (" + row[low] + "-" + row[high] + ")", where + " " + row[0]);
   }
   return checked;
 }

@@ -233,7 +233,7 @@ TEST(SetupFlags, GpuPowerAndMemoryAreTheSuffixesOfEveryCard) {
   memory.gpu = "rtx4090";
   memory.gpu_memory_gb = 48;
   EXPECT_EQ(setup::run_plan(memory, memory.gpu, request).predictions[0].gpu->memory_gb, 48);
-  EXPECT_EQ(memory.to_flags(), " --model resnet50 --precision fp16 --gpu rtx4090 --gpu-memory 48");
+  EXPECT_EQ(memory.to_flags(), " --model resnet50 --precision auto --gpu rtx4090 --gpu-memory 48");
   EXPECT_EQ(parse_args({"--model", "resnet50", "--gpu", "rtx4090", "--gpu-memory", "48"}), memory);
   memory.gpu = "rtx4090@24gb";
   try {
