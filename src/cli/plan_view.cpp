@@ -354,7 +354,7 @@ std::string ranges_and_notes_text(const estimate::Sweep& results) {
     const std::string basis =
         p.throughput > 0 && p.throughput_high > p.throughput_low
             ? i18n::trf("{} to {} of the prediction ({})", percent(p.throughput_low / p.throughput),
-                          percent(p.throughput_high / p.throughput), p.interval_basis)
+                        percent(p.throughput_high / p.throughput), p.interval_basis)
             : p.interval_basis;
     auto it = std::find_if(bases.begin(), bases.end(), [&](const auto& b) { return b.first == basis; });
     if (it == bases.end()) it = bases.insert(bases.end(), {basis, {}});
@@ -422,8 +422,7 @@ std::string plan_table(const estimate::Sweep& results, int width) {
                               w.display_name, w.params() / 1e6, w.forward_flops() / 1e9,
                               w.domain == workload::Domain::vision ? i18n::trf(" at {} px", w.resolution)
                                                                    : i18n::trf(" at {} tokens", w.seq_len),
-                              precisions_text(results),
-                              estimate::to_string(predictions.front().config.optimizer),
+                              precisions_text(results), estimate::to_string(predictions.front().config.optimizer),
                               recipe_text(predictions.front().config, results));
   // What the setup did not say, before the figures that rest on it.
   if (!results.assumptions.empty()) out.pop_back();
