@@ -165,7 +165,7 @@ std::string cost_csv(const CostReport& report) {
                            "break_even_hours",
                            "break_even_hours_low",
                            "break_even_hours_high"}) {
-    table.columns.push_back({name});
+    table.columns.push_back({name, ""});
   }
   auto number = [](double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : std::string(); };
   auto three = [&](const std::optional<cost::Range>& r) -> std::vector<std::string> {

@@ -252,8 +252,9 @@ std::size_t expect_tables_line_up(const std::string& out, const std::string& wha
       if (j > i && !in_columns) break;  // a note under the table
       EXPECT_TRUE(in_columns) << what << ": a column starts off its rule\n" << rule << "\n" << line;
       EXPECT_LE(text::display_width(line), width) << what << "\n" << rule << "\n" << line;
-      if (right_aligned_end && j > i)
+      if (right_aligned_end && j > i) {
         EXPECT_EQ(text::display_width(line), width) << what << "\n" << rule << "\n" << line;
+      }
     }
   }
   return tables;

@@ -43,7 +43,7 @@ TEST(TrainConfigE2E, LlamaFactorysLoraExamplePlansAndPrintsItsMapping) {
 }
 
 TEST(TrainConfigE2E, TorchtuneAndTrainerFilesPlan) {
-  for (const std::string args : {"--train-config " + config("torchtune_llama3_1_8B_qlora_single_device.yaml"),
+  for (const std::string& args : {"--train-config " + config("torchtune_llama3_1_8B_qlora_single_device.yaml"),
                                  "--train-config " + config("hf_training_args.json") + " --lora 16",
                                  "--train-config " + config("trl_example_config.yaml"),
                                  "llama3-8b --qlora --train-config " + config("trainer_state.json")}) {
@@ -124,7 +124,9 @@ TEST(RecipeE2E, UnslothsPublishedContextLengthsAt8GbAndTheHuggingFaceColumn) {
                                                                {"h100-sxm5-80gb", 28454, 0}};
   for (const auto& [gpu, longest, beyond] : rows) {
     EXPECT_TRUE(plan_fit(hf + "--gpu " + gpu + " --seq-len " + std::to_string(longest)).fits) << gpu;
-    if (beyond > 0) EXPECT_FALSE(plan_fit(hf + "--gpu " + gpu + " --seq-len " + std::to_string(beyond)).fits) << gpu;
+    if (beyond > 0) {
+      EXPECT_FALSE(plan_fit(hf + "--gpu " + gpu + " --seq-len " + std::to_string(beyond)).fits) << gpu;
+    }
   }
   // And at the same length Unsloth's defaults need less than the Hugging Face setup.
   EXPECT_LT(plan_fit("--recipe unsloth --gpu rtx4090 --seq-len 5789").nvidia_smi_gib,
