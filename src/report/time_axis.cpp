@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/common/i18n.hpp"
+
 namespace gpusage::report {
 
 namespace {

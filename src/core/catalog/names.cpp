@@ -187,8 +187,10 @@ std::vector<const Gpu*> Catalog::market(std::string_view group) const {
 
 std::vector<const Gpu*> Catalog::select(std::string_view spec) const {
   std::vector<const Gpu*> out;
+  // By id: a name taken as a default variant ("h800") is the catalog entry with a note, a copy at another
+  // address, and must not list the card twice beside its id ("h800,h800-sxm5-80gb").
   auto add = [&out](const Gpu* gpu) {
-    if (std::find(out.begin(), out.end(), gpu) == out.end()) out.push_back(gpu);
+    if (std::none_of(out.begin(), out.end(), [gpu](const Gpu* g) { return g->id == gpu->id; })) out.push_back(gpu);
   };
   for (const std::string& part : text::split(spec, ',')) {
     if (part.empty()) throw InputError(fmt::format("empty GPU name in '{}'", spec));

@@ -348,6 +348,13 @@ TEST(CatalogSelect, FamiliesNamesAndAllWithoutRepeats) {
   EXPECT_THROW(mini().select("5090,,5070"), InputError);
 }
 
+TEST(CatalogSelect, ANameTakenAsADefaultVariantIsNotListedTwiceBesideItsId) {
+  // "H800" is the SXM5 card with a note (a copy of the entry); with the id beside it, the card is listed once.
+  const Catalog& catalog = Catalog::builtin();
+  EXPECT_EQ(ids(catalog.select("h800,h800-sxm5-80gb")), (std::vector<std::string>{"h800-sxm5-80gb"}));
+  EXPECT_EQ(ids(catalog.select("tesla p100,p100-pcie-16gb,p100")), (std::vector<std::string>{"p100-pcie-16gb"}));
+}
+
 TEST(CatalogParse, FamilyAndPrecisionNames) {
   EXPECT_EQ(parse_family("RTX50"), Family::rtx50);
   EXPECT_EQ(parse_family("workstation"), Family::workstation);
