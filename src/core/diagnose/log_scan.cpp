@@ -18,52 +18,12 @@ namespace gpusage::diagnose {
 using scan_text::add_once;
 using scan_text::at;
 using scan_text::contains;
+using scan_text::grad_norm_in;
 
 namespace {
 
 using Match = std::match_results<std::string::const_iterator>;
 
-bool is_alnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
-bool is_alpha(char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; }
-
-// "nan" or "inf" as a value in lower-case text: not inside a word ("finance", "INFO"), "infinity" allowed.
-bool has_value_token(std::string_view lower, std::string_view token) {
-  for (std::size_t pos = lower.find(token); pos != std::string_view::npos; pos = lower.find(token, pos + 1)) {
-    const bool before = pos == 0 || !is_alnum(lower[pos - 1]);
-    const std::size_t end = pos + token.size();
-    const bool after = end == lower.size() || !is_alpha(lower[end]) || lower.substr(end, 5) == "inity";
-    if (before && after) return true;
-  }
-  return false;
-}
-
-// The number right after `key` and a separator (": ", "=", " ", quotes), or nothing.
-std::optional<double> number_after(std::string_view text, std::size_t key_end) {
-  std::size_t i = key_end;
-  while (i < text.size() && (text[i] == ' ' || text[i] == '\'' || text[i] == '"' || text[i] == ':' || text[i] == '='))
-    ++i;
-  if (i == key_end || i >= text.size()) return std::nullopt;
-  if (!std::isdigit(static_cast<unsigned char>(text[i])) && text[i] != '.') return std::nullopt;
-  const std::string number(text.substr(i, std::min<std::size_t>(32, text.size() - i)));
-  char* end = nullptr;
-  const double value = std::strtod(number.c_str(), &end);
-  if (end == number.c_str()) return std::nullopt;
-  return value;
-}
-
-// A gradient norm logged as grad_norm / grad norm / gradient_norm / total_norm / gnorm (fairseq).
-std::optional<double> grad_norm_in(std::string_view lower) {
-  for (std::string_view key : {"grad_norm", "grad norm", "gradient_norm", "gradient norm", "total_norm", "gnorm"}) {
-    for (std::size_t pos = lower.find(key); pos != std::string_view::npos; pos = lower.find(key, pos + 1)) {
-      if (pos > 0 && is_alpha(lower[pos - 1]) && key != "gnorm") continue;
-      if (key == "gnorm" && pos > 0 && is_alnum(lower[pos - 1])) continue;
-      if (auto v = number_after(lower, pos + key.size())) return v;
-    }
-  }
-  return std::nullopt;
-}
-
-// TensorFlow's dtype names and their sizes in bytes (tensorflow/core/framework/types.proto).
 double dtype_bytes(std::string_view type) {
   if (type == "half" || type == "bfloat16" || type == "int16") return 2;
   if (type == "double" || type == "int64" || type == "complex64") return 8;
@@ -401,78 +361,6 @@ void LogScanner::scan_memory(std::size_t n, std::string_view line, std::string_v
     scan.host_oom.add(n, line);
     if (!scan.host_oom_detail) scan.host_oom_detail = "the CPU allocator";
   }
-}
-
-void LogScanner::scan_non_finite(std::size_t n, std::string_view line, std::string_view lower) {
-  const bool nan = has_value_token(lower, "nan");
-  const bool inf = has_value_token(lower, "inf");
-  if (!nan && !inf && !contains(lower, "non-finite") && !contains(lower, "loss became infinite")) return;
-  Match m;
-  scan_text::RegexLine str(line);
-  static const std::regex loss_nan(
-      R"(\b(\w*loss\w*)\b['"]?\s*(?:[:=]|\bis\b)?\s*['"]?\s*(?:tensor\()?\s*(-?nan|-?inf(?:inity)?)\b)",
-      std::regex::icase);
-  static const std::regex grad_nan(
-      R"(\b(grad(?:ient)?[_ ]?norm|total[_ ]norm|gnorm)\b['"]?\s*(?:[:=]|\bis\b)?\s*['"]?\s*(-?nan|-?inf(?:inity)?)\b)",
-      std::regex::icase);
-  static const std::regex table_row(R"(^\s*\d+\s+\[\s*-?(nan|inf)\s*\])", std::regex::icase);
-  std::vector<std::string> kinds;
-  if (contains(lower, "loss became infinite or nan") || std::regex_search(str(), m, loss_nan) ||
-      (loss_table_ && std::regex_search(str(), m, table_row))) {
-    kinds.push_back("loss");
-  }
-  if (std::regex_search(str(), m, grad_nan) || contains(lower, "is non-finite, so it cannot be clipped") ||
-      (contains(line, "Function '") && contains(line, "returned nan values"))) {
-    kinds.push_back("gradients");
-  }
-  if (contains(line, "NaN or Inf found in input tensor")) kinds.push_back("tensor values");
-  if (!kinds.empty()) {
-    scan_.non_finite.add(n, line);
-    for (const auto& kind : kinds) add_once(scan_.non_finite_kinds, kind);
-  }
-}
-
-void LogScanner::scan_loss_scale(std::size_t n, std::string_view line, std::string_view lower) {
-  const bool overflow_skip = contains(lower, "overflow") && contains(lower, "skipping step");
-  std::optional<double> scale_named;
-  if (contains(lower, "scale")) {
-    // apex: "reducing loss scale to 0.03125"; fairseq: "setting loss scale to: 0.25", "loss_scale=0.062",
-    // "| loss_scale 0.000"; DeepSpeed: "Attempted loss scale: 64, reducing to 32".
-    // Matched on the lower-case line (the same as ignoring case, without std::regex's slow icase), from each
-    // place one of its literal heads starts: the matches an iterator over the whole line would find.
-    static const std::regex reduced(
-        R"((?:reducing loss scale to|setting loss scale to:?|reducing to|loss_scale[ =]|loss scale:)\s*([0-9]+(?:\.[0-9]*)?(?:e[-+]?[0-9]+)?))");
-    std::optional<double> value;
-    for (const auto& m : scan_text::matches_from(
-             lower, reduced,
-             {"reducing loss scale to", "setting loss scale to", "reducing to", "loss_scale", "loss scale:"})) {
-      value = std::strtod(std::string(m[1].first, m[1].second).c_str(), nullptr);  // the last one ("reducing to" wins)
-    }
-    scale_named = value;
-    LossScaleTrace& t = scan_.loss_scale;
-    if (value) {
-      ++t.reports;
-      if (!t.first) {
-        t.first = value;
-        t.first_at = at(n, line);
-      }
-      if (!t.lowest || *value < *t.lowest) {
-        t.lowest = value;
-        t.lowest_line = n;
-        t.lowest_at = at(n, line);
-      }
-    }
-    if (contains(lower, "minimum loss scale reached") || contains(lower, "loss scale already at minimum")) {
-      t.at_minimum = true;
-      t.lowest_at = at(n, line);
-      t.lowest_line = n;
-      if (!t.first_at.line) t.first_at = t.lowest_at;
-    }
-  }
-  // A dynamic loss scaler starts high (DeepSpeed's initial_scale_power up to 2^32) and halves on every overflow
-  // until the gradients fit: skips while the scale is still above GradScaler's default start (2^16) are that
-  // search, not instability.
-  if (overflow_skip && !(scale_named && *scale_named > 65536)) scan_.overflow_skips.add(n, line);
 }
 
 void LogScanner::scan_hints(std::size_t n, std::string_view line, std::string_view lower, std::uint64_t groups) {

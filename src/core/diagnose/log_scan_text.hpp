@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <regex>
 #include <string>
 #include <string_view>
@@ -112,5 +113,9 @@ inline std::vector<ViewMatch> matches_from(std::string_view text, const std::reg
   }
   return found;
 }
+
+// A gradient norm logged as grad_norm / grad norm / gradient_norm / total_norm / gnorm (fairseq), in lower-case
+// text (log_scan_non_finite.cpp).
+std::optional<double> grad_norm_in(std::string_view lower);
 
 }  // namespace gpusage::diagnose::scan_text
