@@ -46,7 +46,6 @@ std::optional<double> number_after(std::string_view text, std::size_t key_end) {
   return value;
 }
 
-
 // TensorFlow's dtype names and their sizes in bytes (tensorflow/core/framework/types.proto).
 
 }  // namespace
@@ -137,6 +136,5 @@ void LogScanner::scan_loss_scale(std::size_t n, std::string_view line, std::stri
   // search, not instability.
   if (overflow_skip && !(scale_named && *scale_named > 65536)) scan_.overflow_skips.add(n, line);
 }
-
 
 }  // namespace gpusage::diagnose
