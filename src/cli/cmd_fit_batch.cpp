@@ -101,15 +101,16 @@ void add_fit_batch_command(CLI::App& app) {
   door.model_help = "Zoo model of the command, to start from plan's prediction";
   door.gpu_help = "GPU for the prediction (default: the card NVML names)";
   door.target_batch_help = "Global batch per GPU to keep: prints the accumulation plan with the largest batch that ran";
-  bind_setup(*command, state->workload, door);
+  const auto layers = bind_setup(*command, state->workload, door);
   command->add_option("command", state->command, "The program and its arguments, after --, with {batch}")->required();
-  command->callback([state] {
+  command->callback([state, layers] {
     bool has_placeholder = false;
     for (const auto& a : state->command) has_placeholder = has_placeholder || a.find("{batch}") != std::string::npos;
     if (!has_placeholder)
       throw InputError(
           "fit-batch: the command has no {batch}: write it where the batch size goes, e.g. "
           "-- python train.py --batch-size {batch}");
+    print_setup_layers(*layers);
     run::FitBatchReport report;
     report.target_batch = state->workload.target_batch;
     if (state->workload.has_model()) report.predicted = predicted_largest(state->workload);

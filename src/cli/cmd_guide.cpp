@@ -53,13 +53,13 @@ void add_guide_command(CLI::App& app) {
       "Per-GPU batch sizes (default: {} for vision models; 1, 2, 4, ... for language "
       "models, up to the first that runs out on every card)",
       kVisionLadder);
-  bind_setup(*command, state->run, door);
+  const auto layers = bind_setup(*command, state->run, door);
   state->cost.add_to(*command);
   command->add_option("--chart", state->chart, "Also write the comparison chart (SVG): specs and predicted speed");
   add_format_option(*command, state->format, {Format::table, Format::csv, Format::json});
   // The tables' hint for columns left out says "use --wide or --format csv": guide takes both, as plan does.
   command->add_flag("--wide", state->wide, "Show every table column, however wide");
-  command->callback([state, command] {
+  command->callback([state, command, layers] {
     // The default model gives way to one named another way.
     const bool other_model = !state->run.hf_config.empty() || !state->run.workload_file.empty();
     if (other_model && !model_given(*command)) state->run.model.clear();
@@ -88,10 +88,15 @@ void add_guide_command(CLI::App& app) {
       if (const auto costs = cost_report_if_asked(results, state->cost, state->run.dataset_size)) {
         doc["cost"] = cost_json(*costs);
       }
+      const nlohmann::json given = layers->to_json();  // "recipe", "train_config" when given
+      for (const auto& [key, value] : given.items()) doc[key] = value;
       return emit(doc.dump(2) + "\n");
     }
 
-    std::string out = i18n::trf("== Which GPU? {} side by side ==\n\n", state->run.gpu);
+    std::string out;
+    for (const std::string& line : layers->text_lines()) out += line + "\n";
+    if (!out.empty()) out += "\n";
+    out += i18n::trf("== Which GPU? {} side by side ==\n\n", state->run.gpu);
     out += gpus_comparison_text(catalog, request.gpus, width);
     out += i18n::trf("\n== Will it fit, and how fast? {} training, predicted ==\n\n", results.workload.display_name);
     out += plan_table(results, width);

@@ -110,9 +110,9 @@ void add_run_command(CLI::App& app) {
   door.gpu_help =
       "GPU of the run, for the OOM fix and the prediction (default: the card NVML names; for the OOM "
       "fix, the capacity the OOM message reports)";
-  bind_setup(*command, state->workload, door);
+  const auto layers = bind_setup(*command, state->workload, door);
   command->add_option("command", state->request.command, "The program and its arguments, after --")->required();
-  command->callback([state, command] {
+  command->callback([state, command, layers] {
     run::RunRequest request = state->request;
     request.notify.level = run::parse_notify_level(state->notify_level);
     const setup::TrainingSetup& options = state->workload;
@@ -124,6 +124,7 @@ void add_run_command(CLI::App& app) {
       options.training_config(*workload);
       options.calibration();
     }
+    print_setup_layers(*layers);  // where --recipe and --train-config set what the prediction uses
     const catalog::Catalog& catalog = catalog::Catalog::active();
     if (!options.gpu.empty()) request.context.gpu = &catalog.resolve(options.gpu_spec(options.gpu, catalog));
     request.context.workload = workload ? &*workload : nullptr;

@@ -6,6 +6,8 @@
 #include "cli/setup_layers.hpp"
 #include "core/common/i18n.hpp"
 
+#include <fmt/core.h>
+
 namespace gpusage::cli {
 
 namespace {
@@ -218,6 +220,10 @@ bool model_given(const CLI::App& command) {
     if (const CLI::Option* option = command.get_option_no_throw(name); option && option->count() > 0) return true;
   }
   return false;
+}
+
+void print_setup_layers(const setup::SetupLayers& layers) {
+  for (const std::string& line : layers.text_lines()) fmt::print(stderr, "gpusage: {}\n", line);
 }
 
 std::shared_ptr<const setup::SetupLayers> bind_setup(CLI::App& command, setup::TrainingSetup& s,

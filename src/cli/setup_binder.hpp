@@ -30,5 +30,8 @@ std::shared_ptr<const setup::SetupLayers> bind_setup(CLI::App& command, setup::T
 // True when the command line named the model (MODEL or --model): a command's default model gives way to
 // --hf-config or --workload only when it did not.
 bool model_given(const CLI::App& command);
+// For run and fit-batch, whose stdout belongs to the child or the report: the recipe: and config: lines that plan
+// and guide print above their tables, on stderr with the "gpusage: " prefix.
+void print_setup_layers(const setup::SetupLayers& layers);
 
 }  // namespace gpusage::cli

@@ -83,6 +83,25 @@ TEST(TrainConfigE2E, ABrokenFileOrAnUnknownRecipeIsOneLineAndExit2) {
   EXPECT_TRUE(recipe.out.empty());
 }
 
+// One setup, one account of it: guide, run and fit-batch take --recipe through the same binder as plan, and say
+// what it set as plan does (run and fit-batch on stderr, where their own lines go; their stdout is the child's or
+// the report's).
+TEST(RecipeE2E, EveryDoorThatTakesARecipeSaysWhatItSet) {
+  const std::string setup = "llama3.1-8b --qlora --recipe trl --gpu rtx4090 --seq-len 2048";
+  auto guide = run_cli("guide " + setup);
+  ASSERT_EQ(guide.exit_code, 0) << guide.err;
+  EXPECT_EQ(guide.out.rfind("recipe: trl v1.9.0", 0), 0u) << guide.out.substr(0, 200);
+  auto guide_json = run_cli("guide " + setup + " --format json");
+  ASSERT_EQ(guide_json.exit_code, 0) << guide_json.err;
+  EXPECT_EQ(nlohmann::json::parse(guide_json.out)["recipe"]["name"], "trl");
+  auto run = run_cli("run --model " + setup + " --batch 2 -- true");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_TRUE(has(run.err, "gpusage: recipe: trl v1.9.0")) << run.err;
+  auto fit = run_cli("fit-batch --model " + setup + " --max-batch 1 --log-dir " + ::testing::TempDir() +
+                     "/fit-recipe -- true {batch}");
+  EXPECT_TRUE(has(fit.err, "gpusage: recipe: trl v1.9.0")) << fit.err;
+}
+
 TEST(RecipeE2E, TheRecipeLineSaysWhatCameFromWhereAndWhatWasKept) {
   expect_plan_prints(
       "llama3.1-8b --qlora --recipe unsloth --loss plain --gpu rtx4090 --seq-len 2048",
