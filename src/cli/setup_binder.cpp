@@ -2,11 +2,11 @@
 // workload (plan, guide, report, run, fit-batch) registers its options here, and what it parses is the setup.
 #include "cli/setup_binder.hpp"
 
+#include <fmt/core.h>
+
 #include "cli/options.hpp"
 #include "cli/setup_layers.hpp"
 #include "core/common/i18n.hpp"
-
-#include <fmt/core.h>
 
 namespace gpusage::cli {
 
