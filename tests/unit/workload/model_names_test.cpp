@@ -75,6 +75,15 @@ TEST(ModelNames, TableModelsBuildToTheCheckpointsParameterTotals) {
   EXPECT_EQ(build("Qwen/Qwen2.5-72B-Instruct").params(), 72'706'203'648);
 }
 
+// DeepSeek's R1 distills are fine-tuned Qwen2.5 checkpoints (the DeepSeek-R1 README's table of base models): the
+// same shapes, so the same parameter totals as their bases (7.62B, 14.8B, 32.8B on the Hub).
+TEST(ModelNames, R1QwenDistillsHaveTheirBaseModelsParameters) {
+  EXPECT_EQ(build("deepseek-ai/DeepSeek-R1-Distill-Qwen-7B").params(), 7'615'616'512);
+  EXPECT_EQ(build("deepseek-ai/DeepSeek-R1-Distill-Qwen-7B").params(), build("Qwen/Qwen2.5-7B").params());
+  EXPECT_EQ(build("deepseek-ai/DeepSeek-R1-Distill-Qwen-14B").params(), build("Qwen/Qwen2.5-14B").params());
+  EXPECT_EQ(build("deepseek-ai/DeepSeek-R1-Distill-Qwen-32B").params(), build("Qwen/Qwen2.5-32B").params());
+}
+
 // OLMo 2 7B as Olmo2ForCausalLM builds its config.json: 32 layers of 4 x 4096^2 attention, 3 x 4096 x 11008 MLP and
 // four 4096-wide norms, two untied 100352 x 4096 embeddings and the final norm: 7,298,617,344. Planned as Qwen3,
 // its q/k norms are 128 wide instead of 4096: 32 x 2 x 3968 = 253,952 fewer.
