@@ -341,7 +341,12 @@ void check_training_values(FindingList& list, const LogScan& scan) {
   const Thresholds& th = rules.thresholds();
   list.add("log-non-finite", scan.non_finite, {{"what", text::join(scan.non_finite_kinds, " and ")}});
   const LossScaleTrace& ls = scan.loss_scale;
-  const bool collapsed = ls.at_minimum || (ls.lowest && *ls.lowest <= th.loss_scale_floor);
+  // A scale at or under the floor is a collapse when the scaler was seen lowering it (an overflow, a
+  // reduction, a first scale above it) or when it is below 1 (gradients overflow even unscaled). A constant
+  // "loss scale: 1.0" and nothing else is bf16 or fp32 training, which Megatron logs that way on every step.
+  const bool fell =
+      ls.reductions > 0 || !scan.overflow_skips.empty() || (ls.first && ls.lowest && *ls.first > *ls.lowest);
+  const bool collapsed = ls.at_minimum || (ls.lowest && *ls.lowest <= th.loss_scale_floor && (*ls.lowest < 1 || fell));
   if (collapsed) {
     std::string evidence = i18n::trf("line {}: {}", ls.lowest_at.line, ls.lowest_at.text);
     if (ls.first_at.line && ls.first_at.line != ls.lowest_at.line) {

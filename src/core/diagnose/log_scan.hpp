@@ -88,6 +88,7 @@ struct GradExplosion {
 // Dynamic loss scaling (apex, fairseq, DeepSpeed, PyTorch GradScaler logs): every scale the log names.
 struct LossScaleTrace {
   std::size_t reports = 0;       // lines that named a scale
+  std::size_t reductions = 0;    // of those, lines that say the scaler lowered it (an overflow, "reducing")
   std::optional<double> first;   // the first scale named
   std::optional<double> lowest;  // the lowest scale named
   std::size_t lowest_line = 0;

@@ -3,6 +3,7 @@
 // that crash or run out of file descriptors, JAX/XLA out of memory, a cuDNN other than the one the framework
 // was built with, a compiler without the GPU's architecture, a kernel module that does not match libcuda,
 // and the asserts CUDA kernels print. Also the warnings that look like failures and are not.
+#include <cctype>
 #include <regex>
 
 #include "core/common/text.hpp"
@@ -76,18 +77,53 @@ bool is_job_killed(std::string_view line) {
   return false;
 }
 
+// "Killed" that the shell printed right after a progress bar with no newline of its own: tqdm's
+// "… 13.82it/s]Killed", Keras' "ETA: 365s - loss: 2.1371Killed". The line ends on the word glued to a digit or
+// a bracket, which prose never does.
+bool killed_after_progress(std::string_view line) {
+  std::string t = text::trim(line);
+  while (!t.empty() && (t.back() == '*' || t.back() == '`')) t.pop_back();
+  constexpr std::string_view word = "Killed";
+  if (t.size() <= word.size() || t.compare(t.size() - word.size(), word.size(), word) != 0) return false;
+  const char before = t[t.size() - word.size() - 1];
+  return (before >= '0' && before <= '9') || before == ']' || before == ')' || before == '|' || before == '%';
+}
+
+// An exit status that stands for SIGKILL, whoever reports it: -9 (a child killed by signal 9, as Python's
+// subprocess, torchrun, DeepSpeed's launcher and DIGITS give it) or 137 (128 + 9, as shells, Docker, Kubernetes
+// and IDEs give it), after a word that names a code: "exitcode: -9", "return code = -9", "error code -9",
+// "returncode=-9", "Exit Code: 137", "exited with code 137". Read on the lower-case line.
+bool sigkill_exit_code(std::string_view lower) {
+  for (std::string_view number : {std::string_view("-9"), std::string_view("137")}) {
+    for (std::size_t pos = lower.find(number); pos != std::string_view::npos; pos = lower.find(number, pos + 1)) {
+      const std::size_t end = pos + number.size();
+      if (end < lower.size() && (std::isdigit(static_cast<unsigned char>(lower[end])) != 0 || lower[end] == '.')) {
+        continue;  // -90, 1375, 137.5
+      }
+      std::size_t i = pos;
+      while (i > 0 && (lower[i - 1] == ' ' || lower[i - 1] == ':' || lower[i - 1] == '=' || lower[i - 1] == '\t')) --i;
+      if (i == pos) continue;  // glued to what precedes it: part of another number or name
+      std::size_t start = i;
+      while (start > 0 &&
+             (std::isalpha(static_cast<unsigned char>(lower[start - 1])) != 0 || lower[start - 1] == '_')) {
+        --start;
+      }
+      const std::string_view name = lower.substr(start, i - start);
+      for (std::string_view code : {"code", "exitcode", "exit_code", "returncode", "return_code", "errorcode"}) {
+        if (name == code) return true;
+      }
+    }
+  }
+  return false;
+}
+
 // How the kernel's OOM killer (or a SIGKILL like it) shows in the line, if it does.
 std::optional<std::string> oom_killer_detail(std::string_view line, std::string_view lower) {
   // Cheap gate: a short line (bare "Killed" in any locale) or one of these words.
   if (line.size() > 48 && !contains(lower, "kill") && !contains(lower, "code")) return std::nullopt;
-  if (is_bare_killed(line) || is_job_killed(line))
+  if (is_bare_killed(line) || is_job_killed(line) || killed_after_progress(line))
     return "the process was killed (SIGKILL), as the kernel's OOM killer does";
-  // -9: a child killed by SIGKILL (torchrun, subprocess); 137 = 128 + 9, the shell's and Docker's way.
-  // DeepSpeed's launcher: "exits with return code = -9".
-  for (std::string_view code : {"exitcode: -9", "exitcode  : -9", "exitcode=-9", "exit code -9", "exit code: -9",
-                                "exit code 137", "exited with code 137", "return code = -9"}) {
-    if (contains(lower, code)) return "the process was killed by signal 9 (SIGKILL)";
-  }
+  if (contains(lower, "code") && sigkill_exit_code(lower)) return "the process was killed by signal 9 (SIGKILL)";
   if (contains(line, "Signal 9 (SIGKILL) received")) return "torchrun reports a worker killed by signal 9 (SIGKILL)";
   if (contains(lower, "oom-kill") || contains(lower, "oom_kill") || contains(line, "Out of memory: Killed process") ||
       contains(line, "Memory cgroup out of memory: Killed")) {

@@ -108,12 +108,19 @@ void LogScanner::scan_loss_scale(std::size_t n, std::string_view line, std::stri
     for (const auto& m : scan_text::matches_from(
              lower, reduced,
              {"reducing loss scale to", "setting loss scale to", "reducing to", "loss_scale", "loss scale:"})) {
+      // A setting's name that ends in loss_scale (fairseq's "min_loss_scale=0.0001" in its argument dump) is
+      // not a scale the run reached.
+      const auto start = m[0].first - lower.begin();
+      if (start > 0 && (std::isalnum(static_cast<unsigned char>(lower[start - 1])) != 0 || lower[start - 1] == '_')) {
+        continue;
+      }
       value = std::strtod(std::string(m[1].first, m[1].second).c_str(), nullptr);  // the last one ("reducing to" wins)
     }
     scale_named = value;
     LossScaleTrace& t = scan_.loss_scale;
     if (value) {
       ++t.reports;
+      if (contains(lower, "overflow") || contains(lower, "reduc")) ++t.reductions;
       if (!t.first) {
         t.first = value;
         t.first_at = at(n, line);

@@ -225,7 +225,16 @@ const std::vector<TriggerWords>& signal_triggers() {
         "not enough gpu video memory", "bfcallocator dump for", "torch: not enough memory", "cannot allocate memory",
         "[winerror 8]", "error code: <1455>", "kill process", "exit status 137", "exited (137)",
         "skipping registering gpu devices", "cannot dlopen some gpu libraries", "已杀死", "已殺死", "強制終了",
-        "getötet", "бито"}},
+        "getötet", "бито",
+        // the host's memory in the words of Rust's and Go's runtimes and the JVM (log_scan_wordings.cpp), and
+        // Kubernetes' eviction
+        "memory allocation of", "runtime: out of memory", "java.lang.outofmemoryerror", "low on resource: memory",
+        // a process pool's worker killed; joblib's message alone; LSF's, PBS Pro's and Torque's memory limits
+        "brokenprocesspool", "sigkill(-9)", "excessive memory usage", "term_memlimit", "exceeded memory allocation",
+        "job killed: mem",
+        // signal 9 by number or name; YARN, Vertex AI, Kaggle and Dask; Windows' error 14
+        "signal 9", "by signal sigkill", "killed by yarn", "ran out-of-memory", "more memory than is available",
+        "memory budget", "[winerror 14]"}},
   };
   return lists;
 }

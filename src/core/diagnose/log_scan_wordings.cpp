@@ -82,28 +82,62 @@ bool killed_elsewhere(std::string_view line, std::string_view lower) {
       (contains(line, "SIGKILL") || contains(lower, "excessive memory usage"))) {
     return true;
   }
+  // joblib's message pasted without its class: the workers' exit codes, or its own guess at the cause.
+  if (contains(line, "{SIGKILL(-9)}") ||
+      contains(lower, "excessive memory usage causing the operating system to kill")) {
+    return true;
+  }
+  // Kubernetes' kubelet evicting a pod when the node runs short of memory ("The node was low on resource:
+  // memory."), YARN killing a Spark container, Vertex AI's replica, Kaggle's notebook, Dask's nanny.
+  if (contains(line, "low on resource: memory") || contains(line, "killed by YARN for exceeding memory limits") ||
+      contains(lower, "ran out-of-memory and exited") ||
+      contains(lower, "tried to allocate more memory than is available") ||
+      (contains(lower, "memory budget") && contains(lower, "restarting"))) {
+    return true;
+  }
   return contains(lower, "after using all available ram") || contains(line, "LLVM ERROR: out of memory");
 }
 
 // Allocations the host refused, in the words of old PyTorch ("Torch: not enough memory … Buy new RAM!"), libc
 // ("fork: Cannot allocate memory", Rust's "(os error 12)"), Arrow, Windows ("[WinError 8] Not enough memory
 // resources", a shared file mapping failing with error 1455), and Slurm's memory limit ("task 0: Out Of Memory",
-// "Exceeded job memory limit").
+// "Exceeded job memory limit"); and by the runtimes of other languages that ML libraries are written in:
+// Rust's allocation-failure handler (tokenizers, polars, safetensors: "memory allocation of 1234 bytes
+// failed"), Go's runtime ("fatal error: runtime: out of memory") and the JVM's heap (java.lang.OutOfMemoryError,
+// under Spark or DL4J).
 bool host_refused(std::string_view line, std::string_view lower) {
   if (contains(line, "Torch: not enough memory")) return true;
+  if (contains(line, "memory allocation of") && contains(line, "bytes failed")) return true;
+  if (contains(line, "runtime: out of memory") || contains(line, "java.lang.OutOfMemoryError")) return true;
   // (A DataLoader batch's shared-memory file "</torch_…>" that cannot be mapped is the DataLoader's family.)
   if (contains(line, "Cannot allocate memory") && !contains(line, "</torch_")) return true;
-  if (contains(line, "ArrowMemoryError") || contains(line, "[WinError 8]") || contains(line, "error code: <1455>")) {
+  // Windows' ERROR_NOT_ENOUGH_MEMORY (8) and ERROR_OUTOFMEMORY (14, "Not enough storage is available to
+  // complete this operation").
+  if (contains(line, "ArrowMemoryError") || contains(line, "[WinError 8]") || contains(line, "[WinError 14]") ||
+      contains(line, "error code: <1455>")) {
     return true;
   }
-  return (contains(lower, "srun: error:") && contains(lower, ": out of memory")) ||
-         (contains(lower, "slurmstepd: error:") && contains(lower, "memory limit"));
+  if ((contains(lower, "srun: error:") && contains(lower, ": out of memory")) ||
+      (contains(lower, "slurmstepd: error:") && contains(lower, "memory limit"))) {
+    return true;
+  }
+  // The other batch schedulers' memory limits: LSF ("TERM_MEMLIMIT: job killed after reaching LSF memory usage
+  // limit"), PBS Pro ("Job 123 has exceeded memory allocation on node1") and Torque ("PBS: job killed: mem …
+  // exceeded limit …").
+  return contains(line, "TERM_MEMLIMIT") || contains(line, "has exceeded memory allocation") ||
+         contains(line, "job killed: mem");
 }
 
 // The process killed, in the words of bash ("Killed."), zsh ("zsh: killed     python train.py"), old kernels
 // ("Out of memory: Kill process 1234"), and an exit status of 128 + SIGKILL ("exit status 137", Docker's
 // "Exited (137)").
 bool killed_by_status(std::string_view line, std::string_view lower) {
+  // Signal 9 by number or by name, in the words of PyCharm ("interrupted by signal 9: SIGKILL"), Open MPI
+  // ("exited on signal 9 (Killed)"), fish ("terminated by signal SIGKILL") and others ("killed by signal 9").
+  if ((contains(lower, "signal 9") && (contains(lower, "kill") || contains(lower, "interrupted by"))) ||
+      contains(lower, "by signal sigkill")) {
+    return true;
+  }
   const std::string t = text::trim(line);
   // bash prints the signal's name in the user's language (glibc's strsignal): zh_CN "已杀死", zh_TW "已殺死",
   // ja "強制終了", de "Getötet", ru "Убито".
@@ -138,6 +172,10 @@ void note_host(LogScan& scan, std::size_t n, std::string_view line, std::string_
   } else if (contains(line, "killed due to the node running low on memory") ||
              contains(line, "killed due to memory pressure (OOM)")) {
     detail = "Ray's memory monitor killed a worker: the node's RAM passed its threshold";
+  } else if (contains(line, "BrokenProcessPool") && contains(lower, "terminated abruptly")) {
+    // concurrent.futures: a worker of a ProcessPoolExecutor died without an exception of its own, killed from
+    // outside the process, as the OOM killer does.
+    detail = "a process pool's worker was terminated abruptly (killed from outside, as the OOM killer does)";
   } else if (contains(lower, "cgroup out-of-memory handler")) {
     detail = "the scheduler's cgroup out-of-memory handler killed the job (Slurm)";
   }

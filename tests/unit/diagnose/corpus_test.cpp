@@ -72,10 +72,11 @@ std::uint64_t fnv1a64(const std::string& s) {
 }
 
 // Held-out floors: the figures measured when these logs were added (README: 108 of 117 failures, one false alarm
+// on 21 clean logs), then after the host OOM family and the stricter loss-scale rule (117 of 127, no false alarm
 // on 21 clean logs), so that a change that loses held-out logs or adds a false alarm on them fails. Raise them as
 // the held-out figures improve; lowering them to let a change through would make the held-out part meaningless.
 constexpr double kHeldOutRecallFloor = 92.0;
-constexpr int kHeldOutFalseAlarmCeiling = 1;
+constexpr int kHeldOutFalseAlarmCeiling = 0;
 
 bool hash_says_heldout(const std::string& url) { return fnv1a64(thread_of(url)) % 100 < 30; }
 

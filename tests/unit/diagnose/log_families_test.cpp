@@ -203,5 +203,33 @@ TEST(LogFamilies, WarningsThatAreNotFailuresStaySilent) {
   EXPECT_EQ(findings.front().id, "log-clean") << findings.front().title;
 }
 
+// A loss scale at or under the floor is a collapse only when the scaler was seen lowering it, or below 1. The
+// scale bf16 and fp32 runs print on every step (Megatron-LM and Megatron-DeepSpeed: "loss scale: 1.0", as in
+// the corpus's train logs) and a setting whose name ends in loss_scale (fairseq's argument dump) stay clean.
+TEST(LogFamilies, AConstantLossScaleOfOneOrASettingIsNotACollapse) {
+  std::string megatron;
+  for (int it = 1; it <= 5; ++it) {
+    megatron += fmt::format(
+        " iteration {:8d}/  250000 | consumed samples: {:12d} | elapsed time per iteration (ms): 4247.9 | learning "
+        "rate: 2.999E-04 | global batch size:     8 | loss scale: 1.0 | grad norm: 0.794 |\n",
+        it, 8 * it);
+  }
+  EXPECT_EQ(diagnose(megatron).front().id, "log-clean");
+  EXPECT_EQ(diagnose("Namespace(fp16=True, fp16_init_scale=128, min_loss_scale=0.0001, lr=[0.0005])\n").front().id,
+            "log-clean");
+  // The same scale of 1 reached by halving from 2^16, or named by DeepSpeed's overflow, is a collapse; so is a
+  // scale below 1 named once (fairseq's "loss_scale 0.000").
+  std::string falling;
+  for (int power = 16; power >= 0; --power) {
+    falling += fmt::format(" iteration {:8d}/  250000 | loss scale: {}.0 | grad norm: 0.794 |\n", 17 - power,
+                           1 << power);
+  }
+  EXPECT_EQ(diagnose(falling).front().id, "log-loss-scale-collapse");
+  EXPECT_EQ(diagnose("[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 1, reducing to 1\n").front().id,
+            "log-loss-scale-collapse");
+  EXPECT_EQ(diagnose("| epoch 028 | loss 3.976 | nll_loss 2.204 | oom 0.000 | loss_scale 0.000\n").front().id,
+            "log-loss-scale-collapse");
+}
+
 }  // namespace
 }  // namespace gpusage::diagnose

@@ -59,6 +59,57 @@ TEST(LogWordings, TheHostOutOfMemoryInWindowsShellsAndSchedulers) {
               });
 }
 
+// The host's memory by signal, whoever reports it (issue 54's host OOM family; lines from train logs of the
+// corpus or the tools' own messages): a SIGKILL exit status (-9, or 128 + 9) after any word that names a code,
+// signal 9 by number or name, "Killed" glued to a progress bar, a process pool's worker gone, the allocators of
+// other languages' runtimes, and the memory limits of schedulers and platforms.
+TEST(LogWordings, TheHostOutOfMemoryBySignalAndStatusInEachLaunchersWords) {
+  expect_each("log-host-oom",
+              {
+                  // exit statuses: DIGITS (Caffe), torchrun, DeepSpeed, Python's subprocess, Docker, OpenPAI
+                  "ERROR: error code -9",
+                  "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 0",
+                  "[launch.py:321:sigkill_handler] ['python', 'train.py'] exits with return code = -9",
+                  "RuntimeError: training subprocess failed, returncode=-9",
+                  "Exit Code: 137",
+                  "\" code: 137",
+                  // signal 9: PyCharm (full-width too), Open MPI, fish
+                  "Process finished with exit code 137 (interrupted by signal 9: SIGKILL)",
+                  "Process finished with exit code 137 （interrupted by signal 9： SIGKILL）",
+                  "mpirun noticed that process rank 0 with PID 1234 on node n1 exited on signal 9 (Killed).",
+                  "fish: Job 1, 'python train.py' terminated by signal SIGKILL (Forced quit)",
+                  // Killed glued to a progress bar: Keras, tqdm, Lightning
+                  "165376/296960 [===============>..............] - ETA: 365s - loss: 2.1371Killed",
+                  " 31%|█████      | 331/1063 [01:06<03:59,  3.06it/s]Killed",
+                  "Epoch 0:  12%|█▏        | 120/1000 [00:30<03:40, v_num=0, train_loss=0.512]Killed",
+                  // process pools: concurrent.futures, joblib without its class
+                  "concurrent.futures.process.BrokenProcessPool: A process in the process pool was terminated "
+                  "abruptly while the future was running or pending.",
+                  "A worker process managed by the executor was unexpectedly terminated. This could be caused by a "
+                  "segmentation fault while calling the function or by an excessive memory usage causing the "
+                  "Operating System to kill the worker. The exit codes of the workers are {SIGKILL(-9)}",
+                  // runtimes: Rust (tokenizers), Go, the JVM; Windows' error 14
+                  "memory allocation of 150994960 bytes failedAborted",
+                  "fatal error: runtime: out of memory",
+                  "java.lang.OutOfMemoryError: Java heap space",
+                  "OSError: [WinError 14] Not enough storage is available to complete this operation",
+                  // schedulers and platforms: LSF, PBS Pro, Torque, Kubernetes, YARN, Vertex AI, Kaggle, Dask
+                  "TERM_MEMLIMIT: job killed after reaching LSF memory usage limit.",
+                  "Job 104759609 has exceeded memory allocation on node1",
+                  "=>> PBS: job killed: mem 4194304kb exceeded limit 4194304kb",
+                  "The node was low on resource: memory.",
+                  "Container killed by YARN for exceeding memory limits. 10.4 GB of 10.4 GB physical memory used.",
+                  "The replica workerpool0-0 ran out-of-memory and exited with a non-zero status of 9(SIGKILL).",
+                  "Your notebook tried to allocate more memory than is available. It has restarted.",
+                  "distributed.nanny - WARNING - Worker exceeded 95% memory budget. Restarting",
+              });
+  // Numbers that only look like the statuses, and a launcher sending signals of its own, are not the family.
+  for (const char* line : {"Epoch 137 | loss 0.42", "lr: 1e-9, exit code 1370", "unicode -9 offset",
+                           "Sending process 1234 closing signal SIGTERM", "Killed off 3 stale checkpoints"}) {
+    EXPECT_NE(wording_first_id(std::string(line) + "\n"), "log-host-oom") << line;
+  }
+}
+
 TEST(LogWordings, AnExceptionNamedByANotebooksTracebackHeader) {
   expect_each("log-cuda-oom", {"OutOfMemoryError                          Traceback (most recent call last)"});
   expect_each("log-host-oom", {"MemoryError                               Traceback (most recent call last)",
