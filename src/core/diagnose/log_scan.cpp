@@ -11,6 +11,7 @@
 
 #include "core/common/error.hpp"
 #include "core/common/text.hpp"
+#include "core/diagnose/log_scan_signals.hpp"
 #include "core/diagnose/log_scan_text.hpp"
 
 namespace gpusage::diagnose {
@@ -311,7 +312,11 @@ void LogScanner::scan_line(std::size_t n, std::string_view line, std::uint64_t g
   if (groups & kLibraries) scan_libraries(n, line, lower, init_words, groups);
   if (groups & kCodes) scan_codes(n, line, lower, groups);
   if (has(gate::families)) scan_families(n, line, lower);
-  if (has(gate::signals)) scan_signal_families(n, line, lower);
+  if (has(gate::signals)) {
+    scan_signal_families(n, line, lower);
+  } else if (has(gate::signal_too_old) || has(gate::signal_paths)) {
+    scan_narrow_signals(scan_, n, line, has(gate::signal_too_old), has(gate::signal_paths));
+  }
   if (has(gate::final_error)) note_final_error(n, line);
   scan_hints(n, line, lower, groups);
 }

@@ -42,6 +42,8 @@ enum Group : unsigned {
   final_error,      // log_scan_final_error.cpp
   signals,          // log_scan_signals.cpp: issue 54's families by signal
   cuda_code_words,  // log_scan_confirm.cpp: asked for with codes_cuda, never alone
+  signal_too_old,   // log_scan_signals.cpp: words of one step of scan_signals each, run alone
+  signal_paths,
 };
 constexpr std::uint64_t bit(Group g) { return std::uint64_t{1} << g; }
 }  // namespace gate
