@@ -128,7 +128,8 @@ void LogScanner::feed_block(std::string_view block) {
   const char* const begin = block.data();
   const char* const end = begin + block.size();
   for (const char* line = begin; line < end;) {
-    const auto* newline = static_cast<const char*>(std::memchr(line, '\n', static_cast<std::size_t>(end - line)));
+    bool may_split = false;
+    const char* const newline = diagnose::line_end(line, end, may_split);
     const std::size_t line_end = static_cast<std::size_t>(newline - begin);
     std::uint64_t groups = prefilter_ ? 0 : LineNormalizer::kJoined;
     for (; hit < hits_.size() && hits_[hit].end <= line_end; ++hit) {
@@ -141,7 +142,7 @@ void LogScanner::feed_block(std::string_view block) {
     if (prefilter_ && !words_placed && (groups & kNonFinite) &&
         !scan_text::may_name_non_finite(std::string_view(line, static_cast<std::size_t>(newline - line))))
       groups &= ~kNonFinite;
-    feed_tagged(std::string_view(line, static_cast<std::size_t>(newline - line)), groups);
+    feed_tagged(std::string_view(line, static_cast<std::size_t>(newline - line)), groups, !may_split);
     line = newline + 1;
   }
 }
@@ -243,7 +244,7 @@ void LogScanner::feed_line(std::string_view line) {
   feed_tagged(line, groups);
 }
 
-void LogScanner::feed_tagged(std::string_view line, std::uint64_t groups) {
+void LogScanner::feed_tagged(std::string_view line, std::uint64_t groups, bool plain) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);  // no trigger word holds a '\r'
   ++scan_.lines;
   // Groups retired since (active_ only loses bits) and the framework words, read here on the raw line and by
@@ -254,7 +255,9 @@ void LogScanner::feed_tagged(std::string_view line, std::uint64_t groups) {
   groups &= ~kFramework;
   groups = scan_text::confirm_groups(groups);
   // Most lines of a healthy log: no word, no message being joined, and nothing to join with.
-  if (groups == 0 && !pending_oom_ && normalizer_.pass_over(line) && !pending_oom_) return;
+  if (groups == 0 && !pending_oom_ && (plain ? normalizer_.pass_over(line, false) : normalizer_.pass_over(line)) &&
+      !pending_oom_)
+    return;
   normalizer_.push(scan_.lines, line, groups);
 }
 

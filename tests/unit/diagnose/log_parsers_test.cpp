@@ -7,6 +7,7 @@
 
 #include "core/diagnose/log_scan.hpp"
 #include "core/diagnose/log_scan_text.hpp"
+#include "core/diagnose/substring.hpp"
 
 namespace gpusage::diagnose {
 namespace {
@@ -107,6 +108,24 @@ TEST(ConfirmGroups, TheScannerFindsTheSameWithAndWithoutThePrefilter) {
   EXPECT_EQ(scan_log("{'loss': 1.2, 'grad_norm': 3.5}").grad_norm_count, 1u);
   EXPECT_EQ(scan_log("CUDA error 700").codes.size(), 1u);
   EXPECT_TRUE(scan_log("Using CUDA device 0").codes.empty());
+}
+
+// The scanner's line splitting: every place of the newline around the 16-byte rounds, marks before and after it.
+TEST(LineEnd, FindsTheNewlineAndTheMarksBeforeItOnly) {
+  for (std::size_t at = 0; at < 40; ++at) {
+    for (std::size_t mark = 0; mark < 42; ++mark) {
+      for (char c : {'\r', '\\'}) {
+        std::string text(41, 'x');
+        text[at] = '\n';
+        text.back() = '\n';
+        if (mark < 40 && mark != at) text[mark] = c;
+        bool may_split = true;
+        const char* end = line_end(text.data(), text.data() + text.size(), may_split);
+        ASSERT_EQ(static_cast<std::size_t>(end - text.data()), at) << at << " " << mark;
+        ASSERT_EQ(may_split, mark < at) << at << " " << mark;
+      }
+    }
+  }
 }
 
 }  // namespace
