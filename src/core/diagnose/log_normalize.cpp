@@ -375,7 +375,11 @@ void LineNormalizer::piece(std::size_t line, std::string_view text, std::uint64_
 }
 
 bool LineNormalizer::pass_over(std::string_view raw) {
-  if (std::memchr(raw.data(), '\r', raw.size()) || std::memchr(raw.data(), '\\', raw.size())) return false;
+  return pass_over(raw, std::memchr(raw.data(), '\r', raw.size()) || std::memchr(raw.data(), '\\', raw.size()));
+}
+
+bool LineNormalizer::pass_over(std::string_view raw, bool may_split) {
+  if (may_split) return false;
   if (normalize_impl::may_be_continued(raw)) return false;
   // As piece() would see it (a progress bar's split leaves the head, and so the join, as it is); a held line
   // that no phrase can continue needs no look at this one's head.

@@ -45,6 +45,8 @@ class LineNormalizer {
   // true is returned: the caller skips the line (or pushes it after all if the line passed on needs it);
   // else nothing changes and the caller pushes it. Exact, not a guess: the scanner's tests compare.
   bool pass_over(std::string_view raw);
+  // The same, told whether `raw` holds a '\r' or a backslash (the scanner learns it while finding the line).
+  bool pass_over(std::string_view raw, bool may_split);
 
  private:
   void piece(std::size_t line, std::string_view text, std::uint64_t tag);

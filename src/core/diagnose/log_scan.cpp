@@ -11,6 +11,7 @@
 
 #include "core/common/error.hpp"
 #include "core/common/text.hpp"
+#include "core/diagnose/log_scan_signals.hpp"
 #include "core/diagnose/log_scan_text.hpp"
 
 namespace gpusage::diagnose {
@@ -122,14 +123,26 @@ void LogScanner::feed_block(std::string_view block) {
   hits_.clear();
   if (prefilter_) prefilter_->find_in_block(block, prefilter_scratch_.get(), hits_);
   std::size_t hit = 0;
+  constexpr std::uint64_t kNonFinite = gate::bit(gate::non_finite);
+  const bool words_placed = prefilter_ && prefilter_scratch_;  // the engine's hits end where their words do
   const char* const begin = block.data();
   const char* const end = begin + block.size();
   for (const char* line = begin; line < end;) {
-    const auto* newline = static_cast<const char*>(std::memchr(line, '\n', static_cast<std::size_t>(end - line)));
+    bool may_split = false;
+    const char* const newline = diagnose::line_end(line, end, may_split);
     const std::size_t line_end = static_cast<std::size_t>(newline - begin);
     std::uint64_t groups = prefilter_ ? 0 : LineNormalizer::kJoined;
-    for (; hit < hits_.size() && hits_[hit].end <= line_end; ++hit) groups |= hits_[hit].groups;
-    feed_tagged(std::string_view(line, static_cast<std::size_t>(newline - line)), groups);
+    for (; hit < hits_.size() && hits_[hit].end <= line_end; ++hit) {
+      std::uint64_t found = hits_[hit].groups;
+      // "inf" in "INFO" wakes nothing (log_scan_confirm.cpp); hits at line ends come from the automaton, below.
+      if ((found & kNonFinite) && words_placed && !scan_text::non_finite_word_ends_at(block, hits_[hit].end))
+        found &= ~kNonFinite;
+      groups |= found;
+    }
+    if (prefilter_ && !words_placed && (groups & kNonFinite) &&
+        !scan_text::may_name_non_finite(std::string_view(line, static_cast<std::size_t>(newline - line))))
+      groups &= ~kNonFinite;
+    feed_tagged(std::string_view(line, static_cast<std::size_t>(newline - line)), groups, !may_split);
     line = newline + 1;
   }
 }
@@ -185,8 +198,8 @@ void LogScanner::add_norm(std::size_t line, double value) {
 
 std::vector<TriggerWords> scanner_trigger_words() {
   std::vector<TriggerWords> all;
-  for (const auto* lists :
-       {&scan_line_triggers(), &library_triggers(), &family_triggers(), &final_error_triggers(), &signal_triggers()})
+  for (const auto* lists : {&scan_line_triggers(), &library_triggers(), &family_triggers(), &final_error_triggers(),
+                            &signal_triggers(), &confirm_triggers()})
     all.insert(all.end(), lists->begin(), lists->end());
   const ErrorCodeTable& codes = ErrorCodeTable::builtin();
   for (auto [group, family] : {std::pair{gate::codes_cuda, ErrorGate::cuda},
@@ -212,11 +225,12 @@ const std::vector<TriggerWords>& scan_line_triggers() {
         "nccl warn failed to open libibverbs", "the caller indicates that this is not a failure"}},
       {gate::memory, {"memory", "oom", "exhausted", "bad_alloc", "posix_memalign", "limit:", "inuse:"}},
       {gate::init, {"status_", "convolution algorithm", "handle"}},
-      // "inf" also stands for "loss became infinite"; has_value_token keeps "INFO" out.
-      {gate::non_finite, {"nan", "inf", "non-finite"}},
+      // "nan" and "inf" as values: feed_block drops the group where they are part of a word ("INFO").
+      {gate::non_finite, {"nan", "inf", "non-finite", "loss became infinite"}},
       {gate::loss_table, {"loss"}},
       {gate::loss_scale, {"scale", "overflow"}},
-      {gate::grad_norm, {"norm"}},
+      // grad_norm_in's keys (it reads nothing else).
+      {gate::grad_norm, {"grad_norm", "grad norm", "gradient_norm", "gradient norm", "total_norm", "gnorm"}},
       {gate::workers, {"num_workers"}},
       {gate::batch_size, {"batch_size", "batch size"}},
   };
@@ -224,16 +238,26 @@ const std::vector<TriggerWords>& scan_line_triggers() {
 }
 
 void LogScanner::feed_line(std::string_view line) {
-  feed_tagged(line, prefilter_ ? prefilter_->groups_in(line) : LineNormalizer::kJoined);
+  std::uint64_t groups = prefilter_ ? prefilter_->groups_in(line) : LineNormalizer::kJoined;
+  if (prefilter_ && (groups & gate::bit(gate::non_finite)) && !scan_text::may_name_non_finite(line))
+    groups &= ~gate::bit(gate::non_finite);
+  feed_tagged(line, groups);
 }
 
-void LogScanner::feed_tagged(std::string_view line, std::uint64_t groups) {
+void LogScanner::feed_tagged(std::string_view line, std::uint64_t groups, bool plain) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);  // no trigger word holds a '\r'
   ++scan_.lines;
+  // Groups retired since (active_ only loses bits) and the framework words, read here on the raw line and by
+  // no step of scan_line: a progress line's "loss" wakes nothing once the loss table is known.
+  constexpr std::uint64_t kFramework = gate::bit(gate::framework_jax) | gate::bit(gate::framework_tf);
+  groups &= active_;
+  if (groups & kFramework) note_framework(line, groups);
+  groups &= ~kFramework;
+  groups = scan_text::confirm_groups(groups);
   // Most lines of a healthy log: no word, no message being joined, and nothing to join with.
-  if (groups == 0 && !pending_oom_ && normalizer_.pass_over(line) && !pending_oom_) return;
-  if (groups & active_ & (gate::bit(gate::framework_jax) | gate::bit(gate::framework_tf)))
-    note_framework(line, groups & active_);
+  if (groups == 0 && !pending_oom_ && (plain ? normalizer_.pass_over(line, false) : normalizer_.pass_over(line)) &&
+      !pending_oom_)
+    return;
   normalizer_.push(scan_.lines, line, groups);
 }
 
@@ -280,7 +304,7 @@ void LogScanner::scan_line(std::size_t n, std::string_view line, std::uint64_t g
     active_ &= ~gate::bit(gate::loss_table);  // seen once is enough
   }
   if (has(gate::loss_scale)) scan_loss_scale(n, line, lower);
-  if (has(gate::grad_norm) && contains(lower, "norm")) {
+  if (has(gate::grad_norm)) {
     if (auto v = grad_norm_in(lower)) add_norm(n, *v);
   }
 
@@ -291,7 +315,11 @@ void LogScanner::scan_line(std::size_t n, std::string_view line, std::uint64_t g
   if (groups & kLibraries) scan_libraries(n, line, lower, init_words, groups);
   if (groups & kCodes) scan_codes(n, line, lower, groups);
   if (has(gate::families)) scan_families(n, line, lower);
-  if (has(gate::signals)) scan_signal_families(n, line, lower);
+  if (has(gate::signals)) {
+    scan_signal_families(n, line, lower);
+  } else if (has(gate::signal_too_old) || has(gate::signal_paths)) {
+    scan_narrow_signals(scan_, n, line, has(gate::signal_too_old), has(gate::signal_paths));
+  }
   if (has(gate::final_error)) note_final_error(n, line);
   scan_hints(n, line, lower, groups);
 }

@@ -204,8 +204,9 @@ class LogScanner {
   void feed_block(std::string_view block);
   // The start of a line whose end is in a later chunk.
   void hold_partial(std::string_view piece);
-  // One raw line with the prefilter groups of its words (kJoined without the prefilter).
-  void feed_tagged(std::string_view line, std::uint64_t groups);
+  // One raw line with the prefilter groups of its words (kJoined without the prefilter); `plain`: it is known
+  // to hold no '\r' and no backslash.
+  void feed_tagged(std::string_view line, std::uint64_t groups, bool plain = false);
   // One normalised line; `groups`: the prefilter groups whose words it holds (log_scan_text.hpp).
   void scan_line(std::size_t n, std::string_view line, std::uint64_t groups);
   // The steps of scan_line, each gated by its words.

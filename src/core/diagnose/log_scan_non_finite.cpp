@@ -1,5 +1,6 @@
 // LogScanner's non-finite checks (log_scan.hpp): NaN or Inf in a loss or a gradient norm, a loss table's NaN rows,
 // and a mixed-precision loss scale that keeps falling. Apart from log_scan.cpp, whose hot loop gates them.
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <regex>
@@ -63,6 +64,76 @@ std::optional<double> grad_norm_in(std::string_view lower) {
   return std::nullopt;
 }
 
+namespace {
+
+// [0-9]+(\.[0-9]*)?(e[-+]?[0-9]+)? at `pos`: its length, 0 where no digit starts it.
+std::size_t decimal_length(std::string_view text, std::size_t pos) {
+  auto digits_from = [&](std::size_t i) {
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])) != 0) ++i;
+    return i;
+  };
+  std::size_t end = digits_from(pos);
+  if (end == pos) return 0;
+  if (end < text.size() && text[end] == '.') end = digits_from(end + 1);
+  if (end < text.size() && text[end] == 'e') {
+    const std::size_t sign =
+        end + 1 < text.size() && (text[end + 1] == '-' || text[end + 1] == '+') ? end + 2 : end + 1;
+    const std::size_t exponent = digits_from(sign);
+    if (exponent > sign) end = exponent;
+  }
+  return end - pos;
+}
+
+// One of the loss-scale phrases at `pos`, then spaces and a number: where the number starts and its length.
+std::optional<std::pair<std::size_t, std::size_t>> loss_scale_at(std::string_view lower, std::size_t pos) {
+  auto number_after = [&](std::size_t head_end) -> std::optional<std::pair<std::size_t, std::size_t>> {
+    std::size_t i = head_end;
+    while (i < lower.size() && std::isspace(static_cast<unsigned char>(lower[i])) != 0) ++i;
+    if (const std::size_t length = decimal_length(lower, i)) return std::pair{i, length};
+    return std::nullopt;
+  };
+  const std::string_view rest = lower.substr(pos);
+  auto starts = [&](std::string_view head) { return rest.substr(0, head.size()) == head; };
+  if (starts("reducing loss scale to")) return number_after(pos + 22);
+  if (starts("setting loss scale to")) {
+    // "to:" then the number, else "to" and the number (the colon is optional).
+    if (rest.size() > 21 && rest[21] == ':') {
+      if (auto found = number_after(pos + 22)) return found;
+    }
+    return number_after(pos + 21);
+  }
+  if (starts("reducing to")) return number_after(pos + 11);
+  if (starts("loss_scale") && rest.size() > 10 && (rest[10] == ' ' || rest[10] == '=')) return number_after(pos + 11);
+  if (starts("loss scale:")) return number_after(pos + 11);
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<double> loss_scale_in(std::string_view lower) {
+  // Every place one of the phrases starts, in order; a match hides the places it covers.
+  std::vector<std::size_t> starts;
+  for (std::string_view head :
+       {"reducing loss scale to", "setting loss scale to", "reducing to", "loss_scale", "loss scale:"}) {
+    for (std::size_t pos = lower.find(head); pos != std::string_view::npos; pos = lower.find(head, pos + 1))
+      starts.push_back(pos);
+  }
+  std::sort(starts.begin(), starts.end());
+  std::optional<double> value;
+  std::size_t next = 0;
+  for (const std::size_t pos : starts) {
+    if (pos < next) continue;
+    // A setting's name that ends in loss_scale (fairseq's "min_loss_scale=0.0001" in its argument dump) is not a
+    // scale the run reached.
+    if (pos > 0 && (std::isalnum(static_cast<unsigned char>(lower[pos - 1])) != 0 || lower[pos - 1] == '_')) continue;
+    const auto number = loss_scale_at(lower, pos);
+    if (!number) continue;
+    next = number->first + number->second;
+    value = std::strtod(std::string(lower.substr(number->first, number->second)).c_str(), nullptr);  // the last wins
+  }
+  return value;
+}
+
 }  // namespace scan_text
 
 void LogScanner::scan_non_finite(std::size_t n, std::string_view line, std::string_view lower) {
@@ -100,22 +171,7 @@ void LogScanner::scan_loss_scale(std::size_t n, std::string_view line, std::stri
   if (contains(lower, "scale")) {
     // apex: "reducing loss scale to 0.03125"; fairseq: "setting loss scale to: 0.25", "loss_scale=0.062",
     // "| loss_scale 0.000"; DeepSpeed: "Attempted loss scale: 64, reducing to 32".
-    // Matched on the lower-case line (the same as ignoring case, without std::regex's slow icase), from each
-    // place one of its literal heads starts: the matches an iterator over the whole line would find.
-    static const std::regex reduced(
-        R"((?:reducing loss scale to|setting loss scale to:?|reducing to|loss_scale[ =]|loss scale:)\s*([0-9]+(?:\.[0-9]*)?(?:e[-+]?[0-9]+)?))");
-    std::optional<double> value;
-    for (const auto& m : scan_text::matches_from(
-             lower, reduced,
-             {"reducing loss scale to", "setting loss scale to", "reducing to", "loss_scale", "loss scale:"})) {
-      // A setting's name that ends in loss_scale (fairseq's "min_loss_scale=0.0001" in its argument dump) is
-      // not a scale the run reached.
-      const auto start = m[0].first - lower.begin();
-      if (start > 0 && (std::isalnum(static_cast<unsigned char>(lower[start - 1])) != 0 || lower[start - 1] == '_')) {
-        continue;
-      }
-      value = std::strtod(std::string(m[1].first, m[1].second).c_str(), nullptr);  // the last one ("reducing to" wins)
-    }
+    const std::optional<double> value = scan_text::loss_scale_in(lower);
     scale_named = value;
     LossScaleTrace& t = scan_.loss_scale;
     if (value) {

@@ -184,7 +184,23 @@ void note_spawn(LogScan& scan, std::size_t n, std::string_view line, std::string
   }
 }
 
+void note_too_old(LogScan& scan, std::size_t n, std::string_view line) {
+  scan_text::RegexLine str(line);
+  if (auto old = gpu_too_old(line, str)) {
+    scan.gpu_too_old.add(n, line);
+    if (!scan.gpu_too_old_library) {
+      scan.gpu_too_old_library = old->library;
+      scan.gpu_too_old_detail = old->detail;
+    }
+  }
+}
+
 }  // namespace
+
+void scan_narrow_signals(LogScan& scan, std::size_t n, std::string_view line, bool too_old_words, bool path_words) {
+  if (too_old_words) note_too_old(scan, n, line);
+  if (path_words) scan.windows_paths = scan.windows_paths || has_windows_path(line);
+}
 
 const std::vector<TriggerWords>& signal_triggers() {
   static const std::vector<TriggerWords> lists = {
@@ -199,11 +215,9 @@ const std::vector<TriggerWords>& signal_triggers() {
         "invalid loss, terminating training", "in local grad norm", "invalid value (", "debug_nans",
         // host memory outside PyTorch
         "memoryerror", "unable to allocate", "[errno 12]",
-        // the spawn start method, Windows paths, DataLoader frames
-        ":\\", "~\\", "dataloader", "bootstrapping phase", "_fixup_main_from_path", "popen_spawn_win32",
-        "pickle.load(from_parent)", "spawn_main", "brokenpipeerror", "forkingpickle", "w.start()",
-        // a GPU too old for a kernel library
-        "flashattention", "too old", "capability", "a100", "bfloat16",
+        // the spawn start method, DataLoader frames (Windows paths alone: signal_paths below)
+        "dataloader", "bootstrapping phase", "_fixup_main_from_path", "popen_spawn_win32", "pickle.load(from_parent)",
+        "spawn_main", "brokenpipeerror", "forkingpickle", "w.start()",
         // cuDNN's engine selection and mixed cuDNN libraries
         "unable to find an engine", "libcudnn",
         // TensorFlow's Eigen allocator, PyTorch's OOM by class or by the cudaMallocAsync backend
@@ -235,6 +249,11 @@ const std::vector<TriggerWords>& signal_triggers() {
         // signal 9 by number or name; YARN, Vertex AI, Kaggle and Dask; Windows' error 14
         "signal 9", "by signal sigkill", "killed by yarn", "ran out-of-memory", "more memory than is available",
         "memory budget", "[winerror 14]"}},
+      // Words only one step of scan_signals needs, so common in healthy logs ("CUDA capability 8.6", a
+      // Windows path in every frame) that they wake that step alone (scan_narrow_signals): a GPU too old for a
+      // kernel library, and the Windows paths note_spawn records.
+      {gate::signal_too_old, {"flashattention", "too old", "capability", "a100", "bfloat16"}},
+      {gate::signal_paths, {":\\", "~\\"}},
   };
   return lists;
 }
@@ -266,18 +285,11 @@ std::string_view exception_at_start(std::string_view line) {
 
 SignalOoms scan_signals(LogScan& scan, std::size_t n, std::string_view line, std::string_view lower) {
   SignalOoms out = scan_wordings(scan, n, line, lower);
-  scan_text::RegexLine str(line);
   note_non_finite(scan, n, line, lower);
   note_host_memory(scan, n, line, lower);
   note_spawn(scan, n, line, lower);
 
-  if (auto old = gpu_too_old(line, str)) {
-    scan.gpu_too_old.add(n, line);
-    if (!scan.gpu_too_old_library) {
-      scan.gpu_too_old_library = old->library;
-      scan.gpu_too_old_detail = old->detail;
-    }
-  }
+  note_too_old(scan, n, line);
 
   // cuDNN's engine selection: no engine (execution plan) for this convolution's shape, dtype and layout.
   if (contains(lower, "unable to find an engine")) {

@@ -19,6 +19,10 @@ struct SignalOoms {
 // Scans one normalised line for the families above, recording them in `scan`.
 SignalOoms scan_signals(LogScan& scan, std::size_t n, std::string_view line, std::string_view lower);
 
+// The steps of scan_signals whose words alone woke the line (signal_triggers: signal_too_old, signal_paths):
+// a GPU too old for a kernel library, a Windows path. scan_signals takes both steps itself.
+void scan_narrow_signals(LogScan& scan, std::size_t n, std::string_view line, bool too_old_words, bool path_words);
+
 // The same families in further libraries' words (log_scan_wordings.cpp), called by scan_signals.
 SignalOoms scan_wordings(LogScan& scan, std::size_t n, std::string_view line, std::string_view lower);
 

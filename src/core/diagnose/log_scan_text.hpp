@@ -39,8 +39,11 @@ enum Group : unsigned {
   families,       // log_scan_families.cpp
   framework_jax,  // log_scan_families.cpp: whose log it is (raw lines, until it is known)
   framework_tf,
-  final_error,  // log_scan_final_error.cpp
-  signals,      // log_scan_signals.cpp: issue 54's families by signal
+  final_error,      // log_scan_final_error.cpp
+  signals,          // log_scan_signals.cpp: issue 54's families by signal
+  cuda_code_words,  // log_scan_confirm.cpp: asked for with codes_cuda, never alone
+  signal_too_old,   // log_scan_signals.cpp: words of one step of scan_signals each, run alone
+  signal_paths,
 };
 constexpr std::uint64_t bit(Group g) { return std::uint64_t{1} << g; }
 }  // namespace gate
@@ -51,6 +54,7 @@ const std::vector<TriggerWords>& library_triggers();      // log_scan_libraries.
 const std::vector<TriggerWords>& family_triggers();       // log_scan_families.cpp
 const std::vector<TriggerWords>& final_error_triggers();  // log_scan_final_error.cpp
 const std::vector<TriggerWords>& signal_triggers();       // log_scan_signals.cpp
+const std::vector<TriggerWords>& confirm_triggers();      // log_scan_confirm.cpp
 
 }  // namespace gpusage::diagnose
 
@@ -114,8 +118,24 @@ inline std::vector<ViewMatch> matches_from(std::string_view text, const std::reg
   return found;
 }
 
+// The prefilter's second look (log_scan_confirm.cpp). The groups of a line, less codes_cuda where the line
+// holds none of cuda_code_words' words (and less cuda_code_words itself, which no step asks for).
+std::uint64_t confirm_groups(std::uint64_t groups);
+// Whether a non_finite word that ends at `end` of `text` can wake scan_non_finite: "nan" or "inf" not followed
+// by a letter (or followed by "inity"), or one of the group's longer words.
+bool non_finite_word_ends_at(std::string_view text, std::size_t end);
+// Whether a raw line can wake scan_non_finite (the same test along the whole line, where no block engine gave
+// the words' places).
+bool may_name_non_finite(std::string_view raw);
+
 // A gradient norm logged as grad_norm / grad norm / gradient_norm / total_norm / gnorm (fairseq), in lower-case
 // text (log_scan_non_finite.cpp).
 std::optional<double> grad_norm_in(std::string_view lower);
+
+// The loss scale a lower-case line names, the last one where it names several (apex "reducing loss scale to
+// 0.03125", fairseq "setting loss scale to: 0.25", "loss_scale=0.062", "| loss_scale 0.000", DeepSpeed
+// "Attempted loss scale: 64, reducing to 32"): a decimal number, its fraction and exponent optional, after the
+// phrase and any spaces (log_scan_non_finite.cpp).
+std::optional<double> loss_scale_in(std::string_view lower);
 
 }  // namespace gpusage::diagnose::scan_text

@@ -43,4 +43,30 @@ inline bool has_substring(std::string_view haystack, std::string_view needle) {
   return haystack.find(needle) != std::string_view::npos;
 }
 
+// The end of the line at `p`, the first '\n' before `end` (there must be one), and whether a '\r' or a
+// backslash comes before it (where the log normaliser may split the line): one pass over the line, 16 bytes at a
+// time on x86-64, where memchr would take three.
+inline const char* line_end(const char* p, const char* end, bool& may_split) {
+  may_split = false;
+#if defined(__SSE2__)
+  const __m128i newline = _mm_set1_epi8('\n');
+  const __m128i carriage = _mm_set1_epi8('\r');
+  const __m128i backslash = _mm_set1_epi8('\\');
+  for (; p + 16 <= end; p += 16) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const auto at_newline = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, newline)));
+    const auto at_mark = static_cast<unsigned>(
+        _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(bytes, carriage), _mm_cmpeq_epi8(bytes, backslash))));
+    if (at_newline != 0) {
+      const auto offset = static_cast<unsigned>(__builtin_ctz(at_newline));
+      may_split = may_split || (at_mark & ((1u << offset) - 1)) != 0;
+      return p + offset;
+    }
+    may_split = may_split || at_mark != 0;
+  }
+#endif
+  for (; *p != '\n'; ++p) may_split = may_split || *p == '\r' || *p == '\\';
+  return p;
+}
+
 }  // namespace gpusage::diagnose
