@@ -132,9 +132,18 @@ void bind_recipe(CLI::App& command, setup::TrainingSetup& s) {
   command
       .add_option("--fp8-recipe", s.fp8_recipe,
                   i18n::N_("With --precision fp8, how the tensors are scaled: delayed (Transformer Engine's default, "
-                           "NeMo, Megatron: the amax taken inside the cast) | tensorwise (torchao float8, torchtitan: "
-                           "an amax pass before each cast)"))
-      ->check(CLI::IsMember({"delayed", "tensorwise"}))
+                           "NeMo, Megatron: the amax taken inside the cast, the norms writing FP8 themselves) | "
+                           "tensorwise (torchao float8, torchtitan: an amax pass before each cast) | producer-amax "
+                           "(llm.q: the amax from the kernel that made the tensor, every cast a pass of its own)"))
+      ->check(CLI::IsMember({"delayed", "tensorwise", "producer-amax"}))
+      ->capture_default_str();
+  command
+      .add_option("--attention-kernel", s.attention_kernel,
+                  i18n::N_("Fused attention's kernel: flash2 (FlashAttention 2, PyTorch's SDPA from 2.2) | flash1 "
+                           "(PyTorch's SDPA before 2.2, flash-attn 1, xFormers, Triton kernels of 2023) | cudnn "
+                           "(cuDNN fused attention, Transformer Engine's choice on Hopper and newer, or "
+                           "FlashAttention 3)"))
+      ->check(CLI::IsMember({"flash2", "flash1", "cudnn"}))
       ->capture_default_str();
   command.add_flag("--low-precision-norm", s.low_precision_norm,
                    i18n::N_("LayerNorm and RMSNorm run in 16 bits under autocast (MosaicML's LPLayerNorm, a fused norm "

@@ -276,6 +276,23 @@ std::string fine_tuning_text(const estimate::ValidationReport& result) {
   return out + report::render_text(cells, 200);
 }
 
+// The language-model throughput rows by sequence-length band (issue 56), shortest first.
+json sequence_bands_json(const estimate::ValidationReport& result) {
+  json bands = json::array();
+  for (const auto& b : result.llm_sequence_bands) {
+    bands.push_back({{"band", b.band}, {"throughput", summary_json(b.throughput)}});
+  }
+  return bands;
+}
+
+std::string sequence_bands_text(const estimate::ValidationReport& result) {
+  if (result.llm_sequence_bands.empty()) return "";
+  std::string out = i18n::tr(
+      "\nlanguage-model throughput by tokens per sample (current software, every GPU count, fine-tuning too):\n");
+  for (const auto& b : result.llm_sequence_bands) out += summary_line("  " + b.band, b.throughput) + "\n";
+  return out;
+}
+
 }  // namespace
 
 json validate_json(const estimate::ValidationReport& result, const ValidateMethod& method) {
@@ -303,6 +320,7 @@ json validate_json(const estimate::ValidationReport& result, const ValidateMetho
               {"legacy_architectures", architectures_json(result.legacy_architectures)},
               {"cells", cells}};
   doc["fine_tuning"] = fine_tuning_json(result);
+  doc["llm_sequence_bands"] = sequence_bands_json(result);
   if (!result.cv) doc["constants"] = constants_json(method.constants);
   if (result.cv) {
     json folds = json::object();
@@ -326,6 +344,7 @@ std::string validate_text(const estimate::ValidationReport& result, const Valida
       i18n::tr("legacy software (before 2021-01), its own group: single-GPU throughput by architecture"));
   out += cells_text(result);
   out += fine_tuning_text(result);
+  out += sequence_bands_text(result);
   if (method.fit) {
     out += i18n::tr("\nconstants the fit moved:\n");
     if (method.changes.empty()) out += i18n::tr("  none by more than 0.5%\n");

@@ -3,6 +3,9 @@
 // 16-bit one, and adds what the scaling moves.
 #pragma once
 
+#include <cstddef>
+#include <vector>
+
 #include "core/estimate/planner.hpp"
 #include "core/estimate/step_time_detail.hpp"
 #include "core/workload/workload.hpp"
@@ -22,15 +25,26 @@ struct Fp8ScalingTraffic {
   double backward_kernels = 0;
 };
 
-// `element`: bytes of a 16-bit activation; `weight_element`: of the weight the cast reads.
+// Where an FP8 linear's input comes from. `from_norm`: a normalization's output, which Transformer Engine's
+// LayerNormLinear (Megatron's qkv and fc1) writes in FP8 from the norm kernel itself; `shared`: the tensor an earlier
+// linear of the block reads too (k and v after q, up after gate), which a fused module (TE's qkv, fc1) casts once.
+struct Fp8InputSource {
+  bool from_norm = false;
+  bool shared = false;
+};
+Fp8InputSource fp8_input_source(const std::vector<workload::Layer>& layers, std::size_t index);
+
+// `element`: bytes of a 16-bit activation; `weight_element`: of the weight the cast reads. `weight_grads`: false
+// for a frozen base (LoRA): no weight-gradient GEMM, so no transposed copies of the input and output gradient.
 Fp8ScalingTraffic fp8_scaling_traffic(const TrainingConfig& config, const workload::Layer& layer, double element,
-                                      double weight_element);
+                                      double weight_element, Fp8InputSource source = {}, bool weight_grads = true);
 
 // The rates a 16-bit layer of an FP8 run is priced with: the config's at bf16 (`r` itself when not FP8).
 StepRates sixteen_bit_rates(const StepRates& r, const workload::Workload& w, const TrainingConfig& config);
 
 // The layer's FP8 scaling kernels, memory-bound, at the card's bandwidth; their forward again when the layer is
 // recomputed.
-void add_fp8_scaling(MicroBatch& mb, const StepRates& r, const workload::Layer& layer, const TrainingConfig& config);
+void add_fp8_scaling(MicroBatch& mb, const StepRates& r, const std::vector<workload::Layer>& layers, std::size_t index,
+                     const TrainingConfig& config);
 
 }  // namespace gpusage::estimate::detail

@@ -312,7 +312,9 @@ void read_recipe(Measurement& m, const CsvRow& row) {
   m.lora_rank = row.count("lora_rank", false);
   m.qlora = row.choice("qlora", {"yes", "no"}) == "yes";
   m.optimizer_impl = parse_optimizer_impl(row.choice("optimizer_impl", {"fused", "foreach", "loop"}));
-  m.fp8_recipe = parse_fp8_recipe(row.choice("fp8_recipe", {"delayed", "tensorwise"})).value_or(Fp8Recipe::delayed);
+  m.fp8_recipe = parse_fp8_recipe(row.choice("fp8_recipe", {"delayed", "tensorwise", "producer-amax"}))
+                     .value_or(Fp8Recipe::delayed);
+  m.attention_kernel = parse_attention_kernel_generation(row.choice("attention_kernel", {"flash2", "flash1", "cudnn"}));
   m.low_precision_norm = row.choice("low_precision_norm", {"yes", "no"}) == "yes";
   m.optimizer_in_backward = row.choice("optimizer_in_backward", {"yes", "no"}) == "yes";
   m.kbit_upcast = row.choice("kbit_upcast", {"yes", "no"}) != "no";

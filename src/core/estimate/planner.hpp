@@ -101,14 +101,27 @@ const char* to_string(OptimizerImpl impl);
 std::optional<OptimizerImpl> parse_optimizer_impl(const std::string& name);
 
 // How FP8 training scales its tensors (fp8_linears.cpp prices each):
-//   delayed     Transformer Engine's DelayedScaling (its default recipe, NeMo's and Megatron's): each scale comes
-//               from the amax history of earlier steps, so the amax is taken inside the cast kernel, and the cast
-//               writes the transposed copy backward needs in the same pass;
-//   tensorwise  current (dynamic) per-tensor scaling, torchao float8's default (torchtitan): the amax of a tensor
-//               is a reduction pass of its own before the cast, and the transposes are passes of their own.
-enum class Fp8Recipe { delayed, tensorwise };
+//   delayed        Transformer Engine's DelayedScaling (its default recipe, NeMo's and Megatron's): each scale
+//                  comes from the amax history of earlier steps, so a TE kernel that makes a linear's input writes
+//                  it in FP8 directly (LayerNormLinear's norm), and the other casts take the amax in the pass that
+//                  writes the FP8 tensor and its transpose;
+//   tensorwise     current (dynamic) per-tensor scaling, torchao float8's default (torchtitan): the amax of a
+//                  tensor is a reduction pass of its own before the cast, and the transposes are passes of their own;
+//   producer-amax  llm.q: the kernel that makes a tensor also takes its abs-max, and every cast (with its
+//                  transpose) is a pass of its own, the norms' outputs included.
+enum class Fp8Recipe { delayed, tensorwise, producer_amax };
 const char* to_string(Fp8Recipe recipe);
 std::optional<Fp8Recipe> parse_fp8_recipe(const std::string& name);
+
+// Which fused attention kernel the software runs (attention_kernel.cpp prices each against FlashAttention 2):
+//   flash2  FlashAttention 2: flash-attn 2.x, PyTorch's SDPA flash backend from 2.2 (2024-01);
+//   flash1  FlashAttention 1's generation: PyTorch's SDPA before 2.2, flash-attn 1.x, xFormers' CUTLASS kernel, the
+//           Triton kernels of 2023;
+//   cudnn   a Hopper-native kernel on sm90 and newer: cuDNN's fused attention (Transformer Engine's choice there, so
+//           NeMo's and Megatron's), FlashAttention 3; FlashAttention 2's speed on older cards.
+enum class AttentionKernelGeneration { flash2, flash1, cudnn };
+const char* to_string(AttentionKernelGeneration generation);
+std::optional<AttentionKernelGeneration> parse_attention_kernel_generation(const std::string& name);
 
 // Which linear maps of a transformer block LoRA adapts: attention (q, k, v, o), MLP (gate, up, down), or
 // both (PEFT's "all-linear", QLoRA's recipe).
@@ -182,6 +195,9 @@ struct TrainingConfig {
   // Norms that run in 16 bits under autocast (MosaicML's LPLayerNorm, a norm kernel that takes the 16-bit input):
   // their saved input is 16-bit, not autocast's fp32 (memory.cpp).
   bool low_precision_norm = false;
+  // The fused attention kernel's generation (AttentionKernelGeneration); below sm80 SDPA runs its memory-efficient
+  // kernel whatever this says.
+  AttentionKernelGeneration attention_kernel = AttentionKernelGeneration::flash2;
 
   int world_size() const { return gpus_per_node * nodes; }
   // Member by member: validate predicts each distinct configuration once (validate_detail.hpp).

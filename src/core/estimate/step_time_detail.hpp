@@ -4,6 +4,7 @@
 #pragma once
 
 #include "core/catalog/gpu.hpp"
+#include "core/estimate/attention_kernel.hpp"
 #include "core/estimate/planner.hpp"
 #include "core/workload/workload.hpp"
 
@@ -53,6 +54,8 @@ struct StepRates {
   double exponentials_per_s = 0;  // the special-function units' rate, for fused attention's softmax
   bool upcast = false;            // QLoRA's k-bit preparation made the hidden states fp32
   bool trains_base = true;        // full training (not LoRA/QLoRA): the base has weight gradients
+  FusedAttentionSpeed
+      attention_speed;  // the fused attention kernel's against FlashAttention 2's (attention_kernel.cpp)
 
   // The share of a tensor of `tensor_bytes` that a kernel finds in L2 (constants.hpp, l2_reuse_fraction).
   double l2_hit(double tensor_bytes) const;

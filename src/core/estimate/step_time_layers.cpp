@@ -238,7 +238,7 @@ double StepRates::efficiency(const workload::Layer& layer) const {
   if (layer.op == OpClass::conv) return tensor_cores ? k->conv_tensor_efficiency * tf32 : k->conv_fp32_efficiency;
   double matmul = tensor_cores ? k->matmul_tensor_efficiency * tf32 : k->matmul_fp32_efficiency;
   if (layer.op != OpClass::attention || unfused_attention(layer)) return matmul;
-  return matmul * k->attention_relative_efficiency * fused_attention_relative_speed(*gpu);  // sm80: flash or not
+  return matmul * k->attention_relative_efficiency * attention_speed.matmul;  // FlashAttention 2's: 1
 }
 
 double StepRates::tile_overhead(double depth) const {
@@ -279,7 +279,8 @@ Roofline StepRates::roofline(const workload::Layer& layer, double flops, double 
     rate = matmul_peak * std::min(1.0, efficiency(layer) * tensor_headroom) * fill;
     if (is_depthwise(layer)) memory_rate *= k->depthwise_conv_relative_efficiency;
   }
-  const double compute_s = flops / rate * (1 + overhead) + serial_compute_s;
+  double compute_s = flops / rate * (1 + overhead) + serial_compute_s;
+  if (layer.op == OpClass::attention && !unfused_attention(layer)) compute_s /= attention_speed.kernel;
   const double memory_s = bytes / memory_rate;
   r.compute_bound = compute_s >= memory_s;
   r.fixed_s = kernels * k->kernel_fixed_s;
@@ -337,6 +338,7 @@ StepRates make_step_rates(const ModelConstants& k, const workload::Workload& w, 
   // and attention and the GEMMs run at the compute dtype (flash attention casts to it; adapter_cost prices the casts).
   r.upcast = kbit_upcast_applies(config) && r.element < 4;
   r.trains_base = !(lora_rank(config) > 0);
+  r.attention_speed = fused_attention_speed(gpu, config.attention_kernel);
   return r;
 }
 
@@ -353,7 +355,8 @@ MicroBatch micro_batch_time(const StepRates& fp8_or_own, const workload::Workloa
   MicroBatch mb;
   // Under FP8 only the blocks' linear layers run at the FP8 rates; the rest run at the 16-bit ones (fp8_linears.cpp).
   const StepRates sixteen_bit = sixteen_bit_rates(fp8_or_own, w, config);
-  for (const auto& layer : w.layers) {
+  for (std::size_t index = 0; index < w.layers.size(); ++index) {
+    const workload::Layer& layer = w.layers[index];
     const StepRates& r = runs_in_fp8(config, layer) ? fp8_or_own : sixteen_bit;
     const bool upcast_layer =
         r.upcast && !is_gemm_like(layer.op) && layer.op != OpClass::attention && layer.autocast_extra_io_bytes <= 0;
@@ -368,7 +371,7 @@ MicroBatch micro_batch_time(const StepRates& fp8_or_own, const workload::Workloa
     add_adapters(mb, r, layer, config);
     if (recomputed(config, layer)) add_recomputed_forward(mb, own.forward);
     add_eager_elementwise(mb, r, layer, config);
-    add_fp8_scaling(mb, sixteen_bit, layer, config);
+    add_fp8_scaling(mb, sixteen_bit, w.layers, index, config);
     if (layer.params > 0) mb.parameter_tensors += 2;  // weight and (usually) bias or norm shift
   }
   return mb;

@@ -78,6 +78,8 @@ struct Measurement {
   std::optional<OptimizerImpl> optimizer_impl;
   // Column `fp8_recipe`: delayed or tensorwise (Fp8Recipe), for precision fp8 rows; empty: delayed.
   Fp8Recipe fp8_recipe = Fp8Recipe::delayed;
+  // Column `attention_kernel`: flash2, flash1 or cudnn (AttentionKernelGeneration); empty: flash2.
+  std::optional<AttentionKernelGeneration> attention_kernel;
   // Column `low_precision_norm`: yes when the run's norms worked in 16 bits under autocast (TrainingConfig).
   bool low_precision_norm = false;
   // Column `kbit_upcast`: no when a QLoRA run's base was not prepared by PEFT's prepare_model_for_kbit_training
@@ -184,6 +186,15 @@ struct CellSummary {
   ErrorSummary throughput;  // single-GPU throughput rows of that cell
 };
 
+// Language-model throughput rows (current software, every GPU count, fine-tuning too) of one sequence-length band
+// (validate_sequence.cpp): "<=1024", "1025-4096", "4097-16384", ">16384" tokens per sample.
+struct SequenceBandSummary {
+  std::string band;
+  ErrorSummary throughput;
+};
+// The band `tokens` per sample falls in, by the names above.
+std::string sequence_band_name(int tokens);
+
 // A headline for all cards, and for the data-center (and workstation) and GeForce cards apart.
 struct CardsSummary {
   ErrorSummary all;
@@ -248,6 +259,7 @@ struct ValidationReport {
   int fine_tuning_ran_rows = 0;
   int fine_tuning_ran_predicted_oom = 0;
   std::vector<FineTuneCell> fine_tuning_cells;
+  std::vector<SequenceBandSummary> llm_sequence_bands;  // bands with rows only, shortest first
   // With cv: the constants each fold fitted, by held-out group (how stable the fit is across folds).
   std::map<std::string, ModelConstants> fold_constants;
 };

@@ -83,5 +83,7 @@ double fit_unreleasable_fraction(const MemoryVerdicts& v, const std::function<bo
 
 // Fills the summaries of a report from its predicted rows.
 void summarize_report(ValidationReport& report);
+// The language-model rows by sequence-length band (validate_sequence.cpp); summarize_report calls it.
+void summarize_sequence_bands(ValidationReport& report);
 
 }  // namespace gpusage::estimate::detail

@@ -85,6 +85,10 @@ std::optional<Prepared> prepare(const Measurement& m, const catalog::Catalog& ca
     p.config.eager_kernels = !m.fused_kernels;
     p.config.fp8_recipe = m.fp8_recipe;
     p.config.low_precision_norm = m.low_precision_norm;
+    // The kernel a row names (attention_kernel); empty: FlashAttention 2, the constants' own. PyTorch's SDPA ran
+    // FlashAttention 1's generation before 2.2 (2024-01), but taking that from the date alone moved the fitted
+    // constants and the held-out figures the wrong way (docs/MODEL.md, issue 56): rows name it where they know it.
+    p.config.attention_kernel = m.attention_kernel.value_or(AttentionKernelGeneration::flash2);
     p.inputs = {m.model, options, timed_options, p.config, p.gpu.id, p.gpu.memory_gb};
     return p;
   } catch (const InputError& e) {

@@ -94,6 +94,7 @@ namespace detail {
 // Fills the summaries of a report from its predicted rows.
 void summarize_report(ValidationReport& report) {
   summarize_fine_tuning(report);
+  summarize_sequence_bands(report);
   std::vector<double> single, multi, legacy, superlinear, memory, legacy_memory, other_memory, allocator_memory;
   std::vector<double> single_cards[2], multi_cards[2];  // [0] data center, [1] GeForce
   ArchitectureErrors current_architectures, legacy_architectures;

@@ -76,6 +76,7 @@ std::vector<std::string> TrainingSetup::to_args() const {
   a.text("--kernels", kernels, d.kernels);
   a.text("--fp8-recipe", fp8_recipe, d.fp8_recipe);
   a.flag("--low-precision-norm", low_precision_norm);
+  a.text("--attention-kernel", attention_kernel, d.attention_kernel);
   a.text("--checkpointing", checkpointing, d.checkpointing);
   a.flag("--clip-grad-norm", clip_grad_norm);
   a.flag("--channels-last", channels_last);

@@ -187,6 +187,7 @@ estimate::TrainingConfig TrainingSetup::training_config(const workload::Workload
   c.eager_kernels = kernels == "eager";
   c.fp8_recipe = *estimate::parse_fp8_recipe(fp8_recipe);
   c.low_precision_norm = low_precision_norm;
+  c.attention_kernel = *estimate::parse_attention_kernel_generation(attention_kernel);
   if (fp8_recipe != TrainingSetup{}.fp8_recipe && precision != "fp8") {
     throw InputError(i18n::trf("--fp8-recipe {} applies to FP8 training: add --precision fp8 or drop it", fp8_recipe));
   }

@@ -53,7 +53,8 @@ struct TrainingSetup {
   std::string kernels = "eager";
   std::string fp8_recipe = "delayed";  // precision fp8 only
   bool low_precision_norm = false;
-  std::string checkpointing;  // empty: none; "full", "selective", "every:N", "none"
+  std::string attention_kernel = "flash2";  // fused attention's kernel generation
+  std::string checkpointing;                // empty: none; "full", "selective", "every:N", "none"
   bool clip_grad_norm = false;
   bool channels_last = false;
   bool no_flash_attention = false;

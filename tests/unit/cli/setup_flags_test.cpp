@@ -98,6 +98,7 @@ class SetupGenerator {
     s.kernels = pick<std::string>({"eager", "fused"});
     s.fp8_recipe = pick<std::string>({"delayed", "tensorwise"});
     s.low_precision_norm = coin();
+    s.attention_kernel = pick<std::string>({"flash2", "flash1", "cudnn"});
     s.checkpointing = pick<std::string>({"", "none", "full", "selective", "every:1", "every:1000"});
     s.clip_grad_norm = coin();
     s.channels_last = coin();

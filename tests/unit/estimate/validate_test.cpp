@@ -404,5 +404,14 @@ TEST(IntervalTable, TheBuiltInTableComesFromCrossValidation) {
   EXPECT_GT(t.cells.size(), 20u);
 }
 
+// validate's language-model rows by tokens per sample (issue 56): GPT-2's 1K, Llama 2's 4K, 16K, and beyond.
+TEST(Validate, SequenceBandsSplitAtOneFourAndSixteenK) {
+  EXPECT_EQ(sequence_band_name(512), "<=1024");
+  EXPECT_EQ(sequence_band_name(1024), "<=1024");
+  EXPECT_EQ(sequence_band_name(1025), "1025-4096");
+  EXPECT_EQ(sequence_band_name(8192), "4097-16384");
+  EXPECT_EQ(sequence_band_name(32768), ">16384");
+}
+
 }  // namespace
 }  // namespace gpusage::estimate
