@@ -53,7 +53,7 @@ Fabric fabric(const ModelConstants& k, const TrainingConfig& config, const catal
   f.intra_node_gbs = link_gbs;
   if (config.gpus_per_node == 1) link_gbs = 1e18;  // no intra-node hop
   // The network: --network-gbps, else the card's reference server's NICs (DGX: one per GPU), else 100 Gb/s.
-  f.network_gbs = config.network_gbs > 0     ? config.network_gbs
+  f.network_gbs = config.network_gbs > 0  ? config.network_gbs
                   : gpu.node_network_gbps ? *gpu.node_network_gbps / 8
                                           : k.default_network_gbs;
   // NCCL runs one ring per NIC across the nodes, so the node's NICs together carry what one GPU's hop would.
@@ -140,8 +140,8 @@ double fsdp_s(const StepRates& r, const workload::Workload& w, const TrainingCon
   double seconds = ring_collective_s(k, half_ring, (2 * params * micro_batches + trainable) * sixteen_bit, gather_gbs) +
                    collectives * latency_s;
   if (hybrid) {
-    seconds += ring_collective_s(k, 2.0 * (config.nodes - 1) / config.nodes, trainable * sixteen_bit / ranks,
-                                 f.network_gbs);
+    seconds +=
+        ring_collective_s(k, 2.0 * (config.nodes - 1) / config.nodes, trainable * sixteen_bit / ranks, f.network_gbs);
   }
   const double root_s =
       ring_collective_s(k, half_ring, root_share * (params + trainable) * sixteen_bit, gather_gbs) + 2 * latency_s;
