@@ -83,12 +83,21 @@ json rows_json(const estimate::ValidationReport& result) {
   return rows;
 }
 
+// The multi-GPU language-model rows by parallelism, {"fsdp": {...}, ...}.
+json multi_gpu_llm_json(const estimate::ValidationReport& result) {
+  json by_parallel = json::object();
+  for (const auto& [parallel, summary] : result.multi_gpu_llm_by_parallel)
+    by_parallel[parallel] = summary_json(summary);
+  return by_parallel;
+}
+
 json summaries_json(const estimate::ValidationReport& result) {
   return {
       {"single_gpu_throughput", summary_json(result.single_gpu_throughput)},
       {"multi_gpu_throughput", summary_json(result.multi_gpu_throughput)},
       {"single_gpu_throughput_by_cards", cards_json(result.single_gpu_by_cards)},
       {"multi_gpu_throughput_by_cards", cards_json(result.multi_gpu_by_cards)},
+      {"multi_gpu_llm_throughput_by_parallel", multi_gpu_llm_json(result)},
       {"legacy_throughput", summary_json(result.legacy_throughput)},
       {"superlinear_throughput", summary_json(result.superlinear_throughput)},
       {"peak_memory", summary_json(result.peak_memory)},
@@ -178,6 +187,9 @@ std::string summary_lines(const estimate::ValidationReport& result) {
   std::string out;
   out += cards_lines(i18n::tr("single-GPU throughput, current software (the headline)"), result.single_gpu_by_cards);
   out += cards_lines(i18n::tr("multi-GPU per-GPU throughput"), result.multi_gpu_by_cards);
+  for (const auto& [parallel, summary] : result.multi_gpu_llm_by_parallel) {
+    out += summary_line(i18n::trf("  multi-GPU language models, --parallel {}", parallel), summary) + "\n";
+  }
   out += summary_line(i18n::trf("legacy software (before {}), its own group", estimate::kLegacySoftwareBefore),
                       result.legacy_throughput) +
          "\n";

@@ -127,11 +127,11 @@ TEST(GpusCsv, EveryFieldRawWithDerivedMetricsAndSources) {
   EXPECT_EQ(r.out,
             "id,name,family,architecture,chip,compute_capability,form_factor,sm_count,cuda_cores,tensor_cores,"
             "tensor_core_generation,base_clock_mhz,boost_clock_mhz,memory_gb,memory_type,memory_bus_bits,"
-            "memory_bandwidth_gbs,l2_cache_mb,tdp_w,power_min_w,pcie_gen,pcie_lanes,nvlink_gbs,fp64_tflops,fp32_tflops,tf32_tflops,"
+            "memory_bandwidth_gbs,l2_cache_mb,tdp_w,power_min_w,pcie_gen,pcie_lanes,nvlink_gbs,node_network_gbps,fp64_tflops,fp32_tflops,tf32_tflops,"
             "fp16_tflops,fp16_acc16_tflops,bf16_tflops,fp8_tflops,fp8_acc16_tflops,fp4_tflops,int8_tops,ai_tops,"
             "ai_tops_rule,tensor_rule,launch_date,msrp_usd,market,variant_of,fp16_tflops_per_usd,fp16_tflops_per_watt,fp32_tflops_per_usd,fp32_tflops_per_watt,"
             "vram_gb_per_usd,bandwidth_gbs_per_fp16_tflop,ridge_point_flop_per_byte,sources\n"
-            "rtx5090,GeForce RTX 5090,rtx50,Blackwell,GB202,12.0,,170,21760,,,,2407,32,GDDR7,512,1792,96,575,,,,,,104.8,"
+            "rtx5090,GeForce RTX 5090,rtx50,Blackwell,GB202,12.0,,170,21760,,,,2407,32,GDDR7,512,1792,96,575,,,,,,,104.8,"
             "104.8,209.5,419,209.5,419,,,,,,,2025-01-30,1999,,,0.104802,0.364348,0.0524262,0.182261,0.016008,8.5537,"
             "116.908,https://example.invalid/rtx5090\n");
 }
@@ -141,12 +141,12 @@ TEST(GpusCsv, EveryOptionalFieldAndQuotedCommas) {
   CliResult r = gpus("--family all --format csv", "GPUSAGE_CATALOG=" + fixture("catalog/full.toml"));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("\ntestcard,Test Card 1000,laptop,Testwell,TC100,8.9,\"PCIe, dual slot\",100,12800,400,4,"
-                               "1500,2000,48,GDDR6,384,960,0.5,300,100,4,16,112.5,1.25,51.2,102.4,204.8,409.6,204.8,409.6,"
+                               "1500,2000,48,GDDR6,384,960,0.5,300,100,4,16,112.5,400,1.25,51.2,102.4,204.8,409.6,204.8,409.6,"
                                "819.2,819.2,819,1638.4,test-rule,test-fp32-rule,2024-03-15,4096,China,basecard,"));
   EXPECT_THAT(r.out, HasSubstr(",https://example.invalid/testcard https://example.invalid/prices\n"));
   // The base card's FP16 and TF32 come from its AI TOPS by the fixture's rule: 2000 x 1/8, 2000 x 0.0625.
   EXPECT_THAT(r.out, HasSubstr("\nbasecard,Test Card 1000 Base,workstation,Testwell,TC100,8.9,,100,12800,,,,2000,48,"
-                               "GDDR6,384,960,,300,,,,,,51.2,125,250,,,,,,,2000,test-rule,,2024-03,"));
+                               "GDDR6,384,960,,300,,,,,,,51.2,125,250,,,,,,,2000,test-rule,,2024-03,"));
 }
 
 TEST(GpusJson, EveryFieldWithNullsDerivedAndSources) {
@@ -158,13 +158,13 @@ TEST(GpusJson, EveryFieldWithNullsDerivedAndSources) {
   for (const char* key : {"id", "name", "family", "architecture", "chip", "compute_capability", "form_factor",
                           "sm_count", "cuda_cores", "tensor_cores", "tensor_core_generation", "base_clock_mhz",
                           "boost_clock_mhz", "memory_gb", "memory_type", "memory_bus_bits", "memory_bandwidth_gbs",
-                          "l2_cache_mb", "tdp_w", "power_min_w", "pcie_gen", "pcie_lanes", "nvlink_gbs", "fp64_tflops", "fp32_tflops",
+                          "l2_cache_mb", "tdp_w", "power_min_w", "pcie_gen", "pcie_lanes", "nvlink_gbs", "node_network_gbps", "fp64_tflops", "fp32_tflops",
                           "tf32_tflops", "fp16_tflops", "fp16_acc16_tflops", "bf16_tflops", "fp8_tflops",
                           "fp8_acc16_tflops", "fp4_tflops", "int8_tops", "ai_tops", "ai_tops_rule", "tensor_rule", "launch_date",
                           "msrp_usd", "market", "variant_of", "sources", "derived", "status", "derivations"}) {
     EXPECT_TRUE(g.contains(key)) << key;
   }
-  EXPECT_EQ(g.size(), 44u);
+  EXPECT_EQ(g.size(), 45u);
   EXPECT_EQ(g["id"], "rtx5090");
   EXPECT_EQ(g["family"], "rtx50");
   EXPECT_EQ(g["cuda_cores"], 21760);
@@ -174,6 +174,7 @@ TEST(GpusJson, EveryFieldWithNullsDerivedAndSources) {
   EXPECT_EQ(g["l2_cache_mb"], 96);
   EXPECT_TRUE(g["fp4_tflops"].is_null());
   EXPECT_TRUE(g["nvlink_gbs"].is_null());
+  EXPECT_TRUE(g["node_network_gbps"].is_null());
   EXPECT_EQ(g["msrp_usd"], 1999);
   EXPECT_DOUBLE_EQ(g["derived"]["fp16_tflops_per_usd"].get<double>(), 209.5 / 1999);
   EXPECT_DOUBLE_EQ(g["derived"]["bandwidth_gbs_per_fp16_tflop"].get<double>(), 1792 / 209.5);

@@ -300,6 +300,7 @@ Gpu read_gpu(const toml::table& table, const std::string& origin, std::size_t in
   g.pcie_gen = r.optional_integer("pcie_gen");
   g.pcie_lanes = r.optional_integer("pcie_lanes");
   g.nvlink_gbs = r.optional_number("nvlink_gbs");
+  g.node_network_gbps = r.optional_number("node_network_gbps");
   g.fp64_tflops = r.optional_number("fp64_tflops");
   g.fp32_tflops = r.number("fp32_tflops");
   g.tf32_tflops = r.optional_number("tf32_tflops");

@@ -66,6 +66,8 @@ const std::vector<Field>& fields() {
       {"pcie_gen", N_("PCIe generation"), "", kInt, 0, nullptr, &number_of<&Gpu::pcie_gen>},
       {"pcie_lanes", N_("PCIe lanes"), "", kInt, 0, nullptr, &number_of<&Gpu::pcie_lanes>},
       {"nvlink_gbs", N_("NVLink"), "GB/s", kNum, 0, nullptr, &number_of<&Gpu::nvlink_gbs>},
+      {"node_network_gbps", N_("Reference server network"), "Gb/s", kNum, 0, nullptr,
+       &number_of<&Gpu::node_network_gbps>},
       {"fp64_tflops", N_("FP64"), "TFLOPS", kNum, 1, nullptr, &number_of<&Gpu::fp64_tflops>},
       {"fp32_tflops", N_("FP32"), "TFLOPS", kNum, 1, nullptr, &number_of<&Gpu::fp32_tflops>},
       {"tf32_tflops", N_("TF32 tensor"), "TFLOPS", kNum, 1, nullptr, &number_of<&Gpu::tf32_tflops>},

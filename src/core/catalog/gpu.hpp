@@ -71,6 +71,9 @@ struct Gpu {
   std::optional<int> pcie_gen;
   std::optional<int> pcie_lanes;
   std::optional<double> nvlink_gbs;
+  // The network of the card's NVIDIA reference server (DGX), its NICs together, Gb/s: what a run across nodes
+  // is priced with when no --network-gbps is given.
+  std::optional<double> node_network_gbps;
   std::optional<double> fp64_tflops;
   double fp32_tflops = 0;
   std::optional<double> tf32_tflops;        // tensor, dense

@@ -8,6 +8,7 @@
 
 #include "core/common/error.hpp"
 #include "core/estimate/adapters.hpp"
+#include "core/estimate/collectives.hpp"
 #include "core/estimate/planner.hpp"
 #include "core/estimate/step_time_detail.hpp"
 
@@ -36,15 +37,6 @@ double optimizer_traffic_per_param(const TrainingConfig& config) {
   const double states = optimizer_state_bytes_per_param(config);
   if (unfused_adam_step(config)) return 2 * master + 2 * master + 14 * (states / 2);
   return 3 * master + 2 * states;
-}
-
-// Per-direction bandwidth of a PCIe x16 link by generation, GB/s (PCI-SIG: 8/16/32 GT/s with
-// 128b/130b encoding for gen 3/4/5 = 0.985 GB/s per lane per GT/8 ... = 15.75, 31.5, 63.0).
-double pcie_gbs(const catalog::Gpu& gpu) {
-  const int gen = gpu.pcie_gen.value_or(4);
-  const int lanes = gpu.pcie_lanes.value_or(16);
-  const double per_lane = gen <= 3 ? 0.985 : gen == 4 ? 1.969 : gen == 5 ? 3.938 : 7.877;
-  return per_lane * lanes;
 }
 
 // Autocast casts each fp32 weight to 16-bit once per forward: read 4 B, write 2 B per parameter (pure
@@ -123,75 +115,6 @@ double offload_exposed_per_micro_batch_s(OptimizerStep& step, const detail::Step
   return std::max(0.0, offload_s - k.allreduce_overlap_fraction * (mb.forward_s + mb.backward_s + mb.recompute_s));
 }
 
-// The link one GPU's share of a collective crosses, per direction, GB/s.
-struct Links {
-  double intra_node_gbs = 0;  // to the node's other GPUs
-  double ring_gbs = 0;        // the slowest hop of a ring over every rank
-  double network_gbs = 0;     // the node's NIC
-};
-
-Links links(const ModelConstants& k, const TrainingConfig& config, const catalog::Gpu& gpu) {
-  if (config.interconnect == Interconnect::nvlink && !gpu.nvlink_gbs) {
-    throw InputError(fmt::format("--interconnect nvlink: {} has no NVLink (accepted for it: card or pcie)", gpu.name));
-  }
-  const bool nvlink = gpu.nvlink_gbs && config.interconnect != Interconnect::pcie;
-  double link_gbs = nvlink ? *gpu.nvlink_gbs / 2 : pcie_gbs(gpu);  // per direction
-  // GeForce cards have no peer-to-peer over PCIe (the driver disables it), so NCCL stages every
-  // transfer through host memory (its SHM transport): each byte crosses PCIe twice.
-  if (!nvlink && catalog::is_geforce(gpu.family)) link_gbs /= 2;
-  Links l;
-  l.intra_node_gbs = link_gbs;
-  if (config.gpus_per_node == 1) link_gbs = 1e18;  // no intra-node hop
-  l.network_gbs = config.network_gbs > 0 ? config.network_gbs : k.default_network_gbs;
-  // Per GPU, the node's NIC is shared by the GPUs of the node in a ring across nodes.
-  if (config.nodes > 1) link_gbs = std::min(link_gbs, l.network_gbs);
-  l.ring_gbs = link_gbs;
-  return l;
-}
-
-// Data-parallel communication that backward (and forward, for FSDP's gathers) cannot hide, once per optimizer
-// step (DDP's no_sync skips it on accumulation steps).
-double communication_s(const detail::StepRates& r, const TrainingConfig& config, const detail::MicroBatch& mb,
-                       double params, double trainable) {
-  const ModelConstants& k = *r.k;
-  const int world = config.world_size();
-  const Links l = links(k, config, *r.gpu);
-  const double sixteen_bit = r.element < 4 ? 2 : 4;  // a 16-bit model's weights and gradients
-  const double bus = l.ring_gbs * 1e9 * k.link_efficiency;
-  const double ring = 2.0 * (world - 1) / world;  // ring all-reduce: 2(n-1)/n of the bytes per rank
-  if (config.parallel == Parallel::ddp) {
-    const double gradient_bytes = master_element_bytes(config) * trainable;
-    const double total_s = ring * gradient_bytes / bus;
-    const double last_bucket_s = ring * std::min(gradient_bytes, k.ddp_bucket_bytes) / bus;
-    return std::max(last_bucket_s, total_s - k.allreduce_overlap_fraction * mb.backward_s);
-  }
-  if (!shards_weights(config)) {
-    // ZeRO-1/2: the 16-bit gradients are reduce-scattered in buckets while backward runs, as DDP's all-reduce;
-    // after the step each rank all-gathers the updated 16-bit weights of the others' shards, with nothing
-    // left to hide behind. Together the bytes of one all-reduce.
-    const double gradient_bytes = sixteen_bit * trainable;
-    const double scatter_s = ring / 2 * gradient_bytes / bus;
-    const double last_bucket_s = ring / 2 * std::min(gradient_bytes, k.ddp_bucket_bytes) / bus;
-    return std::max(last_bucket_s, scatter_s - k.allreduce_overlap_fraction * mb.backward_s) +
-           ring / 2 * sixteen_bit * trainable / bus;
-  }
-  // FSDP: all-gather the parameters for forward and again for backward, reduce-scatter gradients;
-  // each moves (n-1)/n of the bytes, overlapped with compute by prefetching. The gathered units are freed
-  // after each use, so every accumulated micro-batch gathers again; the gradients are reduce-scattered once
-  // per optimizer step (accelerate and the Hugging Face Trainer accumulate under FSDP's no_sync). HSDP does
-  // this among the node's GPUs over their own link, then all-reduces each gradient shard across nodes.
-  const bool hybrid = config.parallel == Parallel::hsdp && config.nodes > 1;
-  const double ranks = hybrid ? config.gpus_per_node : world;
-  const double gather_bus = hybrid ? l.intra_node_gbs * 1e9 * k.link_efficiency : bus;
-  const double micro_batches = std::max(1, config.accumulation_steps);
-  double seconds = (ranks - 1.0) / ranks * (2 * params * micro_batches + trainable) * sixteen_bit / gather_bus;
-  if (hybrid) {
-    seconds += 2.0 * (config.nodes - 1) / config.nodes * trainable * sixteen_bit / ranks /
-               (l.network_gbs * 1e9 * k.link_efficiency);
-  }
-  return std::max(0.0, seconds - k.allreduce_overlap_fraction * micro_batches * (mb.forward_s + mb.backward_s));
-}
-
 // The step from its parts: the micro-batches, the optimizer step, the exposed offload and communication, and
 // the host's dispatch when it is slower than the GPU; what bounds it; the calibration's per-card scale.
 StepTime assemble(StepTime t, const detail::StepRates& r, const TrainingConfig& config, const detail::MicroBatch& mb,
@@ -240,7 +163,7 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
   const bool paged = config.optimizer == Optimizer::paged_adamw || config.optimizer == Optimizer::paged_adamw8bit;
   const MemoryBreakdown memory =
       config.offload.activations || paged ? estimate_memory(w, config, gpu, calibration) : MemoryBreakdown{};
-  const double pcie = pcie_gbs(gpu) * 1e9 * k.link_efficiency;
+  const double pcie = detail::pcie_gbs(gpu) * 1e9 * k.link_efficiency;
   const double offload_exposed_s =
       offload_exposed_per_micro_batch_s(optimizer, r, config, memory, mb, params, trainable, pcie);
   // Paged optimizer states the driver moved to the host come back over PCIe for the step and go out again
@@ -250,7 +173,7 @@ StepTime estimate_step_time(const workload::Workload& w, const TrainingConfig& c
   }
   StepTime t;
   t.optimizer_s = optimizer.seconds;
-  t.communication_s = config.world_size() > 1 ? communication_s(r, config, mb, params, trainable) : 0;
+  t.communication_s = detail::communication_s(r, w, config, mb, params, trainable);
   return assemble(t, r, config, mb, optimizer, offload_exposed_s, calibration);
 }
 

@@ -260,6 +260,9 @@ struct ValidationReport {
   int fine_tuning_ran_predicted_oom = 0;
   std::vector<FineTuneCell> fine_tuning_cells;
   std::vector<SequenceBandSummary> llm_sequence_bands;  // bands with rows only, shortest first
+  // Multi-GPU throughput of the causal language models (pre-training and fine-tuning, current software) by
+  // how the run shards its model: ddp, zero1, zero2, fsdp, hsdp (Parallel's names), parallelisms with rows only.
+  std::vector<std::pair<std::string, ErrorSummary>> multi_gpu_llm_by_parallel;
   // With cv: the constants each fold fitted, by held-out group (how stable the fit is across folds).
   std::map<std::string, ModelConstants> fold_constants;
 };

@@ -67,6 +67,20 @@ void summarize_fine_tuning(ValidationReport& report) {
   }
 }
 
+// The multi-GPU language-model rows (every model but BERT, pre-training and fine-tuning alike) by parallelism:
+// where the data-parallel communication of large models shows.
+void summarize_multi_gpu_llm(ValidationReport& report) {
+  std::map<std::string, std::vector<double>> by_parallel;
+  for (const ValidationRow& row : report.rows) {
+    const Measurement& m = row.measurement;
+    if (!row.error || m.metric != Metric::train_throughput || m.num_gpus < 2 || m.legacy() || m.superlinear) continue;
+    if (!m.seq_len || model_family(m.model) == "bert") continue;
+    by_parallel[to_string(m.parallel)].push_back(*row.error);
+  }
+  for (const auto& [parallel, errors] : by_parallel)
+    report.multi_gpu_llm_by_parallel.emplace_back(parallel, summarize(errors));
+}
+
 // Held-out errors per GPU architecture, for all cards and data-center and GeForce cards apart.
 class ArchitectureErrors {
  public:
@@ -95,6 +109,7 @@ namespace detail {
 void summarize_report(ValidationReport& report) {
   summarize_fine_tuning(report);
   summarize_sequence_bands(report);
+  summarize_multi_gpu_llm(report);
   std::vector<double> single, multi, legacy, superlinear, memory, legacy_memory, other_memory, allocator_memory;
   std::vector<double> single_cards[2], multi_cards[2];  // [0] data center, [1] GeForce
   ArchitectureErrors current_architectures, legacy_architectures;
