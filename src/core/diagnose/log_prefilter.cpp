@@ -115,19 +115,26 @@ LiteralMatcher::LiteralMatcher(const std::vector<TriggerWords>& lists, Engine en
   first_output_ *= classes_;
 
   if (engine == Engine::best) {
-    std::map<std::string, std::uint64_t> distinct;  // a word may stand for several groups
-    std::size_t at = 0;
-    for (const auto& list : lists) {
-      for (std::size_t i = 0; i < list.words.size(); ++i) distinct[words_[at++]] |= std::uint64_t{1} << list.group;
-    }
-    std::vector<std::string> words;
-    std::vector<std::uint64_t> groups;
-    for (const auto& [word, mask] : distinct) {
-      words.push_back(word);
-      groups.push_back(mask);
-    }
-    engine_ = make_block_engine(words, groups);
+    const EngineWords distinct = engine_words(lists);
+    engine_ = make_block_engine(distinct.words, distinct.groups);
   }
+}
+
+EngineWords engine_words(const std::vector<TriggerWords>& lists) {
+  std::map<std::string, std::uint64_t> distinct;  // a word may stand for several groups
+  for (const auto& list : lists) {
+    for (std::string_view word : list.words) {
+      std::string folded;
+      for (char c : word) folded += fold(c);
+      distinct[folded] |= std::uint64_t{1} << list.group;
+    }
+  }
+  EngineWords result;
+  for (const auto& [word, mask] : distinct) {
+    result.words.push_back(word);
+    result.groups.push_back(mask);
+  }
+  return result;
 }
 
 LiteralMatcher::~LiteralMatcher() = default;

@@ -33,6 +33,15 @@ struct TriggerWords {
   std::vector<std::string_view> words;
 };
 
+// The block engine's input: every distinct word of `lists` folded to lower case, in byte order, each with the
+// groups it stands for. The one place that builds it, for LiteralMatcher and for the generator that compiles
+// the scanner's words into Hyperscan's database at build time (log_prefilter_hyperscan_generate.cpp).
+struct EngineWords {
+  std::vector<std::string> words;
+  std::vector<std::uint64_t> groups;  // by word
+};
+EngineWords engine_words(const std::vector<TriggerWords>& lists);
+
 class LiteralMatcher {
  public:
   // best: the block engine where one links, else the automaton; automaton: the automaton alone (tests).

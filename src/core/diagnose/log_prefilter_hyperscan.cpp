@@ -1,10 +1,13 @@
-// The block engine on Hyperscan (https://intel.github.io/hyperscan/dev-reference/): the trigger words
-// compiled once as caseless literals (hs_compile_lit_multi) into a block-mode database; each scan reports
-// every word's end offset, which the scanner maps to its line.
-#include <hs.h>
+// The block engine on Hyperscan (https://intel.github.io/hyperscan/dev-reference/): the scanner's trigger words
+// compiled at build time as caseless literals into a block-mode database (log_prefilter_embedded.hpp), which
+// this file only deserializes; each scan reports every word's end offset, which the scanner maps to its line.
+// It links libhs_runtime, which holds no compiler: other words than the embedded ones get no engine.
+#include <hs_runtime.h>
 
+#include <algorithm>
 #include <new>
 
+#include "core/diagnose/log_prefilter_embedded.hpp"
 #include "core/diagnose/log_prefilter_engine.hpp"
 
 namespace gpusage::diagnose {
@@ -68,23 +71,15 @@ class HyperscanEngine final : public BlockEngine {
 
 std::unique_ptr<BlockEngine> make_block_engine(const std::vector<std::string>& words,
                                                const std::vector<std::uint64_t>& groups) {
-  if (words.empty() || hs_valid_platform() != HS_SUCCESS) return nullptr;  // Hyperscan needs SSSE3
-  std::vector<const char*> literals;
-  std::vector<std::size_t> lengths;
-  std::vector<unsigned> flags(words.size(), HS_FLAG_CASELESS);
-  std::vector<unsigned> ids;
-  for (const auto& word : words) {
-    literals.push_back(word.data());
-    lengths.push_back(word.size());
-    ids.push_back(static_cast<unsigned>(ids.size()));
+  if (hs_valid_platform() != HS_SUCCESS) return nullptr;  // Hyperscan needs SSSE3
+  if (words.empty() || words.size() != embedded::hyperscan_word_count ||
+      !std::equal(words.begin(), words.end(), embedded::hyperscan_words)) {
+    return nullptr;  // not the words compiled at build time: the automaton does the same job
   }
   hs_database_t* database = nullptr;
-  hs_compile_error_t* error = nullptr;
-  if (hs_compile_lit_multi(literals.data(), flags.data(), ids.data(), lengths.data(),
-                           static_cast<unsigned>(words.size()), HS_MODE_BLOCK, nullptr, &database,
-                           &error) != HS_SUCCESS) {
-    hs_free_compile_error(error);
-    return nullptr;  // the automaton does the same job
+  if (hs_deserialize_database(reinterpret_cast<const char*>(embedded::hyperscan_database),
+                              embedded::hyperscan_database_size, &database) != HS_SUCCESS) {
+    return nullptr;  // a library other than the generator's (HS_DB_VERSION_ERROR): the automaton again
   }
   return std::make_unique<HyperscanEngine>(database, groups);
 }

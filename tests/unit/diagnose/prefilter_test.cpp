@@ -15,6 +15,7 @@
 #include "core/diagnose/log_prefilter.hpp"
 #include "core/diagnose/log_rules.hpp"
 #include "core/diagnose/log_scan.hpp"
+#include "core/diagnose/log_scan_text.hpp"
 #include "core/diagnose/substring.hpp"
 
 namespace gpusage::diagnose {
@@ -96,8 +97,8 @@ std::vector<std::uint64_t> block_groups(const LiteralMatcher& m, const std::stri
   return groups;
 }
 
-// Hyperscan where this build links it (m.engine_name() says), the automaton line by line in any case: both
-// give every line the groups a plain search gives it.
+// The automaton line by line (Engine::best too: Hyperscan's database holds only the scanner's words, tested
+// below): every line gets the groups a plain search gives it.
 TEST(LiteralMatcher, BlocksGiveEachLineItsGroupsWithEitherEngine) {
   const std::vector<TriggerWords> lists = {{0, {"nan", "inf", "non-finite"}},
                                            {1, {"nccl", "cuda"}},
@@ -121,6 +122,43 @@ TEST(LiteralMatcher, BlocksGiveEachLineItsGroupsWithEitherEngine) {
     }
   }
 }
+
+// The scanner's words were compiled into a Hyperscan database at build time (log_prefilter_embedded.hpp): the
+// runtime deserializes it, reports a word where it ends, and gives every line of random blocks made of the
+// words the groups the automaton gives it. Other words than the embedded ones get no engine (no compiler).
+#ifdef GPUSAGE_TEST_HYPERSCAN
+TEST(ScannerPrefilter, EmbeddedHyperscanDatabaseFindsTheScannersWords) {
+  const LiteralMatcher& m = scanner_prefilter();
+  ASSERT_EQ(m.engine_name().rfind("hyperscan ", 0), 0u) << m.engine_name();
+  auto scratch = m.make_scratch();
+  ASSERT_NE(scratch, nullptr);
+  const std::string block = "epoch 1\nset NUM_WORKERS=0 here\n";
+  std::vector<BlockHit> hits;
+  m.find_in_block(block, scratch.get(), hits);
+  const std::size_t end = block.find("NUM_WORKERS") + 11;  // 23
+  const auto at = std::find_if(hits.begin(), hits.end(), [&](const BlockHit& h) { return h.end == end; });
+  ASSERT_NE(at, hits.end());
+  EXPECT_EQ(end, 23u);
+  EXPECT_NE(at->groups & (std::uint64_t{1} << gate::workers), 0u);
+
+  const LiteralMatcher automaton(scanner_trigger_words(), LiteralMatcher::Engine::automaton);
+  const auto& words = automaton.word_list();
+  std::mt19937 rng(5454);
+  for (int round = 0; round < 200; ++round) {
+    std::string random;
+    for (int piece = 0; piece < 20; ++piece) {
+      const std::string& word = words[rng() % words.size()];
+      random += (rng() % 2) ? word : word.substr(0, word.size() / 2);
+      random += " \n\tX"[rng() % 4];
+    }
+    random += '\n';
+    EXPECT_EQ(block_groups(m, random), block_groups(automaton, random)) << random;
+  }
+
+  const LiteralMatcher other({{0, {"nan", "inf"}}});
+  EXPECT_EQ(other.engine_name(), "aho-corasick");
+}
+#endif
 
 TEST(ScannerPrefilter, HoldsTheErrorCodeTablesWords) {
   const auto words = scanner_prefilter().word_list();
