@@ -42,7 +42,8 @@ bool non_finite_word_ends_at(std::string_view text, std::size_t end) {
   if (end < 3) return true;
   const std::string_view word = text.substr(end - 3, 3);
   if (!folded_equals(word, "nan") && !folded_equals(word, "inf")) return true;  // "non-finite", "…infinite"
-  // scan_non_finite's has_value_token, without its look at the letter before: a piece may start at the word.
+  // has_value_token's end-of-word test (it calls this one); the look at the letter before is left to it, as a
+  // piece may start at the word.
   // A piece that ends right after it ends where the raw line has a '\r', a backslash or its end: no letter.
   if (end == text.size() || std::isalpha(static_cast<unsigned char>(text[end])) == 0) return true;
   return folded_equals(text.substr(end, 5), "inity");

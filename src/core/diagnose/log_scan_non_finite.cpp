@@ -22,13 +22,12 @@ using Match = std::match_results<std::string::const_iterator>;
 bool is_alnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
 bool is_alpha(char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; }
 
-// "nan" or "inf" as a value in lower-case text: not inside a word ("finance", "INFO"), "infinity" allowed.
+// "nan" or "inf" as a value in lower-case text: not inside a word ("finance", "INFO"), "infinity" allowed. Where
+// the word ends is the prefilter's test (scan_text::non_finite_word_ends_at), so the two cannot disagree.
 bool has_value_token(std::string_view lower, std::string_view token) {
   for (std::size_t pos = lower.find(token); pos != std::string_view::npos; pos = lower.find(token, pos + 1)) {
     const bool before = pos == 0 || !is_alnum(lower[pos - 1]);
-    const std::size_t end = pos + token.size();
-    const bool after = end == lower.size() || !is_alpha(lower[end]) || lower.substr(end, 5) == "inity";
-    if (before && after) return true;
+    if (before && scan_text::non_finite_word_ends_at(lower, pos + token.size())) return true;
   }
   return false;
 }
@@ -125,7 +124,7 @@ std::optional<double> loss_scale_in(std::string_view lower) {
     if (pos < next) continue;
     // A setting's name that ends in loss_scale (fairseq's "min_loss_scale=0.0001" in its argument dump) is not a
     // scale the run reached.
-    if (pos > 0 && (std::isalnum(static_cast<unsigned char>(lower[pos - 1])) != 0 || lower[pos - 1] == '_')) continue;
+    if (pos > 0 && (is_alnum(lower[pos - 1]) || lower[pos - 1] == '_')) continue;
     const auto number = loss_scale_at(lower, pos);
     if (!number) continue;
     next = number->first + number->second;
