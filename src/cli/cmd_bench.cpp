@@ -257,7 +257,7 @@ void add_bench_command(CLI::App& app) {
   auto state = std::make_shared<BenchCommand>();
   bench::add_bench_options(*command, state->options);
   add_format_option(*command, state->format, {Format::table, Format::json});
-  command->add_option("--out", state->out, "Write the output to FILE (atomically) instead of stdout");
+  command->add_option("--out", state->out, i18n::N_("Write the output to FILE (atomically) instead of stdout"));
   command->footer(
       "Examples:\n"
       "  gpusage bench resnet18 --device cpu --resolution 64 --batch 2,4,8 --steps 5\n"

@@ -158,19 +158,22 @@ void add_doctor_command(CLI::App& app) {
       "  gpusage doctor --log train.log --model resnet50 --batch 256 --gpu rtx4090\n"
       "  cat train.log | gpusage doctor --log -\n"
       "  gpusage doctor --python ~/venv/bin/python --format json");
-  command->add_option("--log", state->log, "Training log to read ('-': standard input, e.g. a pasted log)");
-  command->add_option("--model", state->model, "Zoo model of the run, for the OOM fixes (e.g. resnet50, gpt2)");
-  command->add_option("--batch", state->batch, "Per-GPU batch of the run (default: what the log prints)")
+  command->add_option("--log", state->log, i18n::N_("Training log to read ('-': standard input, e.g. a pasted log)"));
+  command->add_option("--model", state->model,
+                      i18n::N_("Zoo model of the run, for the OOM fixes (e.g. resnet50, gpt2)"));
+  command->add_option("--batch", state->batch, i18n::N_("Per-GPU batch of the run (default: what the log prints)"))
       ->check(CLI::Range(1, 1 << 24));
-  command->add_option("--precision", state->precision, "fp32 | tf32 | fp16 | bf16 | fp8 of the run (default fp32)")
+  command
+      ->add_option("--precision", state->precision,
+                   i18n::N_("fp32 | tf32 | fp16 | bf16 | fp8 of the run (default fp32)"))
       ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16", "fp8"}));
-  command->add_option("--gpu", state->gpu, "GPU of the run (default: the capacity the log reports)");
-  command->add_option("--python", state->python, "Python interpreter to ask about PyTorch and TensorFlow")
+  command->add_option("--gpu", state->gpu, i18n::N_("GPU of the run (default: the capacity the log reports)"));
+  command->add_option("--python", state->python, i18n::N_("Python interpreter to ask about PyTorch and TensorFlow"))
       ->capture_default_str();
-  command->add_option("--python-timeout", state->python_timeout, "Seconds before the Python probe is stopped")
+  command->add_option("--python-timeout", state->python_timeout, i18n::N_("Seconds before the Python probe is stopped"))
       ->check(CLI::Range(0.1, 600.0));
   add_format_option(*command, state->format, {Format::table, Format::json});
-  command->add_option("--out", state->out, "Write the report to FILE instead of stdout");
+  command->add_option("--out", state->out, i18n::N_("Write the report to FILE instead of stdout"));
   command->callback([state] {
     const auto& rules = diagnose::RuleTable::builtin();
     diagnose::DoctorRequest request;

@@ -78,31 +78,36 @@ void add_fit_batch_command(CLI::App& app) {
       "{batch}\n"
       "  gpusage fit-batch --steps 3 --try-timeout 300 -- torchrun --nproc-per-node 2 train.py --batch "
       "{batch}");
-  command->add_option("--steps", state->steps, "Throughput lines a try must print to count as trained")
+  command->add_option("--steps", state->steps, i18n::N_("Throughput lines a try must print to count as trained"))
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
-  command->add_option("--start", state->start, "First batch to try (default: plan's prediction, else 1)")
+  command->add_option("--start", state->start, i18n::N_("First batch to try (default: plan's prediction, else 1)"))
       ->check(CLI::Range(1, 1 << 24));
-  command->add_option("--max-batch", state->max_batch, "Largest batch to try")
+  command->add_option("--max-batch", state->max_batch, i18n::N_("Largest batch to try"))
       ->check(CLI::Range(1, 1 << 24))
       ->capture_default_str();
-  command->add_option("--try-timeout", state->try_timeout_s, "Seconds one try may run before it is stopped (a failure)")
+  command
+      ->add_option("--try-timeout", state->try_timeout_s,
+                   i18n::N_("Seconds one try may run before it is stopped (a failure)"))
       ->check(CLI::Range(1.0, 604800.0))
       ->capture_default_str();
-  command->add_option("--timeout", state->timeout_s, "Seconds the whole search may take")
+  command->add_option("--timeout", state->timeout_s, i18n::N_("Seconds the whole search may take"))
       ->check(CLI::Range(1.0, 604800.0))
       ->capture_default_str();
-  command->add_option("--log-dir", state->log_dir, "Directory for the tries' logs")
+  command->add_option("--log-dir", state->log_dir, i18n::N_("Directory for the tries' logs"))
       ->default_str("gpusage-runs/<UTC time>-fit-batch");
-  command->add_option("--interval", state->interval_s, "Seconds between GPU samples, 0.1 to 3600")->default_str("1");
+  command->add_option("--interval", state->interval_s, i18n::N_("Seconds between GPU samples, 0.1 to 3600"))
+      ->default_str("1");
   add_format_option(*command, state->format, {Format::table, Format::json});
   state->workload.precision = "fp32";  // as `gpusage run`: PyTorch's default without autocast
   SetupDoor door;
-  door.model_help = "Zoo model of the command, to start from plan's prediction";
-  door.gpu_help = "GPU for the prediction (default: the card NVML names)";
-  door.target_batch_help = "Global batch per GPU to keep: prints the accumulation plan with the largest batch that ran";
+  door.model_help = i18n::N_("Zoo model of the command, to start from plan's prediction");
+  door.gpu_help = i18n::N_("GPU for the prediction (default: the card NVML names)");
+  door.target_batch_help =
+      i18n::N_("Global batch per GPU to keep: prints the accumulation plan with the largest batch that ran");
   const auto layers = bind_setup(*command, state->workload, door);
-  command->add_option("command", state->command, "The program and its arguments, after --, with {batch}")->required();
+  command->add_option("command", state->command, i18n::N_("The program and its arguments, after --, with {batch}"))
+      ->required();
   command->callback([state, layers] {
     bool has_placeholder = false;
     for (const auto& a : state->command) has_placeholder = has_placeholder || a.find("{batch}") != std::string::npos;

@@ -48,17 +48,18 @@ void add_guide_command(CLI::App& app) {
   state->run.gpu = "rtx50";
   SetupDoor door;
   door.model_positional = true;
-  door.gpu_help = "GPU ids, names or families, comma separated";
-  door.batch_help = fmt::format(
+  door.gpu_help = i18n::N_("GPU ids, names or families, comma separated");
+  door.batch_help = i18n::trf(
       "Per-GPU batch sizes (default: {} for vision models; 1, 2, 4, ... for language "
       "models, up to the first that runs out on every card)",
       kVisionLadder);
   const auto layers = bind_setup(*command, state->run, door);
   state->cost.add_to(*command);
-  command->add_option("--chart", state->chart, "Also write the comparison chart (SVG): specs and predicted speed");
+  command->add_option("--chart", state->chart,
+                      i18n::N_("Also write the comparison chart (SVG): specs and predicted speed"));
   add_format_option(*command, state->format, {Format::table, Format::csv, Format::json});
   // The tables' hint for columns left out says "use --wide or --format csv": guide takes both, as plan does.
-  command->add_flag("--wide", state->wide, "Show every table column, however wide");
+  command->add_flag("--wide", state->wide, i18n::N_("Show every table column, however wide"));
   command->callback([state, command, layers] {
     // The default model gives way to one named another way.
     const bool other_model = !state->run.hf_config.empty() || !state->run.workload_file.empty();

@@ -5,6 +5,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
+#include "core/common/i18n.hpp"
 #include "monitor/run.hpp"
 
 namespace gpusage::cli {
@@ -27,20 +28,23 @@ void add_monitor_command(CLI::App& app) {
     long count = 0;
   };
   auto settings = std::make_shared<Settings>();
-  command->add_option("--interval", settings->run.interval_s, "Seconds between samples, 0.1 to 3600")->default_str("1");
-  command->add_flag("--once", settings->run.once, "Print one summary and exit");
+  command->add_option("--interval", settings->run.interval_s, i18n::N_("Seconds between samples, 0.1 to 3600"))
+      ->default_str("1");
+  command->add_flag("--once", settings->run.once, i18n::N_("Print one summary and exit"));
   // prometheus: the text /metrics serves, on stdout (for node_exporter's textfile collector, or to check it).
   add_format_option(*command, settings->format, {Format::table, Format::csv, Format::json, Format::prometheus});
-  command->add_option("--log", settings->run.log_path,
-                      "Append every sample to FILE: .csv for CSV, .jsonl for JSON Lines (written per sample)");
+  command->add_option(
+      "--log", settings->run.log_path,
+      i18n::N_("Append every sample to FILE: .csv for CSV, .jsonl for JSON Lines (written per sample)"));
   command->add_option("--prometheus", settings->run.prometheus,
-                      "Serve /metrics at HOST:PORT (PORT alone binds 127.0.0.1)");
+                      i18n::N_("Serve /metrics at HOST:PORT (PORT alone binds 127.0.0.1)"));
   command->add_option("--simulate", settings->run.simulate_path,
-                      "Replay a JSON Lines trace recorded with --format json or --log FILE.jsonl");
-  command->add_option("--count", settings->count, "Stop after N samples (default: run until q or Ctrl-C)");
+                      i18n::N_("Replay a JSON Lines trace recorded with --format json or --log FILE.jsonl"));
+  command->add_option("--count", settings->count, i18n::N_("Stop after N samples (default: run until q or Ctrl-C)"));
   command
-      ->add_option("--idle-alert-after", settings->run.alerts.low_utilization_window_s,
-                   "Seconds of low GPU utilization (with a training process) before the input-bottleneck alert")
+      ->add_option(
+          "--idle-alert-after", settings->run.alerts.low_utilization_window_s,
+          i18n::N_("Seconds of low GPU utilization (with a training process) before the input-bottleneck alert"))
       ->default_str("30");
   command->callback([settings] {
     monitor::MonitorOptions run = settings->run;

@@ -14,6 +14,7 @@
 #include "core/catalog/gpu.hpp"
 #include "core/common/batch_list.hpp"
 #include "core/common/error.hpp"
+#include "core/common/i18n.hpp"
 #include "core/setup/plan.hpp"
 
 namespace gpusage::cli {
@@ -55,22 +56,23 @@ void add_plan_command(CLI::App& app) {
   state->run.batch = "auto";
   SetupDoor door;
   door.model_positional = true;
-  door.gpu_help = fmt::format(
+  door.gpu_help = i18n::trf(
       "GPU ids or names, families ({}) or all, comma separated; NxID plans N of that card (8xh100-sxm5-80gb: data "
       "parallel, as --gpus 8)",
       catalog::family_names());
-  door.batch_help = "Per-GPU batch sizes (32,64,…) or auto: the largest that fits";
-  door.target_batch_help = "Global batch to reach: picks the per-GPU batch and gradient-accumulation steps";
+  door.batch_help = i18n::N_("Per-GPU batch sizes (32,64,…) or auto: the largest that fits");
+  door.target_batch_help = i18n::N_("Global batch to reach: picks the per-GPU batch and gradient-accumulation steps");
   state->layers = bind_setup(*command, state->run, door);
   state->cost.add_to(*command);
   add_format_option(*command, state->format, {Format::table, Format::csv, Format::json});
-  command->add_flag("--wide", state->wide, "Show every table column, however wide");
-  command->add_option("--out", state->out, "Write the output to FILE instead of stdout");
-  command->add_option("--chart", state->chart,
-                      "Also write the predictions as charts: FILE.html, a self-contained page (see gpusage report)");
+  command->add_flag("--wide", state->wide, i18n::N_("Show every table column, however wide"));
+  command->add_option("--out", state->out, i18n::N_("Write the output to FILE instead of stdout"));
+  command->add_option(
+      "--chart", state->chart,
+      i18n::N_("Also write the predictions as charts: FILE.html, a self-contained page (see gpusage report)"));
   command->callback([state] {
     if (!state->chart.empty() && !is_html_path(state->chart)) {
-      throw InputError(fmt::format("--chart: '{}' has an unsupported extension; accepted: .html", state->chart));
+      throw InputError(i18n::trf("--chart: '{}' has an unsupported extension; accepted: .html", state->chart));
     }
     state->cost.check_given_with_cost();
     estimate::SweepRequest request;

@@ -228,9 +228,9 @@ void add_report_command(CLI::App& app) {
       "  gpusage report --bench run.json --monitor-log run.jsonl --out run-report.html\n"
       "  gpusage report --cost                            # + what 90 epochs of ImageNet cost, owned or rented");
   SetupDoor door;
-  door.model_help = "Zoo model to estimate (see `gpusage plan --help`)";
-  door.gpu_help = "GPUs by id, name or family, comma separated";
-  door.batch_help = fmt::format(
+  door.model_help = i18n::N_("Zoo model to estimate (see `gpusage plan --help`)");
+  door.gpu_help = i18n::N_("GPUs by id, name or family, comma separated");
+  door.batch_help = i18n::trf(
       "Per-GPU batch sizes to sweep, comma separated (default: {} for vision models; 1, 2, "
       "4, ... for language models, up to the first that runs out on every card)",
       kVisionBatches);
@@ -244,13 +244,13 @@ void add_report_command(CLI::App& app) {
   family->excludes(command->get_option("--gpu"));
   command
       ->add_option("--bench", options->bench_files,
-                   "gpusage bench --format json results to compare with the prediction (repeatable)")
+                   i18n::N_("gpusage bench --format json results to compare with the prediction (repeatable)"))
       ->check(CLI::ExistingFile);
   command
       ->add_option("--monitor-log", options->monitor_log,
-                   "A gpusage monitor --log FILE (.csv or .jsonl) to chart over time")
+                   i18n::N_("A gpusage monitor --log FILE (.csv or .jsonl) to chart over time"))
       ->check(CLI::ExistingFile);
-  command->add_option("--out", options->out, "The HTML file to write")->capture_default_str();
+  command->add_option("--out", options->out, i18n::N_("The HTML file to write"))->capture_default_str();
   add_format_option(*command, options->format, {Format::table, Format::json});
   command->callback([options, command] {
     const bool other_model = !options->run.hf_config.empty() || !options->run.workload_file.empty();

@@ -7,6 +7,7 @@
 #include "cli/commands.hpp"
 #include "cli/setup_binder.hpp"
 #include "core/catalog/catalog.hpp"
+#include "core/common/i18n.hpp"
 #include "core/workload/workload.hpp"
 #include "run/supervisor.hpp"
 
@@ -67,51 +68,59 @@ void add_run_command(CLI::App& app) {
       "  gpusage run --notify-url https://ntfy.sh/my-runs --hang-after 900 -- python train.py\n"
       "  gpusage run --prometheus 127.0.0.1:9400 -- python train.py");
   command
-      ->add_option("--log-dir", state->request.log_dir, "Directory for train.log, gpu.jsonl, summary.json, report.html")
+      ->add_option("--log-dir", state->request.log_dir,
+                   i18n::N_("Directory for train.log, gpu.jsonl, summary.json, report.html"))
       ->default_str("gpusage-runs/<UTC time>-<command name>");
-  command->add_option("--interval", state->request.interval_s, "Seconds between GPU samples, 0.1 to 3600")
+  command->add_option("--interval", state->request.interval_s, i18n::N_("Seconds between GPU samples, 0.1 to 3600"))
       ->default_str("1");
   command->add_option("--prometheus", state->request.prometheus,
-                      "Serve /metrics at HOST:PORT while the run lasts (PORT alone binds 127.0.0.1)");
+                      i18n::N_("Serve /metrics at HOST:PORT while the run lasts (PORT alone binds 127.0.0.1)"));
   command
-      ->add_option("--idle-alert-after", state->request.alerts.low_utilization_window_s,
-                   "Seconds of low GPU utilization (with the run's process on it) before the input-bound alert")
+      ->add_option(
+          "--idle-alert-after", state->request.alerts.low_utilization_window_s,
+          i18n::N_("Seconds of low GPU utilization (with the run's process on it) before the input-bound alert"))
       ->default_str("30");
   command
-      ->add_option("--expect-window", state->request.expectation_window_s,
-                   "Seconds the program's throughput must stay outside plan's 80% interval before the finding")
+      ->add_option(
+          "--expect-window", state->request.expectation_window_s,
+          i18n::N_("Seconds the program's throughput must stay outside plan's 80% interval before the finding"))
       ->default_str("60");
   command
       ->add_option("--hang-after", state->request.hang_after_s,
-                   "Seconds with no output before the hang finding, however busy the GPUs (ranks waiting in a "
-                   "collective keep theirs at 100%): what the GPUs and each process of the run were doing "
-                   "(state, wait channel) and the last lines it printed")
+                   i18n::N_("Seconds with no output before the hang finding, however busy the GPUs (ranks waiting in a "
+                            "collective keep theirs at 100%): what the GPUs and each process of the run were doing "
+                            "(state, wait channel) and the last lines it printed"))
       ->check(CLI::Range(1e-3, 604800.0));
-  command->add_flag("--kill-on-hang", state->request.kill_on_hang,
-                    "End a hung run: SIGTERM to the program's process group, SIGKILL 5 s later (needs --hang-after)");
-  command->add_option("--notify", state->request.notify.command,
-                      "Run CMD (with sh -c) for each finding or alert at --notify-level or above and at the end, "
-                      "with the event as JSON on its stdin (e.g. 'jq -r .text | mail -s run me@example.org')");
-  command->add_option("--notify-url", state->request.notify.url,
-                      "POST the same JSON to URL (a webhook: ntfy, Slack-compatible, anything that takes JSON); "
-                      "at most 6 live events a minute, the end always");
+  command->add_flag(
+      "--kill-on-hang", state->request.kill_on_hang,
+      i18n::N_("End a hung run: SIGTERM to the program's process group, SIGKILL 5 s later (needs --hang-after)"));
+  command->add_option(
+      "--notify", state->request.notify.command,
+      i18n::N_("Run CMD (with sh -c) for each finding or alert at --notify-level or above and at the end, "
+               "with the event as JSON on its stdin (e.g. 'jq -r .text | mail -s run me@example.org')"));
+  command->add_option(
+      "--notify-url", state->request.notify.url,
+      i18n::N_("POST the same JSON to URL (a webhook: ntfy, Slack-compatible, anything that takes JSON); "
+               "at most 6 live events a minute, the end always"));
   command
-      ->add_option("--notify-level", state->notify_level,
-                   "Least severity that notifies while the run lasts: info | warning | error (the end always does)")
+      ->add_option(
+          "--notify-level", state->notify_level,
+          i18n::N_("Least severity that notifies while the run lasts: info | warning | error (the end always does)"))
       ->capture_default_str();
   // Without autocast PyTorch trains in fp32: the run's default, where plan's is fp16.
   state->workload.precision = "fp32";
   SetupDoor door;
-  door.model_help =
+  door.model_help = i18n::N_(
       "Zoo model of the run (e.g. resnet50, gpt2; `gpusage plan --help` lists them): the OOM fix, and "
-      "with --batch the prediction";
-  door.batch_help = "Per-GPU batch of the run (default: what the log prints)";
+      "with --batch the prediction");
+  door.batch_help = i18n::N_("Per-GPU batch of the run (default: what the log prints)");
   door.single_batch = true;
-  door.gpu_help =
+  door.gpu_help = i18n::N_(
       "GPU of the run, for the OOM fix and the prediction (default: the card NVML names; for the OOM "
-      "fix, the capacity the OOM message reports)";
+      "fix, the capacity the OOM message reports)");
   const auto layers = bind_setup(*command, state->workload, door);
-  command->add_option("command", state->request.command, "The program and its arguments, after --")->required();
+  command->add_option("command", state->request.command, i18n::N_("The program and its arguments, after --"))
+      ->required();
   command->callback([state, command, layers] {
     run::RunRequest request = state->request;
     request.notify.level = run::parse_notify_level(state->notify_level);
@@ -136,8 +145,8 @@ void add_run_command(CLI::App& app) {
       expect.setup = options;
       expect.gpu = request.context.gpu;
     } else if (workload) {
-      fmt::print(stderr,
-                 "gpusage: no prediction: give --batch (the per-GPU batch) with --model, --hf-config or --workload\n");
+      fmt::print(stderr, "gpusage: {}\n",
+                 i18n::tr("no prediction: give --batch (the per-GPU batch) with --model, --hf-config or --workload"));
     }
     request.command_line = "gpusage run";
     for (const auto& a : request.command) request.command_line += " " + a;

@@ -11,6 +11,7 @@
 #include "cli/validate_view.hpp"
 #include "core/catalog/catalog.hpp"
 #include "core/common/error.hpp"
+#include "core/common/i18n.hpp"
 #include "core/common/io.hpp"
 #include "core/estimate/uncertainty.hpp"
 #include "core/estimate/validate.hpp"
@@ -65,10 +66,10 @@ estimate::ValidationReport run_validation(const ValidateOptions& options,
 
 void validate_command(const ValidateOptions& options) {
   if (options.fit && !options.cv.empty()) {
-    throw InputError("--fit and --cv do not go together: --cv refits for every held-out group by itself");
+    throw InputError(i18n::tr("--fit and --cv do not go together: --cv refits for every held-out group by itself"));
   }
   if (!options.intervals_out.empty() && options.cv.empty()) {
-    throw InputError("--intervals-out needs --cv: intervals come from out-of-sample errors only");
+    throw InputError(i18n::tr("--intervals-out needs --cv: intervals come from out-of-sample errors only"));
   }
   const auto measurements = estimate::parse_measurements(io::read_file(options.file, ""), options.file);
   ValidateMethod method;
@@ -117,20 +118,22 @@ void add_validate_command(CLI::App& app) {
       "Examples:\n"
       "  gpusage validate data/validation/published.csv --cv gpu --summary\n"
       "  gpusage validate my-runs.csv --format json");
-  command->add_option("file", state->file, "Measurements (CSV)")->required()->check(CLI::ExistingFile);
+  command->add_option("file", state->file, i18n::N_("Measurements (CSV)"))->required()->check(CLI::ExistingFile);
   command
-      ->add_option("--cv", state->cv, "Leave one group out: gpu, source (the publishing repository or site) or model")
+      ->add_option("--cv", state->cv,
+                   i18n::N_("Leave one group out: gpu, source (the publishing repository or site) or model"))
       ->check(CLI::IsMember({"gpu", "source", "model"}));
   command->add_flag("--fit", state->fit,
-                    "Fit the speed constants on all current-software throughput rows and the allocator's "
-                    "unreleasable share on the memory verdicts, print what moved, and validate with them "
-                    "(in-sample)");
-  command->add_flag("--summary", state->summary_only, "Print the summaries and the per-cell table, not every row");
+                    i18n::N_("Fit the speed constants on all current-software throughput rows and the allocator's "
+                             "unreleasable share on the memory verdicts, print what moved, and validate with them "
+                             "(in-sample)"));
+  command->add_flag("--summary", state->summary_only,
+                    i18n::N_("Print the summaries and the per-cell table, not every row"));
   command->add_option("--intervals-out", state->intervals_out,
-                      "With --cv: write the per-cell error table plan's intervals use (JSON; the shipped one "
-                      "is data/validation/intervals.json)");
+                      i18n::N_("With --cv: write the per-cell error table plan's intervals use (JSON; the shipped one "
+                               "is data/validation/intervals.json)"));
   add_format_option(*command, state->format, {Format::table, Format::csv, Format::json});
-  command->add_option("--out", state->out, "Write the output to FILE instead of stdout");
+  command->add_option("--out", state->out, i18n::N_("Write the output to FILE instead of stdout"));
   command->callback([state] { validate_command(*state); });
 }
 

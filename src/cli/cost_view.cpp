@@ -17,33 +17,37 @@
 namespace gpusage::cli {
 
 void CostOptions::add_to(CLI::App& command) {
-  command.add_flag("--cost", enabled,
-                   "What the job costs on each card, owned or rented: wall time, energy, rental bill, owned cost, "
-                   "and when buying one card pays off against renting it or another (give the job: --tokens, "
-                   "--steps or --epochs; --format csv: one row per card and rented alternative)");
-  command.add_option("--epochs", epochs, "The job: epochs over --dataset-size (vision: ImageNet-1k by default)")
+  command.add_flag(
+      "--cost", enabled,
+      i18n::N_("What the job costs on each card, owned or rented: wall time, energy, rental bill, owned cost, "
+               "and when buying one card pays off against renting it or another (give the job: --tokens, "
+               "--steps or --epochs; --format csv: one row per card and rented alternative)"));
+  command
+      .add_option("--epochs", epochs, i18n::N_("The job: epochs over --dataset-size (vision: ImageNet-1k by default)"))
       ->check(CLI::Range(1e-6, 1e6));
-  command.add_option("--tokens", tokens, "The job: training tokens (language models), e.g. 1e9")
+  command.add_option("--tokens", tokens, i18n::N_("The job: training tokens (language models), e.g. 1e9"))
       ->check(CLI::Range(1.0, 1e16));
-  command.add_option("--steps", steps, "The job: optimizer steps")->check(CLI::Range(1.0, 1e12));
-  command.add_option("--price", prices, "Purchase price per card instead of the data's: ID=USD, e.g. rtx5090=2199")
+  command.add_option("--steps", steps, i18n::N_("The job: optimizer steps"))->check(CLI::Range(1.0, 1e12));
+  command
+      .add_option("--price", prices,
+                  i18n::N_("Purchase price per card instead of the data's: ID=USD, e.g. rtx5090=2199"))
       ->delimiter(',');
   command
       .add_option("--rent", rents,
-                  "On-demand price per GPU-hour instead of the data's: ID=USD/h, e.g. "
-                  "h100-sxm5-80gb=2.49/h")
+                  i18n::N_("On-demand price per GPU-hour instead of the data's: ID=USD/h, e.g. "
+                           "h100-sxm5-80gb=2.49/h"))
       ->delimiter(',');
   command
       .add_option("--power", powers,
-                  "Board power under training per GPU, e.g. measured with gpusage monitor: "
-                  "ID=W, e.g. rtx5090=540W (default: the card's TDP)")
+                  i18n::N_("Board power under training per GPU, e.g. measured with gpusage monitor: "
+                           "ID=W, e.g. rtx5090=540W (default: the card's TDP)"))
       ->delimiter(',');
   command.add_option("--electricity", electricity,
-                     "Electricity price in USD per kWh, e.g. 0.30/kWh "
-                     "(default: data/prices.toml's US average)");
+                     i18n::N_("Electricity price in USD per kWh, e.g. 0.30/kWh "
+                              "(default: data/prices.toml's US average)"));
   command
       .add_option("--amortize-hours", amortize_hours,
-                  "Hours of use a bought card's price is spread over in the owned cost")
+                  i18n::N_("Hours of use a bought card's price is spread over in the owned cost"))
       ->check(CLI::Range(1.0, 1e6))
       ->capture_default_str();
 }

@@ -100,19 +100,20 @@ void apply_layers(CLI::App& command, LayerState& state, setup::TrainingSetup& s)
 std::shared_ptr<const setup::SetupLayers> bind_setup_layers(CLI::App& command, setup::TrainingSetup& s) {
   auto state = std::make_shared<LayerState>();
   command.add_option("--recipe", state->recipe,
-                     fmt::format("A fine-tuning framework's own defaults for the method asked (full, --lora, "
-                                 "--qlora): {}. Each is cited to the framework's file and release (data/"
-                                 "recipes.toml) and printed as a 'recipe:' line; options you give win. "
-                                 "E.g. gpusage plan llama3.1-8b --qlora --recipe unsloth --gpu rtx4090 "
-                                 "--seq-len 2048",
-                                 setup::recipe_names()));
-  command.add_option("--train-config", state->train_config,
-                     "Read the training setup from a framework's config file: an axolotl, LLaMA-Factory or "
-                     "torchtune YAML, or a Hugging Face TrainingArguments / trainer_state JSON (told by its keys). "
-                     "Each field that changes memory or speed becomes a gpusage option, printed as 'config: "
-                     "lora_r: 32 → --lora 32'; the rest is listed as ignored. Options you give win over the file, "
-                     "the file over --recipe (an axolotl, LLaMA-Factory or torchtune file implies that recipe). "
-                     "E.g. gpusage plan --train-config qlora.yml --gpu rtx4090");
+                     i18n::trf("A fine-tuning framework's own defaults for the method asked (full, --lora, "
+                               "--qlora): {}. Each is cited to the framework's file and release (data/"
+                               "recipes.toml) and printed as a 'recipe:' line; options you give win. "
+                               "E.g. gpusage plan llama3.1-8b --qlora --recipe unsloth --gpu rtx4090 "
+                               "--seq-len 2048",
+                               setup::recipe_names()));
+  command.add_option(
+      "--train-config", state->train_config,
+      i18n::N_("Read the training setup from a framework's config file: an axolotl, LLaMA-Factory or "
+               "torchtune YAML, or a Hugging Face TrainingArguments / trainer_state JSON (told by its keys). "
+               "Each field that changes memory or speed becomes a gpusage option, printed as 'config: "
+               "lora_r: 32 → --lora 32'; the rest is listed as ignored. Options you give win over the file, "
+               "the file over --recipe (an axolotl, LLaMA-Factory or torchtune file implies that recipe). "
+               "E.g. gpusage plan --train-config qlora.yml --gpu rtx4090"));
   command.parse_complete_callback([&command, state, &s] { apply_layers(command, *state, s); });
   return std::shared_ptr<const setup::SetupLayers>(state, &state->layers);  // shares the state's lifetime
 }
