@@ -50,10 +50,10 @@ std::string find_bench_binary() {
     }
   }
   // The wheel, tarball and .deb carry no gpusage-bench: it links the user's own LibTorch (README "Install").
-  throw InputError(
+  throw InputError(i18n::tr(
       "gpusage bench needs gpusage-bench, the LibTorch benchmark, which the wheel, tarball and .deb do not carry "
       "(it links your LibTorch): build it from source with `make bench` (or -DGPUSAGE_BUILD_BENCH=ON and "
-      "-DCMAKE_PREFIX_PATH=/path/to/libtorch), then put it beside gpusage or set GPUSAGE_BENCH_BINARY");
+      "-DCMAKE_PREFIX_PATH=/path/to/libtorch), then put it beside gpusage or set GPUSAGE_BENCH_BINARY"));
 }
 
 // Runs the benchmark, forwarding its progress lines to stderr. Returns its exit code and, when it was 2,

@@ -113,8 +113,8 @@ void add_fit_batch_command(CLI::App& app) {
     for (const auto& a : state->command) has_placeholder = has_placeholder || a.find("{batch}") != std::string::npos;
     if (!has_placeholder)
       throw InputError(
-          "fit-batch: the command has no {batch}: write it where the batch size goes, e.g. "
-          "-- python train.py --batch-size {batch}");
+          i18n::tr("fit-batch: the command has no {batch}: write it where the batch size goes, e.g. "
+                   "-- python train.py --batch-size {batch}"));
     print_setup_layers(*layers);
     run::FitBatchReport report;
     report.target_batch = state->workload.target_batch;

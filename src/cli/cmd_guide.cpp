@@ -65,12 +65,12 @@ void add_guide_command(CLI::App& app) {
     const bool other_model = !state->run.hf_config.empty() || !state->run.workload_file.empty();
     if (other_model && !model_given(*command)) state->run.model.clear();
     if (!state->chart.empty() && !text::to_lower(state->chart).ends_with(".svg")) {
-      throw InputError(fmt::format("--chart: '{}' has an unsupported extension; accepted: .svg", state->chart));
+      throw InputError(i18n::trf("--chart: '{}' has an unsupported extension; accepted: .svg", state->chart));
     }
     state->cost.check_given_with_cost();
     if (!state->chart.empty() && state->format != Format::table) {
-      throw InputError(fmt::format("--chart {} goes with the table output; --format {} prints data only", state->chart,
-                                   to_string(state->format)));
+      throw InputError(i18n::trf("--chart {} goes with the table output; --format {} prints data only", state->chart,
+                                 to_string(state->format)));
     }
     const catalog::Catalog& catalog = catalog::Catalog::active();
     estimate::SweepRequest request;

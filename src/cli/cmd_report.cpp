@@ -48,7 +48,7 @@ struct ReportOptions {
 
 void check_html_path(const std::string& option, const std::string& path) {
   if (!is_html_path(path)) {
-    throw InputError(fmt::format("{}: '{}' has an unsupported extension; accepted: .html", option, path));
+    throw InputError(i18n::trf("{}: '{}' has an unsupported extension; accepted: .html", option, path));
   }
 }
 
@@ -169,7 +169,7 @@ void run_report(const ReportOptions& options) {
   const catalog::Catalog& catalog = catalog::Catalog::active();
   estimate::SweepRequest request;
   request.gpus = select_gpus(catalog, options.family, options.run.gpu_spec(options.run.gpu, catalog));
-  if (request.gpus.empty()) throw InputError("report: no GPUs selected");
+  if (request.gpus.empty()) throw InputError(i18n::tr("report: no GPUs selected"));
   request.ladder = options.run.batch.empty();
   request.batches = parse_batch_list(request.ladder ? kVisionBatches : options.run.batch).sizes;
   // Inputs are read before anything is written: a bad file leaves no page behind.

@@ -56,14 +56,14 @@ void CostOptions::check_given_with_cost() const {
   if (enabled) return;
   if (epochs || tokens || steps || !prices.empty() || !rents.empty() || !powers.empty() || !electricity.empty()) {
     throw InputError(
-        "--epochs, --tokens, --steps, --price, --rent, --power and --electricity describe a job's "
-        "cost: add --cost");
+        i18n::tr("--epochs, --tokens, --steps, --price, --rent, --power and --electricity describe a job's "
+                 "cost: add --cost"));
   }
 }
 
 cost::JobSize CostOptions::job(const estimate::Sweep& sweep, double dataset_size) const {
   if (int(bool(epochs)) + int(bool(tokens)) + int(bool(steps)) > 1) {
-    throw InputError("--cost takes one job size: --epochs N, --tokens T or --steps S, not several");
+    throw InputError(i18n::tr("--cost takes one job size: --epochs N, --tokens T or --steps S, not several"));
   }
   if (tokens) return {cost::JobUnit::tokens, *tokens};
   if (steps) return {cost::JobUnit::steps, *steps};
@@ -71,13 +71,13 @@ cost::JobSize CostOptions::job(const estimate::Sweep& sweep, double dataset_size
       epochs ? epochs : (sweep.workload.domain == workload::Domain::vision ? default_epochs : std::nullopt);
   if (!e) {
     throw InputError(
-        "--cost needs the job's size: --tokens T (language models), --steps S, or --epochs N "
-        "(over --dataset-size)");
+        i18n::tr("--cost needs the job's size: --tokens T (language models), --steps S, or --epochs N "
+                 "(over --dataset-size)"));
   }
   const double dataset = dataset_size > 0 ? dataset_size : estimate::default_dataset_size(sweep.workload);
   if (!(dataset > 0)) {
-    throw InputError(fmt::format("--epochs {} needs --dataset-size N (samples per epoch) for {}; or give --tokens T",
-                                 *e, sweep.workload.display_name));
+    throw InputError(i18n::trf("--epochs {} needs --dataset-size N (samples per epoch) for {}; or give --tokens T", *e,
+                               sweep.workload.display_name));
   }
   return {cost::JobUnit::samples, dataset * *e};
 }

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "core/common/error.hpp"
+#include "core/common/i18n.hpp"
 #include "core/common/text.hpp"
 #include "core/setup/assumptions.hpp"
 
@@ -38,7 +39,7 @@ std::pair<int, std::string> gpu_count_and_name(const std::string& entry, int def
   }
   const int count = std::stoi(entry.substr(0, digits));
   if (count < 1 || count > 1024) {
-    throw InputError(fmt::format("--gpu '{}': {} GPUs is outside 1 to 1024 (as --gpus)", entry, count));
+    throw InputError(i18n::trf("--gpu '{}': {} GPUs is outside 1 to 1024 (as --gpus)", entry, count));
   }
   return {count, entry.substr(digits + 1)};
 }

@@ -40,9 +40,9 @@ void apply_checkpointing(estimate::TrainingConfig& c, const std::string& mode) {
     }
   }
   throw InputError(
-      fmt::format("--checkpointing '{}' is not one of full, selective, every:N (N from 1 to 1000), "
-                  "none (give the model before a bare --checkpointing)",
-                  mode));
+      i18n::trf("--checkpointing '{}' is not one of full, selective, every:N (N from 1 to 1000), "
+                "none (give the model before a bare --checkpointing)",
+                mode));
 }
 
 }  // namespace
@@ -53,18 +53,18 @@ void apply_checkpointing(estimate::TrainingConfig& c, const std::string& mode) {
 std::string hf_config_file(const std::string& given) {
   namespace fs = std::filesystem;
   const std::string accepted =
-      "give a config.json, a model directory holding one, or a Hugging Face cache entry (models--ORG--NAME)";
+      i18n::tr("give a config.json, a model directory holding one, or a Hugging Face cache entry (models--ORG--NAME)");
   std::error_code ec;
   const fs::path path(given);
-  if (!fs::exists(path, ec)) throw InputError(fmt::format("--hf-config '{}' does not exist; {}", given, accepted));
+  if (!fs::exists(path, ec)) throw InputError(i18n::trf("--hf-config '{}' does not exist; {}", given, accepted));
   if (!fs::is_directory(path, ec)) return given;
   if (fs::is_regular_file(path / "config.json", ec)) return (path / "config.json").string();
   const fs::path snapshots = path / "snapshots";
   if (!fs::is_directory(snapshots, ec)) {
     throw InputError(
-        fmt::format("--hf-config directory '{}' has no config.json and no snapshots/ (it is not a "
-                    "Hugging Face cache entry); {}",
-                    given, accepted));
+        i18n::trf("--hf-config directory '{}' has no config.json and no snapshots/ (it is not a "
+                  "Hugging Face cache entry); {}",
+                  given, accepted));
   }
   fs::path snapshot;
   if (const auto ref = io::try_read_file((path / "refs" / "main").string())) {
@@ -75,17 +75,17 @@ std::string hf_config_file(const std::string& given) {
       if (entry.is_directory()) found.push_back(entry.path());
     if (found.size() != 1) {
       throw InputError(
-          fmt::format("--hf-config cache entry '{}' has no refs/main and {} snapshots; give one "
-                      "snapshot directory ({}/snapshots/<hash>)",
-                      given, found.size(), given));
+          i18n::trf("--hf-config cache entry '{}' has no refs/main and {} snapshots; give one "
+                    "snapshot directory ({}/snapshots/<hash>)",
+                    given, found.size(), given));
     }
     snapshot = found.front();
   }
   if (!fs::is_regular_file(snapshot / "config.json", ec)) {
     throw InputError(
-        fmt::format("--hf-config cache entry '{}': snapshot '{}' has no config.json (download it with "
-                    "the model, or give the file)",
-                    given, snapshot.string()));
+        i18n::trf("--hf-config cache entry '{}': snapshot '{}' has no config.json (download it with "
+                  "the model, or give the file)",
+                  given, snapshot.string()));
   }
   return (snapshot / "config.json").string();
 }
@@ -98,22 +98,22 @@ workload::Workload TrainingSetup::build_given_workload() const {
   if (!workload_file.empty()) {
     if (!model.empty() || !hf_config.empty()) {
       throw InputError(
-          fmt::format("--workload {}: give one model, a zoo MODEL, --hf-config or --workload", workload_file));
+          i18n::trf("--workload {}: give one model, a zoo MODEL, --hf-config or --workload", workload_file));
     }
     if (resolution || seq_len) {
       throw InputError(
-          fmt::format("--{} does not apply to --workload {}: a traced workload keeps the input shape it "
-                      "was traced at (trace it again with gpusage-trace --input)",
-                      resolution ? "resolution" : "seq-len", workload_file));
+          i18n::trf("--{} does not apply to --workload {}: a traced workload keeps the input shape it "
+                    "was traced at (trace it again with gpusage-trace --input)",
+                    resolution ? "resolution" : "seq-len", workload_file));
     }
     return workload::from_traced_workload(io::read_file(workload_file, "traced workload"), workload_file);
   }
   if (!hf_config.empty()) {
-    if (!model.empty()) throw InputError("give either a MODEL or --hf-config, not both");
+    if (!model.empty()) throw InputError(i18n::tr("give either a MODEL or --hf-config, not both"));
     return workload::from_hf_config(io::read_file(hf_config_file(hf_config), "Hugging Face config"), options);
   }
   if (model.empty()) {
-    throw InputError("which model? give a zoo id (e.g. resnet50), --hf-config FILE or --workload FILE");
+    throw InputError(i18n::tr("which model? give a zoo id (e.g. resnet50), --hf-config FILE or --workload FILE"));
   }
   return workload::build(model, options);
 }
@@ -131,12 +131,12 @@ workload::Workload TrainingSetup::build_workload() const {
 std::optional<workload::Workload> TrainingSetup::build_timed_workload(const workload::Workload& w) const {
   if (!tokens_per_sample) return std::nullopt;
   if (w.domain != workload::Domain::language) {
-    throw InputError(fmt::format("--tokens-per-sample {} applies to language models; {} is a vision model",
-                                 *tokens_per_sample, w.display_name));
+    throw InputError(i18n::trf("--tokens-per-sample {} applies to language models; {} is a vision model",
+                               *tokens_per_sample, w.display_name));
   }
   if (*tokens_per_sample > w.seq_len) {
-    throw InputError(fmt::format("--tokens-per-sample {} is above the sequence length {}: give at most --seq-len",
-                                 *tokens_per_sample, w.seq_len));
+    throw InputError(i18n::trf("--tokens-per-sample {} is above the sequence length {}: give at most --seq-len",
+                               *tokens_per_sample, w.seq_len));
   }
   if (*tokens_per_sample == w.seq_len) return std::nullopt;
   TrainingSetup timed = *this;
@@ -161,27 +161,27 @@ estimate::TrainingConfig TrainingSetup::training_config(const workload::Workload
   c.optimizer_impl = *estimate::parse_optimizer_impl(optimizer_impl);
   if (optimizer_in_backward && (accumulate.value_or(1) > 1)) {
     throw InputError(
-        fmt::format("--optimizer-in-backward steps on every micro-batch's gradients, so it cannot "
-                    "accumulate: drop --accumulate {} or the flag",
-                    *accumulate));
+        i18n::trf("--optimizer-in-backward steps on every micro-batch's gradients, so it cannot "
+                  "accumulate: drop --accumulate {} or the flag",
+                  *accumulate));
   }
   if (lora_targets != "all" && !lora && !qlora) {
     throw InputError(
-        fmt::format("--lora-targets {} needs --lora RANK or --qlora (without them every weight trains)", lora_targets));
+        i18n::trf("--lora-targets {} needs --lora RANK or --qlora (without them every weight trains)", lora_targets));
   }
   if (loss != "plain" && w.domain != workload::Domain::language) {
-    throw InputError(fmt::format("--loss {} applies to language models' vocabulary logits; {} is a vision model", loss,
-                                 w.display_name));
+    throw InputError(i18n::trf("--loss {} applies to language models' vocabulary logits; {} is a vision model", loss,
+                               w.display_name));
   }
   // Autocast runs cross-entropy and log-softmax in fp32 (torch.amp's fp32 op list): a 16-bit loss needs a model
   // that is 16-bit itself.
   if (loss == "plain16" &&
       (master_weights != "bf16" || (precision != "bf16" && precision != "fp16" && precision != "auto"))) {
     throw InputError(
-        fmt::format("--loss plain16 keeps the loss in the model's 16-bit dtype: it needs --master-weights "
-                    "bf16 and --precision bf16 or fp16, not --master-weights {} --precision {} (under "
-                    "autocast cross-entropy runs in fp32: use --loss plain)",
-                    master_weights, precision));
+        i18n::trf("--loss plain16 keeps the loss in the model's 16-bit dtype: it needs --master-weights "
+                  "bf16 and --precision bf16 or fp16, not --master-weights {} --precision {} (under "
+                  "autocast cross-entropy runs in fp32: use --loss plain)",
+                  master_weights, precision));
   }
   c.channels_last = channels_last;
   c.eager_kernels = kernels == "eager";
@@ -194,11 +194,11 @@ estimate::TrainingConfig TrainingSetup::training_config(const workload::Workload
   c.lora_rank = lora;
   c.qlora = qlora;
   if (no_kbit_upcast && !qlora) {
-    throw InputError("--no-kbit-upcast applies to QLoRA's 4-bit base: add --qlora or drop the flag");
+    throw InputError(i18n::tr("--no-kbit-upcast applies to QLoRA's 4-bit base: add --qlora or drop the flag"));
   }
   c.kbit_upcast = !no_kbit_upcast;
   if (lora_dropout && !lora && !qlora) {
-    throw InputError(fmt::format(
+    throw InputError(i18n::trf(
         "--lora-dropout {} needs --lora RANK or --qlora (dropout applies to the adapters' input)", *lora_dropout));
   }
   c.lora_dropout = lora_dropout.value_or(0);
@@ -210,16 +210,16 @@ estimate::TrainingConfig TrainingSetup::training_config(const workload::Workload
   }
   if (!estimate::offload_allowed(c.offload, c.parallel)) {
     throw InputError(
-        fmt::format("--offload params moves FSDP's weight shards to the host: it needs --parallel fsdp "
-                    "or hsdp, not {} (which keeps whole weights on every GPU)",
-                    parallel));
+        i18n::trf("--offload params moves FSDP's weight shards to the host: it needs --parallel fsdp "
+                  "or hsdp, not {} (which keeps whole weights on every GPU)",
+                  parallel));
   }
   if (c.offload.steps_on_host() &&
       (c.optimizer == estimate::Optimizer::paged_adamw || c.optimizer == estimate::Optimizer::paged_adamw8bit)) {
     throw InputError(
-        fmt::format("--offload {} steps the optimizer on the CPU; --optimizer {} pages GPU states to "
-                    "the host on its own: choose one",
-                    c.offload.params ? "params" : "optimizer", name));
+        i18n::trf("--offload {} steps the optimizer on the CPU; --optimizer {} pages GPU states to "
+                  "the host on its own: choose one",
+                  c.offload.params ? "params" : "optimizer", name));
   }
   c.interconnect = *estimate::parse_interconnect(interconnect);
   c.dataset_size = dataset_size;
