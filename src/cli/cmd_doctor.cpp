@@ -166,7 +166,7 @@ void add_doctor_command(CLI::App& app) {
   command
       ->add_option("--precision", state->precision,
                    i18n::N_("fp32 | tf32 | fp16 | bf16 | fp8 of the run (default fp32)"))
-      ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16", "fp8"}));
+      ->transform(one_of({"fp32", "tf32", "fp16", "bf16", "fp8"}));
   command->add_option("--gpu", state->gpu, i18n::N_("GPU of the run (default: the capacity the log reports)"));
   command->add_option("--python", state->python, i18n::N_("Python interpreter to ask about PyTorch and TensorFlow"))
       ->capture_default_str();

@@ -122,7 +122,7 @@ void add_validate_command(CLI::App& app) {
   command
       ->add_option("--cv", state->cv,
                    i18n::N_("Leave one group out: gpu, source (the publishing repository or site) or model"))
-      ->check(CLI::IsMember({"gpu", "source", "model"}));
+      ->transform(one_of({"gpu", "source", "model"}));
   command->add_flag("--fit", state->fit,
                     i18n::N_("Fit the speed constants on all current-software throughput rows and the allocator's "
                              "unreleasable share on the memory verdicts, print what moved, and validate with them "

@@ -31,9 +31,9 @@ namespace {
 std::string braces(const std::vector<std::string>& names) { return "{" + text::join(names, ",") + "}"; }
 
 std::string not_one_of(const std::string& value, const std::vector<std::string>& names) {
-  std::string message = "'" + value + "' is not one of " + text::join(names, ", ");
+  std::string message = i18n::trf("'{}' is not one of {}", value, text::join(names, ", "));
   const std::vector<std::string> close = text::closest(value, names, 1);
-  if (!close.empty()) message += "; did you mean " + close.front() + "?";
+  if (!close.empty()) message += i18n::trf("; did you mean {}?", close.front());
   return message;
 }
 
@@ -63,7 +63,7 @@ CLI::Validator parallel_choice() {
           return {};
         }
         return not_one_of(value, names) +
-               " (aliases: zero3, ds_z3, full_shard, fsdp2 = fsdp; ds_z2, shard_grad_op = zero2)";
+               i18n::tr(" (aliases: zero3, ds_z3, full_shard, fsdp2 = fsdp; ds_z2, shard_grad_op = zero2)");
       },
       braces(names), "parallel");
 }

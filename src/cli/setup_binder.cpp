@@ -75,7 +75,7 @@ void bind_recipe(CLI::App& command, setup::TrainingSetup& s) {
           "--optimizer", s.optimizer,
           i18n::N_("sgd | momentum | adam | adamw | adamw8bit | paged_adamw | paged_adamw8bit | adafactor | lion "
                    "(default: momentum for vision, adamw for language models; 8-bit and paged: bitsandbytes)"))
-      ->check(CLI::IsMember(
+      ->transform(one_of(
           {"sgd", "momentum", "adam", "adamw", "adamw8bit", "paged_adamw", "paged_adamw8bit", "adafactor", "lion"}));
   command.add_flag(
       "--optimizer-in-backward", s.optimizer_in_backward,
@@ -89,7 +89,7 @@ void bind_recipe(CLI::App& command, setup::TrainingSetup& s) {
                    "it steps; the Hugging Face Trainer's adamw_torch) | fused (one pass: fused=True, the Trainer's "
                    "default from PyTorch 2.8, torchtune, torchtitan, apex, DeepSpeed) | loop (the same ops tensor "
                    "by tensor: PyTorch before 2.0)"))
-      ->check(CLI::IsMember({"foreach", "fused", "loop"}))
+      ->transform(one_of({"foreach", "fused", "loop"}))
       ->capture_default_str();
   command.add_flag(
       "--clip-grad-norm", s.clip_grad_norm,
@@ -113,7 +113,7 @@ void bind_recipe(CLI::App& command, setup::TrainingSetup& s) {
       .add_option("--master-weights", s.master_weights,
                   i18n::N_("fp32 (mixed precision keeps fp32 weights, gradients, optimizer states) | bf16 (pure bf16: "
                            "torchtune, LitGPT bf16-true, torchtitan)"))
-      ->check(CLI::IsMember({"fp32", "bf16"}))
+      ->transform(one_of({"fp32", "bf16"}))
       ->capture_default_str();
   command
       .add_option(
@@ -122,7 +122,7 @@ void bind_recipe(CLI::App& command, setup::TrainingSetup& s) {
                    "same in the model's 16-bit dtype, no upcast: nn.CrossEntropyLoss on a pure-bf16 model's logits; "
                    "needs --master-weights bf16) | chunked (torchtune's chunked output) | fused (fused linear "
                    "cross-entropy: Liger, Unsloth)"))
-      ->check(CLI::IsMember({"plain", "plain16", "chunked", "fused"}))
+      ->transform(one_of({"plain", "plain16", "chunked", "fused"}))
       ->capture_default_str();
   command
       .add_option(
@@ -140,7 +140,7 @@ void bind_recipe(CLI::App& command, setup::TrainingSetup& s) {
           "--kernels", s.kernels,
           i18n::N_("Language models' elementwise code: eager (Hugging Face's Python RMSNorm and rotary embedding, "
                    "a kernel per op) | fused (torch.compile, Liger, Unsloth, Transformer Engine, a C++ trainer)"))
-      ->check(CLI::IsMember({"eager", "fused"}))
+      ->transform(one_of({"eager", "fused"}))
       ->capture_default_str();
   command
       .add_option("--fp8-recipe", s.fp8_recipe,
@@ -148,7 +148,7 @@ void bind_recipe(CLI::App& command, setup::TrainingSetup& s) {
                            "NeMo, Megatron: the amax taken inside the cast, the norms writing FP8 themselves) | "
                            "tensorwise (torchao float8, torchtitan: an amax pass before each cast) | producer-amax "
                            "(llm.q: the amax from the kernel that made the tensor, every cast a pass of its own)"))
-      ->check(CLI::IsMember({"delayed", "tensorwise", "producer-amax"}))
+      ->transform(one_of({"delayed", "tensorwise", "producer-amax"}))
       ->capture_default_str();
   command
       .add_option("--attention-kernel", s.attention_kernel,
@@ -156,7 +156,7 @@ void bind_recipe(CLI::App& command, setup::TrainingSetup& s) {
                            "(PyTorch's SDPA before 2.2, flash-attn 1, xFormers, Triton kernels of 2023) | cudnn "
                            "(cuDNN fused attention, Transformer Engine's choice on Hopper and newer, or "
                            "FlashAttention 3)"))
-      ->check(CLI::IsMember({"flash2", "flash1", "cudnn"}))
+      ->transform(one_of({"flash2", "flash1", "cudnn"}))
       ->capture_default_str();
   command.add_flag("--low-precision-norm", s.low_precision_norm,
                    i18n::N_("LayerNorm and RMSNorm run in 16 bits under autocast (MosaicML's LPLayerNorm, a fused norm "
@@ -175,7 +175,7 @@ void bind_recipe(CLI::App& command, setup::TrainingSetup& s) {
   command
       .add_option("--lora-targets", s.lora_targets,
                   i18n::N_("Matrices --lora/--qlora adapts: attn (q, k, v, o) | mlp (gate, up, down) | all"))
-      ->check(CLI::IsMember({"attn", "mlp", "all"}))
+      ->transform(one_of({"attn", "mlp", "all"}))
       ->capture_default_str();
   command
       .add_option("--lora-dropout", s.lora_dropout,
@@ -206,13 +206,13 @@ void bind_parallelism(CLI::App& command, setup::TrainingSetup& s, const SetupDoo
                    "needs --parallel fsdp or hsdp) | activations (saved activations copied out and back, "
                    "torchtune's activation offloading)"))
       ->delimiter(',')
-      ->check(CLI::IsMember({"optimizer", "params", "activations"}));
+      ->transform(one_of({"optimizer", "params", "activations"}));
   command
       .add_option(
           "--interconnect", s.interconnect,
           i18n::N_("How a node's GPUs talk: card (NVLink where the card has it, else PCIe) | pcie (no NVLink "
                    "bridge: two RTX 3090s without theirs; GeForce cards then stage through host memory) | nvlink"))
-      ->check(CLI::IsMember({"card", "pcie", "nvlink"}))
+      ->transform(one_of({"card", "pcie", "nvlink"}))
       ->capture_default_str();
   command
       .add_option("--dataset-size", s.dataset_size,

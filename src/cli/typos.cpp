@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/common/i18n.hpp"
 #include "core/common/text.hpp"
 
 namespace gpusage::cli {
@@ -38,7 +39,7 @@ std::vector<std::string> option_spellings(const std::vector<CLI::App*>& chain) {
 
 std::string did_you_mean(const std::string& wanted, const std::vector<std::string>& choices) {
   const std::vector<std::string> close = text::closest(wanted, choices, 1);
-  return close.empty() ? "" : "; did you mean " + close.front() + "?";
+  return close.empty() ? "" : i18n::trf("; did you mean {}?", close.front());
 }
 
 }  // namespace
@@ -70,7 +71,7 @@ std::string describe_parse_error(CLI::App& app, const CLI::ParseError& error, in
       if (!word.starts_with('-') || word.size() < 2) continue;
       if (const std::size_t eq = word.find('='); eq != std::string::npos) word.resize(eq);
       if (std::find(known.begin(), known.end(), word) != known.end()) continue;
-      return fmt::format("{}unknown option '{}'{} (see {})", where, word, did_you_mean(word, known), help);
+      return where + i18n::trf("unknown option '{}'{} (see {})", word, did_you_mean(word, known), help);
     }
   }
   // A word where a command is expected is a misspelt one: any word at the top (gpusage plna), a word close to
@@ -80,9 +81,9 @@ std::string describe_parse_error(CLI::App& app, const CLI::ParseError& error, in
   const bool misspelt = chain.size() == 1 || (dynamic_cast<const CLI::ExtrasError*>(&error) && !close.empty() &&
                                               text::edit_distance(next_word, close.front()) <= 2);
   if (!next_word.empty() && !commands.empty() && misspelt) {
-    return fmt::format("{}unknown command '{}'{} (see {})", where, next_word, did_you_mean(next_word, commands), help);
+    return where + i18n::trf("unknown command '{}'{} (see {})", next_word, did_you_mean(next_word, commands), help);
   }
-  return fmt::format("{} (see --help)", error.what());
+  return i18n::trf("{} (see --help)", error.what());
 }
 
 }  // namespace gpusage::cli

@@ -57,16 +57,25 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 
 std::vector<std::string> closest(std::string_view wanted, const std::vector<std::string>& choices, std::size_t limit) {
   const std::string key = squash(wanted);
-  std::vector<std::pair<std::size_t, std::string>> scored;
+  // A choice that holds the word (or that the word holds) comes first, whatever its distance; among those, and
+  // among the rest, the nearer first: adamw9 is adamw, not adam, though it holds both.
+  struct Scored {
+    bool holds;
+    std::size_t distance;
+    std::string choice;
+  };
+  std::vector<Scored> scored;
   for (const auto& choice : choices) {
     const std::string c = squash(choice);
-    std::size_t score = edit_distance(key, c);
-    if (!key.empty() && (c.find(key) != std::string::npos || key.find(c) != std::string::npos)) score = 0;
-    if (score <= std::max<std::size_t>(2, key.size() / 3)) scored.emplace_back(score, choice);
+    const std::size_t distance = edit_distance(key, c);
+    const bool holds = !key.empty() && (c.find(key) != std::string::npos || key.find(c) != std::string::npos);
+    if (holds || distance <= std::max<std::size_t>(2, key.size() / 3)) scored.push_back({holds, distance, choice});
   }
-  std::stable_sort(scored.begin(), scored.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::stable_sort(scored.begin(), scored.end(), [](const Scored& x, const Scored& y) {
+    return x.holds != y.holds ? x.holds : x.distance < y.distance;
+  });
   std::vector<std::string> out;
-  for (const auto& [score, choice] : scored) {
+  for (const auto& [holds, distance, choice] : scored) {
     if (out.size() == limit) break;
     out.push_back(choice);
   }

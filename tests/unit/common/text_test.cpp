@@ -26,6 +26,13 @@ TEST(Text, ClosestPrefersSubstringsThenSmallEdits) {
   EXPECT_TRUE(closest("zzzzzzzz", ids).empty());
 }
 
+TEST(Text, ClosestTakesTheNearestOfTheChoicesTheWordHolds) {
+  // "adamw9" holds both adam and adamw; the nearer, adamw, is the one meant, wherever it stands in the list.
+  const std::vector<std::string> optimizers{"sgd", "momentum", "adam", "adamw", "adamw8bit"};
+  EXPECT_EQ(closest("adamw9", optimizers, 1), (std::vector<std::string>{"adamw"}));
+  EXPECT_EQ(closest("adamw9", optimizers, 3), (std::vector<std::string>{"adamw", "adam"}));  // adamw8bit: 4 edits
+}
+
 TEST(Text, TrimRemovesSurroundingWhitespaceOnly) {
   EXPECT_EQ(trim("  RTX 5090\t\n"), "RTX 5090");
   EXPECT_EQ(trim(" \t "), "");
