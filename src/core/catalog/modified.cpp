@@ -24,9 +24,9 @@ std::pair<double, std::string> read_modification(const std::string& spec, const 
   const std::string unit = text::trim(end ? std::string(end) : std::string());
   if (end == lower.c_str() || !(value > 0) || value > 1e5 || (unit != "gb" && unit != "w")) {
     throw InputError(
-        fmt::format("GPU '{}': '@{}' is not a modification (accepted: @<memory>gb such as @48gb, "
-                    "@<power>w such as @115w)",
-                    spec, part));
+        i18n::trf("GPU '{}': '@{}' is not a modification (accepted: @<memory>gb such as @48gb, "
+                  "@<power>w such as @115w)",
+                  spec, part));
   }
   return {value, unit};
 }
@@ -38,18 +38,18 @@ void set_power(Gpu& gpu, const std::string& spec, double watts) {
     const double low = gpu.power_min_w.value_or(gpu.tdp_w);
     if (watts < low || watts > gpu.tdp_w) {
       throw InputError(
-          fmt::format("GPU '{}': {} W is outside the {}'s power range of {}-{} W (its laptop's "
-                      "maker sets the limit within it)",
-                      spec, number_text(watts), gpu.name, number_text(low), number_text(gpu.tdp_w)));
+          i18n::trf("GPU '{}': {} W is outside the {}'s power range of {}-{} W (its laptop's "
+                    "maker sets the limit within it)",
+                    spec, number_text(watts), gpu.name, number_text(low), number_text(gpu.tdp_w)));
     }
     gpu.modification =
         fmt::format("power limit {} W (range {}-{} W)", number_text(watts), number_text(low), number_text(gpu.tdp_w));
   } else {
     if (watts > gpu.tdp_w) {
       throw InputError(
-          fmt::format("GPU '{}': {} W is above the {}'s {} W board power (a power cap can only lower "
-                      "it; overclocks are not modelled)",
-                      spec, number_text(watts), gpu.name, number_text(gpu.tdp_w)));
+          i18n::trf("GPU '{}': {} W is above the {}'s {} W board power (a power cap can only lower "
+                    "it; overclocks are not modelled)",
+                    spec, number_text(watts), gpu.name, number_text(gpu.tdp_w)));
     }
     gpu.modification =
         fmt::format("power capped at {} W (board power {} W)", number_text(watts), number_text(gpu.tdp_w));

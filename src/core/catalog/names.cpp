@@ -112,7 +112,7 @@ std::string candidates_text(const std::vector<const Gpu*>& gpus) {
 const Gpu& Catalog::resolve_plain(std::string_view name) const {
   if (const Gpu* exact = find(text::to_lower(text::trim(name)))) return *exact;
   const std::vector<std::string> typed = name_tokens(name);
-  if (typed.empty()) throw InputError("empty GPU name");
+  if (typed.empty()) throw InputError(i18n::tr("empty GPU name"));
   std::vector<std::pair<const Gpu*, Fit>> matches;
   for (const auto& gpu : gpus_) {
     const Fit best = std::max(fit(typed, name_tokens(gpu.id)), fit(typed, name_tokens(gpu.name)));
@@ -127,8 +127,8 @@ const Gpu& Catalog::resolve_plain(std::string_view name) const {
     if (at_level.size() == 1) return *at_level.front();
     if (const Gpu* taken = default_variant(name, at_level)) return *taken;
     if (at_level.size() > 1) {
-      throw InputError(fmt::format("GPU name '{}' is ambiguous: it matches {}; give the id of the one you mean", name,
-                                   candidates_text(at_level)));
+      throw InputError(i18n::trf("GPU name '{}' is ambiguous: it matches {}; give the id of the one you mean", name,
+                                 candidates_text(at_level)));
     }
   }
   std::vector<std::string> all_ids;
@@ -142,9 +142,9 @@ const Gpu& Catalog::resolve_plain(std::string_view name) const {
     }
   }
   if (close.empty()) {
-    throw InputError(fmt::format("unknown GPU '{}' (see `gpusage gpus --family all` for the ids)", name));
+    throw InputError(i18n::trf("unknown GPU '{}' (see `gpusage gpus --family all` for the ids)", name));
   }
-  throw InputError(fmt::format("unknown GPU '{}'; did you mean: {}", name, text::join(close)));
+  throw InputError(i18n::trf("unknown GPU '{}'; did you mean: {}", name, text::join(close)));
 }
 
 const Gpu* Catalog::default_variant(std::string_view name, const std::vector<const Gpu*>& fits) const {
@@ -193,7 +193,7 @@ std::vector<const Gpu*> Catalog::select(std::string_view spec) const {
     if (std::none_of(out.begin(), out.end(), [gpu](const Gpu* g) { return g->id == gpu->id; })) out.push_back(gpu);
   };
   for (const std::string& part : text::split(spec, ',')) {
-    if (part.empty()) throw InputError(fmt::format("empty GPU name in '{}'", spec));
+    if (part.empty()) throw InputError(i18n::trf("empty GPU name in '{}'", spec));
     if (text::to_lower(part) == "all") {
       for (const auto& gpu : gpus_) add(&gpu);
     } else if (auto f = parse_family(part)) {

@@ -5,6 +5,7 @@
 #include <charconv>
 
 #include "core/common/error.hpp"
+#include "core/common/i18n.hpp"
 #include "core/common/text.hpp"
 
 namespace gpusage {
@@ -21,9 +22,9 @@ BatchList parse_batch_list(std::string_view text, std::string_view option) {
     const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
     if (item.empty() || ec != std::errc() || end != item.data() + item.size() || value < 1 || value > kMaxBatch) {
       throw InputError(
-          fmt::format("{} '{}': '{}' is not a batch size; give auto, or whole numbers from 1 to {} "
-                      "separated by commas",
-                      option, text, item, kMaxBatch));
+          i18n::trf("{} '{}': '{}' is not a batch size; give auto, or whole numbers from 1 to {} "
+                    "separated by commas",
+                    option, text, item, kMaxBatch));
     }
     list.sizes.push_back(value);
   }
