@@ -118,13 +118,45 @@ std::string host_memory_watchers(std::string_view line, std::string_view lower) 
   return {};
 }
 
+// A process reported killed in the user's words, with no signal or status ("the process gets killed", "training
+// was killed", "with message `killed`", "进程被kill了"), or the host's memory said to be short ("ran out of RAM",
+// "内存不足", Chinese for too little RAM, where GPU memory is "显存"). DataLoader's "is killed by signal: …" names its
+// signal and is read elsewhere.
+bool prose_killed_or_short_of_ram(std::string_view lower) {
+  if (contains(lower, "被kill") || contains(lower, "被杀") || contains(lower, "内存不足") ||
+      contains(lower, "内存溢出")) {
+    return true;
+  }
+  for (std::string_view phrase : {"out of ram", "ram is full", "not enough ram", "insufficient ram"}) {
+    if (contains(lower, phrase)) return true;
+  }
+  if (contains(lower, "killed by signal")) return false;
+  for (std::size_t pos = lower.find("killed"); pos != std::string_view::npos; pos = lower.find("killed", pos + 1)) {
+    const std::size_t end = pos + 6;
+    if (end < lower.size() && std::isalpha(static_cast<unsigned char>(lower[end])) != 0) continue;  // "killedx"
+    std::size_t word_end = pos;
+    while (word_end > 0 && (lower[word_end - 1] == ' ' || lower[word_end - 1] == '`')) --word_end;
+    std::size_t word_start = word_end;
+    while (word_start > 0 && std::isalpha(static_cast<unsigned char>(lower[word_start - 1])) != 0) --word_start;
+    const std::string_view before = lower.substr(word_start, word_end - word_start);
+    for (std::string_view verb :
+         {"was", "were", "got", "gets", "get", "getting", "be", "been", "being", "is", "process", "message"}) {
+      if (before == verb) return true;
+    }
+  }
+  return false;
+}
+
 // A notebook's kernel or a hosted session that died without an error of its own (Jupyter's "The kernel appears to
 // have died. It will restart automatically.", its server's "KernelRestarter: restarting kernel", VS Code's "The
-// Kernel crashed while executing code", Colab's "Your session crashed"): most often the OOM killer, so a log with
-// nothing else to explain it gets the host OOM finding (log_rules.cpp), worded as likely.
-bool notebook_kernel_died(std::string_view lower) {
+// Kernel crashed while executing code", Colab's "Your session crashed"), or a kill or a shortage of RAM told in
+// prose: most often the OOM killer, so a log with nothing else to explain it gets the host OOM finding
+// (log_rules.cpp), worded as likely.
+bool host_oom_likely(std::string_view lower) {
+  if (ray_guess(lower)) return false;
   return contains(lower, "appears to have died") || contains(lower, "kernelrestarter: restarting kernel") ||
-         contains(lower, "kernel crashed while executing code") || contains(lower, "your session crashed");
+         contains(lower, "kernel crashed while executing code") || contains(lower, "your session crashed") ||
+         prose_killed_or_short_of_ram(lower);
 }
 
 }  // namespace gpusage::diagnose

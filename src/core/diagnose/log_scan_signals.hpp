@@ -32,8 +32,9 @@ SignalOoms scan_wordings(LogScan& scan, std::size_t n, std::string_view line, st
 // the line says, or empty.
 std::string host_memory_watchers(std::string_view line, std::string_view lower);
 
-// A notebook's kernel or a hosted session that died with no error of its own (log_scan_host_memory.cpp).
-bool notebook_kernel_died(std::string_view lower);
+// A notebook's kernel or a hosted session that died with no error of its own, or a kill or a shortage of RAM told
+// in prose (log_scan_host_memory.cpp): a likely host OOM when nothing else explains the log.
+bool host_oom_likely(std::string_view lower);
 
 // Records a host-memory line (once per line) with what it says, when `detail` is not empty; the first detail stays.
 void note_host_oom(LogScan& scan, std::size_t n, std::string_view line, const std::string& detail);

@@ -202,7 +202,7 @@ void note_host(LogScan& scan, std::size_t n, std::string_view line, std::string_
   } else {
     detail = host_memory_watchers(line, lower);
   }
-  if (detail.empty() && notebook_kernel_died(lower)) scan.host_oom_likely.add(n, line);
+  if (detail.empty() && host_oom_likely(lower)) scan.host_oom_likely.add(n, line);
   note_host_oom(scan, n, line, detail);
 }
 

@@ -143,23 +143,53 @@ TEST(LogWordings, TheHostOutOfMemoryInTheWordsOfMemoryWatchersAndFurtherAllocato
                   "Allocator (mklcpu) ran out of memory trying to allocate 1.20GiB (rounded to 1288490240)requested "
                   "by op MatMul",
                   "Fatal Python error: Cannot recover from MemoryError while normalizing exception.",
+                  // signal 9 and SIGKILL statuses in more words: Rust, systemd, Markdown around a status, a report's
+                  // "Exit Status", Kubernetes' reason, Slurm's newer wording, bash in Korean
+                  "error: process didn't exit successfully: `target/release/train` (signal: 9, SIGKILL: kill)",
+                  "train.service: Main process exited, code=killed, status=9/KILL",
+                  "> **Exit Code**: 137 (= 128 + 9, i.e., SIGKILL)",
+                  "Exit Status: 137",
+                  "> **Restart Reason**: OOMKill (memory exceeded limit, SIGKILL)",
+                  "slurmstepd: error: Some of the step tasks have been OOM Killed.",
+                  "죽었음",
+                  // compilers out of memory (GCC, MSVC), platforms' limits (Spaces, HTCondor, Grid Engine)
+                  "g++: internal compiler error: Killed (program cc1plus)",
+                  "csrc\\flash_attn\\flash_api.cpp: fatal error C1060: compiler is out of heap space",
+                  "Runtime error: Memory limit exceeded (16Gi)",
+                  "Job has gone over memory limit of 2048 megabytes.",
+                  "job 1234.1 exceeds job hard limit \"h_vmem\" of queue \"all.q\" (4.1G > limit:4.0G) - sending SIGKILL",
+                  // Go's syscall error, llama.cpp's CPU buffer, Node's heap, LightGBM on Windows, a kill with the memory
+                  "fork/exec /usr/bin/python3: cannot allocate memory",
+                  "ggml_aligned_malloc: insufficient memory (attempted to allocate 24576.00 MB)",
+                  "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory",
+                  "[LightGBM] [Fatal] bad allocation",
+                  "Worker 3 killed: out of memory (RSS 61.2 GiB)",
               });
   // Docker's flag when it is false, a status that only ends in OUT_OF_MEMORY, Ray's list of guesses for any
   // worker that died, and prose about the OOM killer are not the family.
   for (const char* line : {"        \"OOMKilled\": false,", "OOMKilled:false,", "CUDA_ERROR_OUT_OF_MEMORY: out of memory",
+                           "libgomp.so.1: cannot allocate memory in static TLS block", "signal 90 received",
                            "(1) The process is killed by SIGKILL by OOM killer due to high memory usage.",
                            "Lower MAX_JOBS so that the OOM killer does not stop the build"}) {
     EXPECT_NE(wording_first_id(std::string(line) + "\n"), "log-host-oom") << line;
   }
 }
 
-// A notebook's kernel or a hosted session that died with no error of its own is named a host OOM, as likely, only
-// when nothing else in the log explains it (Jupyter, its server, VS Code, Colab).
+// A notebook's kernel or a hosted session that died with no error of its own, or a kill told in prose, is named a
+// host OOM, as likely, only when nothing else in the log explains it (Jupyter, its server, VS Code, Colab, users).
 TEST(LogWordings, ANotebookKernelThatDiedIsALikelyHostOomOnlyWhenNothingElseExplainsIt) {
   expect_each("log-host-oom", {"The kernel appears to have died. It will restart automatically.",
                                "[I 10:00:00.000 NotebookApp] KernelRestarter: restarting kernel (1/5), keep random ports",
                                "The Kernel crashed while executing code in the current cell or a previous cell.",
-                               "Your session crashed for an unknown reason."});
+                               "Your session crashed for an unknown reason.",
+                               // a kill or a shortage of RAM told in prose, in English and Chinese
+                               "Generate.py fails on `Loading checkpoint shards: 52%` with message `killed`.",
+                               "The training process gets killed after the first epoch",
+                               "运行到一半进程被kill了", "应该是内存不足导致的", "I think the machine ran out of RAM"});
+  // A DataLoader worker's signal is its own family's; "killed" that is no kill is nothing.
+  EXPECT_EQ(wording_first_id("RuntimeError: DataLoader worker (pid 7) is killed by signal: Segmentation fault.\n"),
+            "log-dataloader-killed");
+  EXPECT_EQ(wording_first_id("Skilledworker pool started\n"), "log-clean");
   const auto findings = check_log(scan_log("RuntimeError: CUDA error: an illegal memory access was encountered\n"
                                            "The kernel appears to have died. It will restart automatically.\n"),
                                   RunContext{});
