@@ -27,6 +27,17 @@ bool slurm_out_of_memory_state(std::string_view line) {
   return false;
 }
 
+// `word` in lower-case text with no letter or digit glued to either side ("RAM OOMs", "(cpu)", not "program").
+bool has_word(std::string_view lower, std::string_view word) {
+  for (std::size_t pos = lower.find(word); pos != std::string_view::npos; pos = lower.find(word, pos + 1)) {
+    const std::size_t end = pos + word.size();
+    const bool alone_before = pos == 0 || std::isalnum(static_cast<unsigned char>(lower[pos - 1])) == 0;
+    const bool alone_after = end == lower.size() || std::isalnum(static_cast<unsigned char>(lower[end])) == 0;
+    if (alone_before && alone_after) return true;
+  }
+  return false;
+}
+
 // Ray lists the OOM killer first among the "potential root causes" of any worker that exits unexpectedly: a
 // guess, not a report (Ray's own OOM report is its memory monitor's, matched elsewhere).
 bool ray_guess(std::string_view lower) {
@@ -54,7 +65,8 @@ bool killed_by_oom_killer(std::string_view lower) {
 // when the kernel killed a compiler building an extension ("Killed signal terminated program cc1plus"), Intel
 // MKL ("mkl_malloc: failed to allocate memory"), MLX's allocator ("[malloc_or_wait] Unable to allocate …
 // bytes"), MSVC's std::bad_alloc ("bad allocation"), R ("cannot allocate vector of size"), Ollama ("model requires
-// more system memory"), SageMaker ("Please use an instance type with more memory"), Windows' STATUS_NO_MEMORY
+// more system memory"), SageMaker ("Please use an instance type with more memory"), OpenCV ("(-4:Insufficient
+// memory) Failed to allocate"), Windows' STATUS_NO_MEMORY
 // (0xC0000017), TensorFlow's oneDNN CPU allocator ("Allocator (mklcpu) ran out of memory") and Python giving up
 // ("Fatal Python error: Cannot recover from MemoryError").
 std::string host_memory_watchers(std::string_view line, std::string_view lower) {
@@ -62,6 +74,11 @@ std::string host_memory_watchers(std::string_view line, std::string_view lower) 
   if (killed_by_oom_killer(lower) || contains(lower, "oom_reaper: reaped process") ||
       (contains(lower, "systemd-oomd") && contains(lower, "killed"))) {
     return "the kernel's or systemd's OOM killer killed a process";
+  }
+  // Ray's memory monitor's advice, printed only with its kills ("Refer to the documentation on how to address the
+  // out of memory issue: …ray-oom-prevention.html").
+  if (contains(lower, "ray-oom-prevention")) {
+    return "Ray's memory monitor killed a worker: the node's RAM passed its threshold";
   }
   if (contains(lower, "low memory! at or below") || contains(lower, "low swap: killing")) {
     return "a memory monitor (earlyoom, macOS' memorystatus) killed a process: RAM was nearly exhausted";
@@ -104,7 +121,10 @@ std::string host_memory_watchers(std::string_view line, std::string_view lower) 
       // allocate memory in static TLS block", nor a DataLoader batch's shared memory), llama.cpp's CPU buffers,
       // Node's heap
       (contains(lower, "cannot allocate memory") && !contains(lower, "static tls") && !contains(line, "</torch_")) ||
-      contains(lower, "insufficient memory (attempted to allocate") || contains(lower, "javascript heap out of memory");
+      contains(lower, "insufficient memory (attempted to allocate") ||
+      contains(lower, "javascript heap out of memory") ||
+      // OpenCV's cv::OutOfMemoryError (status -4, StsNoMem): "(-4:Insufficient memory) Failed to allocate N bytes"
+      contains(lower, "(-4:insufficient memory)");
   if (allocator) return "the host refused an allocation (RAM, or the job's memory limit)";
   // MSVC's std::bad_alloc says "bad allocation" (libstdc++'s says std::bad_alloc, matched elsewhere): an
   // exception's message, terminate's what(), or a line that ends on it (LightGBM's "[Fatal] bad allocation").
@@ -120,15 +140,35 @@ std::string host_memory_watchers(std::string_view line, std::string_view lower) 
 
 // A process reported killed in the user's words, with no signal or status ("the process gets killed", "training
 // was killed", "with message `killed`", "进程被kill了"), or the host's memory said to be short ("ran out of RAM",
-// "内存不足", Chinese for too little RAM, where GPU memory is "显存"). DataLoader's "is killed by signal: …" names its
-// signal and is read elsewhere.
+// "out of (cpu)memory", an OOM said to be the RAM's or the CPU's, swap used up, a MemoryError named in a sentence,
+// "内存不足", Chinese for too little RAM,
+// where GPU memory is "显存"). DataLoader's "is killed by signal: …" names its signal and is read elsewhere.
 bool prose_killed_or_short_of_ram(std::string_view lower) {
   if (contains(lower, "被kill") || contains(lower, "被杀") || contains(lower, "内存不足") ||
       contains(lower, "内存溢出")) {
     return true;
   }
-  for (std::string_view phrase : {"out of ram", "ram is full", "not enough ram", "insufficient ram"}) {
+  for (std::string_view phrase :
+       {"out of ram", "ram is full", "not enough ram", "insufficient ram", "out of cpu memory", "out of (cpu)memory",
+        "out of (cpu) memory", "out of system memory"}) {
     if (contains(lower, phrase)) return true;
+  }
+  // An OOM said to be the RAM's or the CPU's ("causing RAM OOMs", "CPU OOM when training"), not the GPU's.
+  if ((contains(lower, "ram oom") || contains(lower, "cpu oom") || contains(lower, "out of memory") ||
+       contains(lower, "out-of-memory")) &&
+      (has_word(lower, "ram") || has_word(lower, "cpu")) && !contains(lower, "gpu") && !contains(lower, "cuda") &&
+      !contains(lower, "vram") && !contains(lower, "显存")) {
+    return true;
+  }
+  // Swap used up ("the usage of swap reaches 100%", "all swap region was used (and killed)").
+  if (contains(lower, "swap") && (contains(lower, "100%") || contains(lower, "killed") || contains(lower, " full"))) {
+    return true;
+  }
+  // Python's MemoryError named in a sentence ("Data results in MemoryError"), not the tail of another class
+  // (PyTorch's OutOfMemoryError is the GPU's).
+  for (std::size_t pos = lower.find("memoryerror"); pos != std::string_view::npos;
+       pos = lower.find("memoryerror", pos + 1)) {
+    if (pos == 0 || std::isalnum(static_cast<unsigned char>(lower[pos - 1])) == 0) return true;
   }
   if (contains(lower, "killed by signal")) return false;
   for (std::size_t pos = lower.find("killed"); pos != std::string_view::npos; pos = lower.find("killed", pos + 1)) {
@@ -140,7 +180,7 @@ bool prose_killed_or_short_of_ram(std::string_view lower) {
     while (word_start > 0 && std::isalpha(static_cast<unsigned char>(lower[word_start - 1])) != 0) --word_start;
     const std::string_view before = lower.substr(word_start, word_end - word_start);
     for (std::string_view verb :
-         {"was", "were", "got", "gets", "get", "getting", "be", "been", "being", "is", "process", "message"}) {
+         {"was", "were", "got", "gets", "get", "getting", "be", "been", "being", "is", "and", "process", "message"}) {
       if (before == verb) return true;
     }
   }

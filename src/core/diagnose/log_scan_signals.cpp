@@ -263,9 +263,11 @@ const std::vector<TriggerWords>& signal_triggers() {
         "signal: 9", "status=9/kill", "oom killed", "oomkill", "sigkill", "internal compiler error: killed",
         "compiler is out of heap space", "internal heap limit reached", "lnk1102", "memory limit exceeded",
         "gone over memory limit", "exceeds job hard limit", "insufficient memory (attempted to allocate",
-        "javascript heap out of memory",
+        "javascript heap out of memory", "(-4:insufficient memory)", "ray-oom-prevention",
         // a kill or a shortage of RAM told in prose (a likely host OOM when nothing else explains the log)
-        "被kill", "被杀", "内存不足", "内存溢出", "out of ram", "ram is full", "not enough ram", "insufficient ram"}},
+        "被kill", "被杀", "内存不足", "内存溢出", "out of ram", "ram is full", "not enough ram", "insufficient ram",
+        "out of cpu memory", "out of (cpu)", "out of system memory", "swap", "ram oom", "cpu oom", "out of memory",
+        "out-of-memory"}},
       // Words only one step of scan_signals needs, so common in healthy logs ("CUDA capability 8.6", a
       // Windows path in every frame) that they wake that step alone (scan_narrow_signals): a GPU too old for a
       // kernel library, and the Windows paths note_spawn records.

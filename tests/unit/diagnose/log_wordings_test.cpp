@@ -125,6 +125,8 @@ TEST(LogWordings, TheHostOutOfMemoryInTheWordsOfMemoryWatchersAndFurtherAllocato
                   "vte-spawn-1.scope: systemd-oomd killed 12 process(es) in this unit.",
                   "low memory! at or below SIGTERM limits: mem 10.00%, swap 15.00%",
                   "low swap: killing largest compressed process with pid 34341 (python3.7) and size 325 MB",
+                  "Refer to the documentation on how to address the out of memory issue: "
+                  "https://docs.ray.io/en/latest/ray-core/scheduling/ray-oom-prevention.html.",
                   // a compiler building an extension (flash-attn, apex) killed; Slurm's job state
                   "c++: fatal error: Killed signal terminated program cc1plus",
                   "State: OUT_OF_MEMORY (exit code 0)",
@@ -163,6 +165,8 @@ TEST(LogWordings, TheHostOutOfMemoryInTheWordsOfMemoryWatchersAndFurtherAllocato
                   "ggml_aligned_malloc: insufficient memory (attempted to allocate 24576.00 MB)",
                   "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory",
                   "[LightGBM] [Fatal] bad allocation",
+                  "cv2.error: OpenCV(4.6.0) /io/opencv/modules/core/src/alloc.cpp:73: error: (-4:Insufficient memory) "
+                  "Failed to allocate 4672512 bytes in function 'OutOfMemoryError'",
                   "Worker 3 killed: out of memory (RSS 61.2 GiB)",
               });
   // Docker's flag when it is false, a status that only ends in OUT_OF_MEMORY, Ray's list of guesses for any
@@ -185,7 +189,14 @@ TEST(LogWordings, ANotebookKernelThatDiedIsALikelyHostOomOnlyWhenNothingElseExpl
                                // a kill or a shortage of RAM told in prose, in English and Chinese
                                "Generate.py fails on `Loading checkpoint shards: 52%` with message `killed`.",
                                "The training process gets killed after the first epoch",
-                               "运行到一半进程被kill了", "应该是内存不足导致的", "I think the machine ran out of RAM"});
+                               "运行到一半进程被kill了", "应该是内存不足导致的", "I think the machine ran out of RAM",
+                               "training to 4w steps, it will crash, because of out of (cpu)memory",
+                               "At ~4,200 steps, all swap region was used (and killed)",
+                               "the usage of memory continues to rise until the usage of swap reaches 100%",
+                               "Data results in MemoryError", "CPU OOM when training Qwen2.5-VL-7B with GRPO",
+                               "the RAM usage shoots upto almost 1.3T, causing RAM OOMs"});
+  // An OOM said to be the GPU's is not the host's.
+  EXPECT_NE(wording_first_id("the program got a GPU OOM even though the RAM was free\n"), "log-host-oom");
   // A DataLoader worker's signal is its own family's; "killed" that is no kill is nothing.
   EXPECT_EQ(wording_first_id("RuntimeError: DataLoader worker (pid 7) is killed by signal: Segmentation fault.\n"),
             "log-dataloader-killed");
