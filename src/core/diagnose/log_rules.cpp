@@ -393,6 +393,13 @@ std::vector<Finding> check_log(const LogScan& scan, const RunContext& ctx, const
   if (!list.has(Severity::error)) {
     for (auto& placed : check_generic_codes(scan, rules)) list.push(std::move(placed.finding), placed.line);
   }
+  // A notebook's kernel (or a hosted session) that died with no error of its own, or a kill told in prose, and
+  // nothing else in the log to explain it: the OOM killer is the usual cause, so it is named, as likely.
+  if (!list.has(Severity::error) && !list.has(Severity::warning)) {
+    list.add("log-host-oom", scan.host_oom_likely,
+             {{"detail", i18n::tr(": likely, as the log shows a process killed or a notebook kernel that died with no "
+                                  "error of its own (the OOM killer's way; a native crash is the other cause)")}});
+  }
   check_unrecognised(list, scan);
 
   std::vector<Finding> sorted = list.in_order();

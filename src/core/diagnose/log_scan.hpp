@@ -116,7 +116,8 @@ struct LogScan {
   std::optional<double> tf_in_use_bytes;    // BFC "InUse:" at the failure
   Matches host_oom;                         // host RAM: TensorFlow's cpu allocator, CPU allocator, OOM killer
   std::optional<std::string> host_oom_detail;
-  Matches init_failures;  // cuBLAS/cuDNN handles that could not be created
+  Matches host_oom_likely;  // a notebook kernel that died with no error of its own, a kill told in prose
+  Matches init_failures;    // cuBLAS/cuDNN handles that could not be created
   Matches non_finite;
   std::vector<std::string> non_finite_kinds;  // "loss", "gradients", "tensor values" (first-seen order)
   Matches overflow_skips;

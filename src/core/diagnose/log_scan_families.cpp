@@ -60,8 +60,10 @@ bool is_bare_killed(std::string_view line) {
   // Markdown around it, as pasted in an issue: "**Killed**", "`Killed`".
   while (!t.empty() && (t.front() == '*' || t.front() == '`' || t.front() == '_')) t.erase(0, 1);
   while (!t.empty() && (t.back() == '*' || t.back() == '`' || t.back() == '_')) t.pop_back();
-  for (std::string_view word : {"Killed", "killed", "Getötet", "Processus arrêté", "Matado", "Ucciso", "Morto", "Убито",
-                                "已杀死", "強制終了", "Terminado (killed)"}) {
+  // (glibc's strsignal(SIGKILL) in its translations: de, fr, es, it, pt, ru, zh_CN, ja, es, ko, uk, tr, pl.)
+  for (std::string_view word :
+       {"Killed", "killed", "Getötet", "Processus arrêté", "Matado", "Ucciso", "Morto", "Убито", "已杀死", "強制終了",
+        "Terminado (killed)", "죽었음", "Вбито", "Öldürüldü", "Unicestwiony"}) {
     if (t == word) return true;
   }
   return false;
@@ -92,7 +94,8 @@ bool killed_after_progress(std::string_view line) {
 // An exit status that stands for SIGKILL, whoever reports it: -9 (a child killed by signal 9, as Python's
 // subprocess, torchrun, DeepSpeed's launcher and DIGITS give it) or 137 (128 + 9, as shells, Docker, Kubernetes
 // and IDEs give it), after a word that names a code: "exitcode: -9", "return code = -9", "error code -9",
-// "returncode=-9", "Exit Code: 137", "exited with code 137". Read on the lower-case line.
+// "returncode=-9", "Exit Code: 137", "exited with code 137", "Exit Status: 137", "rc=137". Read on the lower-case
+// line.
 bool sigkill_exit_code(std::string_view lower) {
   for (std::string_view number : {std::string_view("-9"), std::string_view("137")}) {
     for (std::size_t pos = lower.find(number); pos != std::string_view::npos; pos = lower.find(number, pos + 1)) {
@@ -101,7 +104,11 @@ bool sigkill_exit_code(std::string_view lower) {
         continue;  // -90, 1375, 137.5
       }
       std::size_t i = pos;
-      while (i > 0 && (lower[i - 1] == ' ' || lower[i - 1] == ':' || lower[i - 1] == '=' || lower[i - 1] == '\t')) --i;
+      // (Markdown's emphasis may sit between the name and its value: "**Exit Code**: 137".)
+      while (i > 0 && (lower[i - 1] == ' ' || lower[i - 1] == ':' || lower[i - 1] == '=' || lower[i - 1] == '\t' ||
+                       lower[i - 1] == '*' || lower[i - 1] == '`')) {
+        --i;
+      }
       if (i == pos) continue;  // glued to what precedes it: part of another number or name
       std::size_t start = i;
       while (start > 0 &&
@@ -109,7 +116,8 @@ bool sigkill_exit_code(std::string_view lower) {
         --start;
       }
       const std::string_view name = lower.substr(start, i - start);
-      for (std::string_view code : {"code", "exitcode", "exit_code", "returncode", "return_code", "errorcode"}) {
+      for (std::string_view code :
+           {"code", "exitcode", "exit_code", "returncode", "return_code", "errorcode", "status", "rc"}) {
         if (name == code) return true;
       }
     }
@@ -120,10 +128,11 @@ bool sigkill_exit_code(std::string_view lower) {
 // How the kernel's OOM killer (or a SIGKILL like it) shows in the line, if it does.
 std::optional<std::string> oom_killer_detail(std::string_view line, std::string_view lower) {
   // Cheap gate: a short line (bare "Killed" in any locale) or one of these words.
-  if (line.size() > 48 && !contains(lower, "kill") && !contains(lower, "code")) return std::nullopt;
+  const bool status_word = contains(lower, "code") || contains(lower, "status") || contains(lower, "rc=");
+  if (line.size() > 48 && !contains(lower, "kill") && !status_word) return std::nullopt;
   if (is_bare_killed(line) || is_job_killed(line) || killed_after_progress(line))
     return "the process was killed (SIGKILL), as the kernel's OOM killer does";
-  if (contains(lower, "code") && sigkill_exit_code(lower)) return "the process was killed by signal 9 (SIGKILL)";
+  if (status_word && sigkill_exit_code(lower)) return "the process was killed by signal 9 (SIGKILL)";
   if (contains(line, "Signal 9 (SIGKILL) received")) return "torchrun reports a worker killed by signal 9 (SIGKILL)";
   if (contains(lower, "oom-kill") || contains(lower, "oom_kill") || contains(line, "Out of memory: Killed process") ||
       contains(line, "Memory cgroup out of memory: Killed")) {
@@ -151,6 +160,7 @@ const std::vector<TriggerWords>& family_triggers() {
         "assertion `",
         // the OOM killer: its words, and the bare "Killed" of every locale is_bare_killed knows
         "kill", "code", "getötet", "processus arrêté", "matado", "ucciso", "morto", "убито", "已杀死", "強制終了",
+        "죽었음", "вбито", "öldürüldü", "unicestwiony", "status", "rc=",
         // DataLoader workers
         "received 0 items of ancdata", "too many open files", "unexpected segmentation fault encountered in worker",
         "unexpected bus error encountered in worker", "[errno 24]"}},

@@ -248,7 +248,26 @@ const std::vector<TriggerWords>& signal_triggers() {
         "job killed: mem",
         // signal 9 by number or name; YARN, Vertex AI, Kaggle and Dask; Windows' error 14
         "signal 9", "by signal sigkill", "killed by yarn", "ran out-of-memory", "more memory than is available",
-        "memory budget", "[winerror 14]"}},
+        "memory budget", "[winerror 14]",
+        // the kernel's OOM killer and reaper, systemd-oomd, earlyoom, macOS' memorystatus, a compiler killed while
+        // building, Slurm's OUT_OF_MEMORY state, MKL's, MLX's, MSVC's, R's, Ollama's, SageMaker's, Windows' and
+        // oneDNN's allocators, Python giving up on a MemoryError (memoryerror above); a notebook's kernel died
+        "oom killer", "oom-killer", "oom_reaper", "systemd-oomd", "low memory! at or below", "low swap: killing",
+        "killed signal terminated program", "out_of_memory", "mkl_malloc", "bad allocation",
+        "cannot allocate vector of size", "requires more system memory", "instance type with more memory", "0xc0000017",
+        "-1073741801", "3221225495", "os error 1455", "页面文件太小", "allocator (mklcpu)", "appears to have died",
+        "kernelrestarter: restarting kernel", "kernel crashed while executing code", "your session crashed",
+        // signal 9 in Rust's and systemd's words; a kill named with the memory; compilers out of memory (GCC,
+        // MSVC); hosted and batch platforms' memory limits (Hugging Face Spaces, HTCondor, Grid Engine); llama.cpp's
+        // and Node's allocators ("cannot allocate memory" above)
+        "signal: 9", "status=9/kill", "oom killed", "oomkill", "sigkill", "internal compiler error: killed",
+        "compiler is out of heap space", "internal heap limit reached", "lnk1102", "memory limit exceeded",
+        "gone over memory limit", "exceeds job hard limit", "insufficient memory (attempted to allocate",
+        "javascript heap out of memory", "(-4:insufficient memory)", "ray-oom-prevention",
+        // a kill or a shortage of RAM told in prose (a likely host OOM when nothing else explains the log)
+        "被kill", "被杀", "内存不足", "内存溢出", "out of ram", "ram is full", "not enough ram", "insufficient ram",
+        "out of cpu memory", "out of (cpu)", "out of system memory", "swap", "ram oom", "cpu oom", "out of memory",
+        "out-of-memory"}},
       // Words only one step of scan_signals needs, so common in healthy logs ("CUDA capability 8.6", a
       // Windows path in every frame) that they wake that step alone (scan_narrow_signals): a GPU too old for a
       // kernel library, and the Windows paths note_spawn records.

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "core/diagnose/log_scan.hpp"
@@ -25,6 +26,15 @@ void scan_narrow_signals(LogScan& scan, std::size_t n, std::string_view line, bo
 
 // The same families in further libraries' words (log_scan_wordings.cpp), called by scan_signals.
 SignalOoms scan_wordings(LogScan& scan, std::size_t n, std::string_view line, std::string_view lower);
+
+// The host out of memory in the words of the daemons that watch it (the kernel's and systemd's OOM killers,
+// earlyoom, macOS), of batch and hosted platforms and of further allocators (log_scan_host_memory.cpp): what
+// the line says, or empty.
+std::string host_memory_watchers(std::string_view line, std::string_view lower);
+
+// A notebook's kernel or a hosted session that died with no error of its own, or a kill or a shortage of RAM told
+// in prose (log_scan_host_memory.cpp): a likely host OOM when nothing else explains the log.
+bool host_oom_likely(std::string_view lower);
 
 // Records a host-memory line (once per line) with what it says, when `detail` is not empty; the first detail stays.
 void note_host_oom(LogScan& scan, std::size_t n, std::string_view line, const std::string& detail);

@@ -77,7 +77,12 @@ bool shell_job_killed(std::string_view lower) {
 // "SIGKILL(-9)" or "excessive memory usage"), Colab's "session crashed after using all available RAM".
 bool killed_elsewhere(std::string_view line, std::string_view lower) {
   const std::string t = text::trim(line);
-  if (t == "Killed: 9" || contains(lower, "signal: killed") || contains(line, "OOMKilled")) return true;
+  // Docker's inspect prints the flag either way ("OOMKilled": false): only a true one, or Kubernetes' reason.
+  if (t == "Killed: 9" || contains(lower, "signal: killed") || contains(lower, "oom killed") ||
+      (contains(line, "OOMKill") && !contains(lower, "oomkilled\": false") && !contains(lower, "oomkilled:false") &&
+       !contains(lower, "oomkilled\":false") && !contains(lower, "oomkilled: false"))) {
+    return true;
+  }
   if (contains(line, "TerminatedWorkerError") &&
       (contains(line, "SIGKILL") || contains(lower, "excessive memory usage"))) {
     return true;
@@ -128,14 +133,30 @@ bool host_refused(std::string_view line, std::string_view lower) {
          contains(line, "job killed: mem");
 }
 
+// Signal 9 named by number, as "signal 9" or Rust's "signal: 9" (not "signal 90"), beside a word that says a
+// process ended by it: "killed by signal 9", "exited on signal 9", "received signal 9", "(signal: 9, SIGKILL:
+// kill)".
+bool names_signal_9(std::string_view lower) {
+  for (std::string_view form : {std::string_view("signal 9"), std::string_view("signal: 9")}) {
+    for (std::size_t pos = lower.find(form); pos != std::string_view::npos; pos = lower.find(form, pos + 1)) {
+      const std::size_t end = pos + form.size();
+      if (end < lower.size() && std::isdigit(static_cast<unsigned char>(lower[end])) != 0) continue;
+      for (std::string_view verb : {"kill", "interrupted", "terminated", "received", "died", "exited", "caught"}) {
+        if (contains(lower, verb)) return true;
+      }
+    }
+  }
+  return false;
+}
+
 // The process killed, in the words of bash ("Killed."), zsh ("zsh: killed     python train.py"), old kernels
 // ("Out of memory: Kill process 1234"), and an exit status of 128 + SIGKILL ("exit status 137", Docker's
 // "Exited (137)").
 bool killed_by_status(std::string_view line, std::string_view lower) {
   // Signal 9 by number or by name, in the words of PyCharm ("interrupted by signal 9: SIGKILL"), Open MPI
-  // ("exited on signal 9 (Killed)"), fish ("terminated by signal SIGKILL") and others ("killed by signal 9").
-  if ((contains(lower, "signal 9") && (contains(lower, "kill") || contains(lower, "interrupted by"))) ||
-      contains(lower, "by signal sigkill")) {
+  // ("exited on signal 9 (Killed)"), fish ("terminated by signal SIGKILL"), systemd ("code=killed,
+  // status=9/KILL") and others ("killed by signal 9").
+  if (names_signal_9(lower) || contains(lower, "by signal sigkill") || contains(lower, "status=9/kill")) {
     return true;
   }
   const std::string t = text::trim(line);
@@ -178,7 +199,10 @@ void note_host(LogScan& scan, std::size_t n, std::string_view line, std::string_
     detail = "a process pool's worker was terminated abruptly (killed from outside, as the OOM killer does)";
   } else if (contains(lower, "cgroup out-of-memory handler")) {
     detail = "the scheduler's cgroup out-of-memory handler killed the job (Slurm)";
+  } else {
+    detail = host_memory_watchers(line, lower);
   }
+  if (detail.empty() && host_oom_likely(lower)) scan.host_oom_likely.add(n, line);
   note_host_oom(scan, n, line, detail);
 }
 

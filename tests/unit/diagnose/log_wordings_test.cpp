@@ -110,6 +110,105 @@ TEST(LogWordings, TheHostOutOfMemoryBySignalAndStatusInEachLaunchersWords) {
   }
 }
 
+// The host's memory in the words of the daemons that watch it and of further allocators (each the tool's own
+// message): the kernel, systemd and systemd-oomd, earlyoom, macOS, GCC's driver, Slurm's job state, MKL, MLX,
+// MSVC, R, Ollama, SageMaker, Windows' NTSTATUS and localised commit limit, oneDNN's CPU allocator, Python.
+TEST(LogWordings, TheHostOutOfMemoryInTheWordsOfMemoryWatchersAndFurtherAllocators) {
+  expect_each("log-host-oom",
+              {
+                  // the kernel's and systemd's OOM killers, systemd-oomd, earlyoom, macOS' memorystatus
+                  "user@1021.service: A process of this unit has been killed by the OOM killer.",
+                  "[2059992.056260] oom_reaper: reaped process 25315 (python3), now anon-rss:0kB, file-rss:74732kB",
+                  "Dec 18 19:34:56 host systemd-oomd[840]: Killed /user.slice/user-1001.slice/user@1001.service/"
+                  "app.slice/vte-spawn-1.scope due to memory pressure for /user.slice being 51.07% > 50.00% for > "
+                  "20s with reclaim activity",
+                  "vte-spawn-1.scope: systemd-oomd killed 12 process(es) in this unit.",
+                  "low memory! at or below SIGTERM limits: mem 10.00%, swap 15.00%",
+                  "low swap: killing largest compressed process with pid 34341 (python3.7) and size 325 MB",
+                  "Refer to the documentation on how to address the out of memory issue: "
+                  "https://docs.ray.io/en/latest/ray-core/scheduling/ray-oom-prevention.html.",
+                  // a compiler building an extension (flash-attn, apex) killed; Slurm's job state
+                  "c++: fatal error: Killed signal terminated program cc1plus",
+                  "State: OUT_OF_MEMORY (exit code 0)",
+                  "65138579.batch      batch              OUT_OF_MEMORY      0:125",
+                  // allocators: MKL, MLX, MSVC's bad_alloc, R, Ollama, SageMaker, Windows, oneDNN, CPython
+                  "RuntimeError: mkl_malloc: failed to allocate memory",
+                  "libc++abi: terminating due to uncaught exception of type std::runtime_error: [malloc_or_wait] "
+                  "Unable to allocate 9663676416 bytes.",
+                  "RuntimeError: bad allocation",
+                  "Error: cannot allocate vector of size 1.5 Gb",
+                  "Error: model requires more system memory (12.3 GiB) than is available (8.0 GiB)",
+                  "ClientError: Please use an instance type with more memory, or reduce the size of job data "
+                  "processed on an instance.",
+                  "Process finished with exit code -1073741801 (0xC0000017)",
+                  "Server execution error: 页面文件太小，无法完成操作。 (os error 1455)",
+                  "Allocator (mklcpu) ran out of memory trying to allocate 1.20GiB (rounded to 1288490240)requested "
+                  "by op MatMul",
+                  "Fatal Python error: Cannot recover from MemoryError while normalizing exception.",
+                  // signal 9 and SIGKILL statuses in more words: Rust, systemd, Markdown around a status, a report's
+                  // "Exit Status", Kubernetes' reason, Slurm's newer wording, bash in Korean
+                  "error: process didn't exit successfully: `target/release/train` (signal: 9, SIGKILL: kill)",
+                  "train.service: Main process exited, code=killed, status=9/KILL",
+                  "> **Exit Code**: 137 (= 128 + 9, i.e., SIGKILL)",
+                  "Exit Status: 137",
+                  "> **Restart Reason**: OOMKill (memory exceeded limit, SIGKILL)",
+                  "slurmstepd: error: Some of the step tasks have been OOM Killed.",
+                  "죽었음",
+                  // compilers out of memory (GCC, MSVC), platforms' limits (Spaces, HTCondor, Grid Engine)
+                  "g++: internal compiler error: Killed (program cc1plus)",
+                  "csrc\\flash_attn\\flash_api.cpp: fatal error C1060: compiler is out of heap space",
+                  "Runtime error: Memory limit exceeded (16Gi)",
+                  "Job has gone over memory limit of 2048 megabytes.",
+                  "job 1234.1 exceeds job hard limit \"h_vmem\" of queue \"all.q\" (4.1G > limit:4.0G) - sending SIGKILL",
+                  // Go's syscall error, llama.cpp's CPU buffer, Node's heap, LightGBM on Windows, a kill with the memory
+                  "fork/exec /usr/bin/python3: cannot allocate memory",
+                  "ggml_aligned_malloc: insufficient memory (attempted to allocate 24576.00 MB)",
+                  "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory",
+                  "[LightGBM] [Fatal] bad allocation",
+                  "cv2.error: OpenCV(4.6.0) /io/opencv/modules/core/src/alloc.cpp:73: error: (-4:Insufficient memory) "
+                  "Failed to allocate 4672512 bytes in function 'OutOfMemoryError'",
+                  "Worker 3 killed: out of memory (RSS 61.2 GiB)",
+              });
+  // Docker's flag when it is false, a status that only ends in OUT_OF_MEMORY, Ray's list of guesses for any
+  // worker that died, and prose about the OOM killer are not the family.
+  for (const char* line : {"        \"OOMKilled\": false,", "OOMKilled:false,", "CUDA_ERROR_OUT_OF_MEMORY: out of memory",
+                           "libgomp.so.1: cannot allocate memory in static TLS block", "signal 90 received",
+                           "(1) The process is killed by SIGKILL by OOM killer due to high memory usage.",
+                           "Lower MAX_JOBS so that the OOM killer does not stop the build"}) {
+    EXPECT_NE(wording_first_id(std::string(line) + "\n"), "log-host-oom") << line;
+  }
+}
+
+// A notebook's kernel or a hosted session that died with no error of its own, or a kill told in prose, is named a
+// host OOM, as likely, only when nothing else in the log explains it (Jupyter, its server, VS Code, Colab, users).
+TEST(LogWordings, ANotebookKernelThatDiedIsALikelyHostOomOnlyWhenNothingElseExplainsIt) {
+  expect_each("log-host-oom", {"The kernel appears to have died. It will restart automatically.",
+                               "[I 10:00:00.000 NotebookApp] KernelRestarter: restarting kernel (1/5), keep random ports",
+                               "The Kernel crashed while executing code in the current cell or a previous cell.",
+                               "Your session crashed for an unknown reason.",
+                               // a kill or a shortage of RAM told in prose, in English and Chinese
+                               "Generate.py fails on `Loading checkpoint shards: 52%` with message `killed`.",
+                               "The training process gets killed after the first epoch",
+                               "运行到一半进程被kill了", "应该是内存不足导致的", "I think the machine ran out of RAM",
+                               "training to 4w steps, it will crash, because of out of (cpu)memory",
+                               "At ~4,200 steps, all swap region was used (and killed)",
+                               "the usage of memory continues to rise until the usage of swap reaches 100%",
+                               "Data results in MemoryError", "CPU OOM when training Qwen2.5-VL-7B with GRPO",
+                               "the RAM usage shoots upto almost 1.3T, causing RAM OOMs"});
+  // An OOM said to be the GPU's is not the host's.
+  EXPECT_NE(wording_first_id("the program got a GPU OOM even though the RAM was free\n"), "log-host-oom");
+  // A DataLoader worker's signal is its own family's; "killed" that is no kill is nothing.
+  EXPECT_EQ(wording_first_id("RuntimeError: DataLoader worker (pid 7) is killed by signal: Segmentation fault.\n"),
+            "log-dataloader-killed");
+  EXPECT_EQ(wording_first_id("Skilledworker pool started\n"), "log-clean");
+  const auto findings = check_log(scan_log("RuntimeError: CUDA error: an illegal memory access was encountered\n"
+                                           "The kernel appears to have died. It will restart automatically.\n"),
+                                  RunContext{});
+  ASSERT_FALSE(findings.empty());
+  EXPECT_EQ(findings.front().id, "log-illegal-memory-access");
+  for (const auto& f : findings) EXPECT_NE(f.id, "log-host-oom");
+}
+
 TEST(LogWordings, AnExceptionNamedByANotebooksTracebackHeader) {
   expect_each("log-cuda-oom", {"OutOfMemoryError                          Traceback (most recent call last)"});
   expect_each("log-host-oom", {"MemoryError                               Traceback (most recent call last)",
