@@ -17,8 +17,6 @@ using scan_text::grad_norm_in;
 
 namespace {
 
-using Match = std::match_results<std::string::const_iterator>;
-
 bool is_alnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
 bool is_alpha(char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; }
 
@@ -139,8 +137,6 @@ void LogScanner::scan_non_finite(std::size_t n, std::string_view line, std::stri
   const bool nan = has_value_token(lower, "nan");
   const bool inf = has_value_token(lower, "inf");
   if (!nan && !inf && !contains(lower, "non-finite") && !contains(lower, "loss became infinite")) return;
-  Match m;
-  scan_text::RegexLine str(line);
   static const std::regex loss_nan(
       R"(\b(\w*loss\w*)\b['"]?\s*(?:[:=]|\bis\b)?\s*['"]?\s*(?:tensor\()?\s*(-?nan|-?inf(?:inity)?)\b)",
       std::regex::icase);
@@ -148,12 +144,18 @@ void LogScanner::scan_non_finite(std::size_t n, std::string_view line, std::stri
       R"(\b(grad(?:ient)?[_ ]?norm|total[_ ]norm|gnorm)\b['"]?\s*(?:[:=]|\bis\b)?\s*['"]?\s*(-?nan|-?inf(?:inity)?)\b)",
       std::regex::icase);
   static const std::regex table_row(R"(^\s*\d+\s+\[\s*-?(nan|inf)\s*\])", std::regex::icase);
+  // Each regex runs only from where its matches can start (a word holding "loss", a norm's name, the line's
+  // start): searching from every character of a long progress line is most of this step's time otherwise.
+  auto search = [line](const std::regex& re, std::vector<std::size_t> starts) {
+    return !scan_text::matches_at(line, re, std::move(starts), 1).empty();
+  };
   std::vector<std::string> kinds;
-  if (contains(lower, "loss became infinite or nan") || std::regex_search(str(), m, loss_nan) ||
-      (loss_table_ && std::regex_search(str(), m, table_row))) {
+  if (contains(lower, "loss became infinite or nan") ||
+      search(loss_nan, scan_text::word_starts_holding(lower, "loss")) || (loss_table_ && search(table_row, {0}))) {
     kinds.push_back("loss");
   }
-  if (std::regex_search(str(), m, grad_nan) || contains(lower, "is non-finite, so it cannot be clipped") ||
+  if (search(grad_nan, scan_text::head_starts(lower, {"grad", "total", "gnorm"})) ||
+      contains(lower, "is non-finite, so it cannot be clipped") ||
       (contains(line, "Function '") && contains(line, "returned nan values"))) {
     kinds.push_back("gradients");
   }
