@@ -30,6 +30,35 @@ bool has_value_token(std::string_view lower, std::string_view token) {
   return false;
 }
 
+// What loss_nan and grad_nan (scan_non_finite) need before they can match: a "nan" or "inf" whose nearest words
+// before it, skipping what their patterns allow between name and value (spaces, quotes, ':', '=', '(', '-',
+// "is", "tensor"), include one that holds "loss" or ends in "norm". A superset of their matches, cheap where
+// the regexes are not (libstdc++'s backtracking tries every split of a word and every optional separator).
+bool value_after_loss_or_norm(std::string_view lower) {
+  auto is_word = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; };
+  auto between = [](char c) {
+    return c == ' ' || (c >= '\t' && c <= '\r') || c == '\'' || c == '"' || c == ':' || c == '=' || c == '(' ||
+           c == '-';
+  };
+  for (std::string_view token : {"nan", "inf"}) {
+    for (std::size_t pos = lower.find(token); pos != std::string_view::npos; pos = lower.find(token, pos + 1)) {
+      std::size_t i = pos;
+      // The name, "is" and "tensor": at most three words back.
+      for (int words = 0; words < 3; ++words) {
+        while (i > 0 && between(lower[i - 1])) --i;
+        if (i == 0 || !is_word(lower[i - 1])) break;
+        const std::size_t end = i;
+        while (i > 0 && is_word(lower[i - 1])) --i;
+        const std::string_view word = lower.substr(i, end - i);
+        if (word.find("loss") != std::string_view::npos ||
+            (word.size() >= 4 && word.substr(word.size() - 4) == "norm"))
+          return true;
+      }
+    }
+  }
+  return false;
+}
+
 // The number right after `key` and a separator (": ", "=", " ", quotes), or nothing.
 std::optional<double> number_after(std::string_view text, std::size_t key_end) {
   std::size_t i = key_end;
@@ -149,12 +178,14 @@ void LogScanner::scan_non_finite(std::size_t n, std::string_view line, std::stri
   auto search = [line](const std::regex& re, std::vector<std::size_t> starts) {
     return !scan_text::matches_at(line, re, std::move(starts), 1).empty();
   };
+  const bool named = value_after_loss_or_norm(lower);
   std::vector<std::string> kinds;
   if (contains(lower, "loss became infinite or nan") ||
-      search(loss_nan, scan_text::word_starts_holding(lower, "loss")) || (loss_table_ && search(table_row, {0}))) {
+      (named && search(loss_nan, scan_text::word_starts_holding(lower, "loss"))) ||
+      (loss_table_ && search(table_row, {0}))) {
     kinds.push_back("loss");
   }
-  if (search(grad_nan, scan_text::head_starts(lower, {"grad", "total", "gnorm"})) ||
+  if ((named && search(grad_nan, scan_text::head_starts(lower, {"grad", "total", "gnorm"}))) ||
       contains(lower, "is non-finite, so it cannot be clipped") ||
       (contains(line, "Function '") && contains(line, "returned nan values"))) {
     kinds.push_back("gradients");
