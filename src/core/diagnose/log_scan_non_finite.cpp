@@ -50,8 +50,7 @@ bool value_after_loss_or_norm(std::string_view lower) {
         const std::size_t end = i;
         while (i > 0 && is_word(lower[i - 1])) --i;
         const std::string_view word = lower.substr(i, end - i);
-        if (word.find("loss") != std::string_view::npos ||
-            (word.size() >= 4 && word.substr(word.size() - 4) == "norm"))
+        if (word.find("loss") != std::string_view::npos || (word.size() >= 4 && word.substr(word.size() - 4) == "norm"))
           return true;
       }
     }

@@ -60,7 +60,7 @@ const std::vector<TriggerWords>& confirm_triggers();      // log_scan_confirm.cp
 
 namespace gpusage::diagnose::scan_text {
 
-inline bool contains(std::string_view haystack, std::string_view needle) { return has_substring(haystack, needle); }
+inline bool contains(std::string_view haystack, std::string_view needle) { return contains_phrase(haystack, needle); }
 
 inline void add_once(std::vector<std::string>& list, const std::string& value) {
   if (std::find(list.begin(), list.end(), value) == list.end()) list.push_back(value);
