@@ -34,7 +34,7 @@ constexpr std::pair<ErrorKind, const char*> kKindNames[] = {
     {ErrorKind::xla_error, "xla-error"},
 };
 
-bool contains(std::string_view haystack, std::string_view needle) { return has_substring(haystack, needle); }
+bool contains(std::string_view haystack, std::string_view needle) { return contains_phrase(haystack, needle); }
 
 bool is_ident(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
 

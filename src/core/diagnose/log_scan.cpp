@@ -268,11 +268,9 @@ void LogScanner::scan_line(std::size_t n, std::string_view line, std::uint64_t g
   auto has = [groups](gate::Group g) { return (groups & gate::bit(g)) != 0; };
   // ASCII lower case into a reused buffer (no allocation per line once it has grown).
   lower_.resize(line.size());
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    lower_[i] = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-  }
+  lower_ascii(line, lower_.data());
   const std::string_view lower = lower_;
+  const ReadingScope reading(line, lower, pairs_);
   if (has(gate::benign) && is_benign_warning(line)) return;
   // Cheap gates: each group of patterns runs only on lines with one of its words (most lines have none).
   const bool memory_words =

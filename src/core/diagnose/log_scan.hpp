@@ -27,6 +27,7 @@
 #include "core/diagnose/log_normalize.hpp"
 #include "core/diagnose/log_prefilter.hpp"
 #include "core/diagnose/rules.hpp"
+#include "core/diagnose/substring.hpp"
 
 namespace gpusage::diagnose {
 
@@ -237,6 +238,7 @@ class LogScanner {
   LineNormalizer normalizer_;
   std::string partial_;  // feed_text: the unfinished last line
   std::string lower_;    // the current line in lower case
+  BytePairs pairs_;      // and its pairs of bytes (substring.hpp)
   std::optional<OomReport> pending_oom_;
   std::string pending_message_;
   int pending_lines_ = 0;

@@ -17,8 +17,6 @@ using scan_text::grad_norm_in;
 
 namespace {
 
-using Match = std::match_results<std::string::const_iterator>;
-
 bool is_alnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
 bool is_alpha(char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; }
 
@@ -28,6 +26,34 @@ bool has_value_token(std::string_view lower, std::string_view token) {
   for (std::size_t pos = lower.find(token); pos != std::string_view::npos; pos = lower.find(token, pos + 1)) {
     const bool before = pos == 0 || !is_alnum(lower[pos - 1]);
     if (before && scan_text::non_finite_word_ends_at(lower, pos + token.size())) return true;
+  }
+  return false;
+}
+
+// What loss_nan and grad_nan (scan_non_finite) need before they can match: a "nan" or "inf" whose nearest words
+// before it, skipping what their patterns allow between name and value (spaces, quotes, ':', '=', '(', '-',
+// "is", "tensor"), include one that holds "loss" or ends in "norm". A superset of their matches, cheap where
+// the regexes are not (libstdc++'s backtracking tries every split of a word and every optional separator).
+bool value_after_loss_or_norm(std::string_view lower) {
+  auto is_word = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; };
+  auto between = [](char c) {
+    return c == ' ' || (c >= '\t' && c <= '\r') || c == '\'' || c == '"' || c == ':' || c == '=' || c == '(' ||
+           c == '-';
+  };
+  for (std::string_view token : {"nan", "inf"}) {
+    for (std::size_t pos = lower.find(token); pos != std::string_view::npos; pos = lower.find(token, pos + 1)) {
+      std::size_t i = pos;
+      // The name, "is" and "tensor": at most three words back.
+      for (int words = 0; words < 3; ++words) {
+        while (i > 0 && between(lower[i - 1])) --i;
+        if (i == 0 || !is_word(lower[i - 1])) break;
+        const std::size_t end = i;
+        while (i > 0 && is_word(lower[i - 1])) --i;
+        const std::string_view word = lower.substr(i, end - i);
+        if (word.find("loss") != std::string_view::npos || (word.size() >= 4 && word.substr(word.size() - 4) == "norm"))
+          return true;
+      }
+    }
   }
   return false;
 }
@@ -139,8 +165,6 @@ void LogScanner::scan_non_finite(std::size_t n, std::string_view line, std::stri
   const bool nan = has_value_token(lower, "nan");
   const bool inf = has_value_token(lower, "inf");
   if (!nan && !inf && !contains(lower, "non-finite") && !contains(lower, "loss became infinite")) return;
-  Match m;
-  scan_text::RegexLine str(line);
   static const std::regex loss_nan(
       R"(\b(\w*loss\w*)\b['"]?\s*(?:[:=]|\bis\b)?\s*['"]?\s*(?:tensor\()?\s*(-?nan|-?inf(?:inity)?)\b)",
       std::regex::icase);
@@ -148,12 +172,20 @@ void LogScanner::scan_non_finite(std::size_t n, std::string_view line, std::stri
       R"(\b(grad(?:ient)?[_ ]?norm|total[_ ]norm|gnorm)\b['"]?\s*(?:[:=]|\bis\b)?\s*['"]?\s*(-?nan|-?inf(?:inity)?)\b)",
       std::regex::icase);
   static const std::regex table_row(R"(^\s*\d+\s+\[\s*-?(nan|inf)\s*\])", std::regex::icase);
+  // Each regex runs only from where its matches can start (a word holding "loss", a norm's name, the line's
+  // start): searching from every character of a long progress line is most of this step's time otherwise.
+  auto search = [line](const std::regex& re, std::vector<std::size_t> starts) {
+    return !scan_text::matches_at(line, re, std::move(starts), 1).empty();
+  };
+  const bool named = value_after_loss_or_norm(lower);
   std::vector<std::string> kinds;
-  if (contains(lower, "loss became infinite or nan") || std::regex_search(str(), m, loss_nan) ||
-      (loss_table_ && std::regex_search(str(), m, table_row))) {
+  if (contains(lower, "loss became infinite or nan") ||
+      (named && search(loss_nan, scan_text::word_starts_holding(lower, "loss"))) ||
+      (loss_table_ && search(table_row, {0}))) {
     kinds.push_back("loss");
   }
-  if (std::regex_search(str(), m, grad_nan) || contains(lower, "is non-finite, so it cannot be clipped") ||
+  if ((named && search(grad_nan, scan_text::head_starts(lower, {"grad", "total", "gnorm"}))) ||
+      contains(lower, "is non-finite, so it cannot be clipped") ||
       (contains(line, "Function '") && contains(line, "returned nan values"))) {
     kinds.push_back("gradients");
   }

@@ -60,7 +60,7 @@ const std::vector<TriggerWords>& confirm_triggers();      // log_scan_confirm.cp
 
 namespace gpusage::diagnose::scan_text {
 
-inline bool contains(std::string_view haystack, std::string_view needle) { return has_substring(haystack, needle); }
+inline bool contains(std::string_view haystack, std::string_view needle) { return contains_phrase(haystack, needle); }
 
 inline void add_once(std::vector<std::string>& list, const std::string& value) {
   if (std::find(list.begin(), list.end(), value) == list.end()) list.push_back(value);
@@ -93,16 +93,10 @@ class RegexLine {
 using ViewMatch = std::match_results<std::string_view::const_iterator>;
 
 // What iterating `re` over `text` finds (std::regex_iterator: leftmost matches that do not overlap), when
-// every match of `re` starts with one of `heads`: the regex runs only from where a head occurs, so a long
-// line without one costs a few finds instead of a regex attempt at every character. At most `limit` matches.
-inline std::vector<ViewMatch> matches_from(std::string_view text, const std::regex& re,
-                                           std::initializer_list<std::string_view> heads,
-                                           std::size_t limit = static_cast<std::size_t>(-1)) {
-  std::vector<std::size_t> starts;
-  for (std::string_view head : heads) {
-    for (std::size_t pos = text.find(head); pos != std::string_view::npos; pos = text.find(head, pos + 1))
-      starts.push_back(pos);
-  }
+// every match of `re` starts at one of `starts` (offsets into `text`, any order): the regex runs anchored at
+// each of them, so a long line costs a few attempts instead of one at every character. At most `limit`.
+inline std::vector<ViewMatch> matches_at(std::string_view text, const std::regex& re, std::vector<std::size_t> starts,
+                                         std::size_t limit = static_cast<std::size_t>(-1)) {
   std::sort(starts.begin(), starts.end());
   std::vector<ViewMatch> found;
   std::size_t next = 0;  // where the last match ended: matches do not overlap
@@ -116,6 +110,36 @@ inline std::vector<ViewMatch> matches_from(std::string_view text, const std::reg
     found.push_back(std::move(m));
   }
   return found;
+}
+
+// Where each of `heads` occurs in `text`.
+inline std::vector<std::size_t> head_starts(std::string_view text, std::initializer_list<std::string_view> heads) {
+  std::vector<std::size_t> starts;
+  for (std::string_view head : heads) {
+    for (std::size_t pos = text.find(head); pos != std::string_view::npos; pos = text.find(head, pos + 1))
+      starts.push_back(pos);
+  }
+  return starts;
+}
+
+// matches_at from where `heads` occur: for a regex whose every match starts with one of them.
+inline std::vector<ViewMatch> matches_from(std::string_view text, const std::regex& re,
+                                           std::initializer_list<std::string_view> heads,
+                                           std::size_t limit = static_cast<std::size_t>(-1)) {
+  return matches_at(text, re, head_starts(text, heads), limit);
+}
+
+// Where the words of `lower` that hold `inner` start (a word: a run of [a-z0-9_], regex's \w): the starts of a
+// regex that begins "\b\w*inner".
+inline std::vector<std::size_t> word_starts_holding(std::string_view lower, std::string_view inner) {
+  auto is_word = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; };
+  std::vector<std::size_t> starts;
+  for (std::size_t pos = lower.find(inner); pos != std::string_view::npos; pos = lower.find(inner, pos + 1)) {
+    std::size_t start = pos;
+    while (start > 0 && is_word(lower[start - 1])) --start;
+    if (starts.empty() || starts.back() != start) starts.push_back(start);
+  }
+  return starts;
 }
 
 // The prefilter's second look (log_scan_confirm.cpp). The groups of a line, less codes_cuda where the line

@@ -255,9 +255,8 @@ void note_prose_non_finite(LogScan& scan, std::size_t n, std::string_view line, 
   static const std::regex loss_goes(
       R"(\bloss(?:es)?\s+(?:is\s+|was\s+)?(?:goes|going|went|become|becomes|became|becoming|turns|turned|gets|got|keeps|kept)\s+(?:to\s+)?(?:be\s+)?nan\b)");
   if (kind.empty() && (contains(lower, "loss") && contains(lower, "nan"))) {
-    const std::string l(lower);
-    if (std::regex_search(l, loss_goes) || contains(lower, "loss为nan") || contains(lower, "loss变成nan") ||
-        contains(lower, "loss一直是nan")) {
+    if (!scan_text::matches_from(lower, loss_goes, {"loss"}, 1).empty() || contains(lower, "loss为nan") ||
+        contains(lower, "loss变成nan") || contains(lower, "loss一直是nan")) {
       kind = "loss";
     }
   }

@@ -5,9 +5,16 @@
 // and whose byte m-1 further on equals its last (the "generic SIMD" search of W. Muła, "SIMD-friendly
 // algorithms for substring searching", 2016, http://0x80.pl/articles/simd-strfind.html), and compares only
 // there. Elsewhere, and for the last few places of a line, std::string_view::find.
+//
+// Most of those questions have "no" for an answer. So the scanner also records which pairs of adjacent bytes the
+// line holds (BytePairs, ASCII case folded) while it lowers the line's case, and `contains` answers "no" at once
+// for a needle with a pair the line lacks, where the haystack is the line or a part of it (ReadingLine).
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <cstring>
+#include <functional>
 #include <string_view>
 
 #if defined(__SSE2__)
@@ -41,6 +48,95 @@ inline bool has_substring(std::string_view haystack, std::string_view needle) {
   }
 #endif
   return haystack.find(needle) != std::string_view::npos;
+}
+
+// Which pairs of adjacent bytes a text holds, ASCII case folded, in 8192 buckets: a needle with a pair (of the
+// three looked at) in an empty bucket is not in the text. Exact "no"s, never a wrong one.
+class BytePairs {
+ public:
+  // `lower`: the text in ASCII lower case.
+  void assign(std::string_view lower) {
+    buckets_.fill(0);
+    const auto* b = reinterpret_cast<const unsigned char*>(lower.data());
+    for (std::size_t i = 1; i < lower.size(); ++i) set(key_of_folded(b[i - 1], b[i]));
+  }
+  // Whether `needle` (two bytes or more, any case) may occur in the text: its first, middle and last pairs do.
+  bool may_hold(std::string_view needle) const {
+    const std::size_t m = needle.size();
+    return has(key(needle[0], needle[1])) && has(key(needle[m - 2], needle[m - 1])) &&
+           has(key(needle[m / 2 - 1], needle[m / 2]));
+  }
+
+ private:
+  static unsigned fold(char c) {
+    const auto b = static_cast<unsigned char>(c);
+    return (b >= 'A' && b <= 'Z') ? b + ('a' - 'A') : b;
+  }
+  static unsigned key_of_folded(unsigned a, unsigned b) { return ((a << 6) ^ b) & 8191u; }
+  static unsigned key(char a, char b) { return key_of_folded(fold(a), fold(b)); }
+  void set(unsigned k) { buckets_[k >> 6] |= std::uint64_t{1} << (k & 63); }
+  bool has(unsigned k) const { return (buckets_[k >> 6] >> (k & 63)) & 1u; }
+
+  std::array<std::uint64_t, 128> buckets_{};
+};
+
+// The line the log scanner's rules are reading, as it is and in lower case (the same length); set by
+// LogScanner::scan_line for the time its steps run (ReadingScope), empty otherwise. Its pairs are gathered at
+// the kPairsAfter-th question about it: a line asked a few times costs less searched than indexed.
+struct ReadingLine {
+  static constexpr int kPairsAfter = 6;
+  std::string_view line;
+  std::string_view lower;
+  BytePairs* pairs = nullptr;  // the scanner's, filled when `asked` reaches kPairsAfter
+  int asked = 0;
+};
+inline thread_local ReadingLine reading_line;
+
+class ReadingScope {
+ public:
+  ReadingScope(std::string_view line, std::string_view lower, BytePairs& pairs) {
+    reading_line = {line, lower, &pairs, 0};
+  }
+  ~ReadingScope() { reading_line = {}; }
+  ReadingScope(const ReadingScope&) = delete;
+  ReadingScope& operator=(const ReadingScope&) = delete;
+};
+
+// has_substring, answered by the pairs of the line being read where `haystack` is a part of it.
+inline bool contains_phrase(std::string_view haystack, std::string_view needle) {
+  ReadingLine& reading = reading_line;
+  if (reading.pairs != nullptr && needle.size() >= 2) {
+    const std::less<const char*> before;
+    auto within = [&](std::string_view whole) {
+      return !before(haystack.data(), whole.data()) &&
+             !before(whole.data() + whole.size(), haystack.data() + haystack.size());
+    };
+    if (within(reading.line) || within(reading.lower)) {
+      if (++reading.asked == ReadingLine::kPairsAfter) reading.pairs->assign(reading.lower);
+      if (reading.asked >= ReadingLine::kPairsAfter && !reading.pairs->may_hold(needle)) return false;
+    }
+  }
+  return has_substring(haystack, needle);
+}
+
+// `text` in ASCII lower case into `out` (as long as `text`), 16 bytes at a time on x86-64.
+inline void lower_ascii(std::string_view text, char* out) {
+  std::size_t i = 0;
+#if defined(__SSE2__)
+  const __m128i before_a = _mm_set1_epi8('A' - 1);
+  const __m128i after_z = _mm_set1_epi8('Z' + 1);
+  const __m128i gap = _mm_set1_epi8('a' - 'A');
+  for (; i + 16 <= text.size(); i += 16) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(text.data() + i));
+    // Signed compares: bytes from 0x80 up are negative, below 'A', and stay as they are.
+    const __m128i upper = _mm_and_si128(_mm_cmpgt_epi8(bytes, before_a), _mm_cmplt_epi8(bytes, after_z));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm_add_epi8(bytes, _mm_and_si128(upper, gap)));
+  }
+#endif
+  for (; i < text.size(); ++i) {
+    const char c = text[i];
+    out[i] = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+  }
 }
 
 // The end of the line at `p`, the first '\n' before `end` (there must be one), and whether a '\r' or a
