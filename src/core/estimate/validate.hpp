@@ -36,6 +36,9 @@ struct Measurement {
   std::string precision;
   int batch_per_gpu = 0;
   int num_gpus = 1;
+  // Column `gpus_per_node`: the GPUs in one node of the run's system (MLPerf's accelerators_per_node, a source's
+  // "1 node with 16 GPUs"); empty: up to 8 a node, as NVIDIA's DGX and HGX servers have.
+  std::optional<int> gpus_per_node;
   std::optional<int> resolution;
   std::optional<int> seq_len;
   // Column `tokens`: the tokens per sample the model really computes when the data are unpadded or

@@ -309,6 +309,33 @@ TEST(PrepareRows, AnEmptyOptimizerImplementationIsTheSoftwaresDefault) {
   EXPECT_FALSE(configs[4].kbit_upcast);
 }
 
+// gpus_per_node spreads a row's GPUs over the nodes its system had (one DGX-2 of 16, two servers of 4); empty, a
+// node holds up to 8. A count that does not divide the GPUs into whole nodes is an error naming both.
+TEST(PrepareRows, GpusPerNodeSetsTheNodesARowRanOn) {
+  const auto rows = parse_measurements(
+      "model,gpu,precision,batch_per_gpu,num_gpus,metric,value,gpus_per_node\n"
+      "bert-large,v100-sxm2-32gb,fp16,8,16,train_throughput,100,16\n"
+      "bert-large,a100-sxm4-80gb,fp16,8,8,train_throughput,100,4\n"
+      "bert-large,v100-sxm2-32gb,fp16,8,16,train_throughput,100,\n",
+      "t.csv");
+  std::vector<TrainingConfig> configs;
+  for (const Measurement& m : rows) {
+    std::string skipped;
+    const auto prepared = detail::prepare(m, catalog::Catalog::active(), skipped);
+    ASSERT_TRUE(prepared) << skipped;
+    configs.push_back(prepared->config);
+  }
+  EXPECT_EQ(configs[0].gpus_per_node, 16);
+  EXPECT_EQ(configs[0].nodes, 1);
+  EXPECT_EQ(configs[1].gpus_per_node, 4);
+  EXPECT_EQ(configs[1].nodes, 2);
+  EXPECT_EQ(configs[2].gpus_per_node, 8);
+  EXPECT_EQ(configs[2].nodes, 2);
+  EXPECT_EQ(parse_error("model,gpu,precision,batch_per_gpu,num_gpus,metric,value,gpus_per_node\n"
+                        "bert-large,a100-sxm4-80gb,fp16,8,10,train_throughput,100,4\n"),
+            "t.csv:2: gpus_per_node 4 does not divide num_gpus 10 into whole nodes");
+}
+
 // Every throughput headline comes for all cards and for the data-center and GeForce cards apart, and a
 // GeForce card's cell is its own beside the data-center cards of the same architecture.
 TEST(Validate, SplitsTheHeadlinesAndCellsByCards) {
