@@ -93,11 +93,12 @@ void add_validate_command(CLI::App& app) {
   auto* command = app.add_subcommand(
       "validate",
       "Compare plan's predictions with measured training runs and report the error.\n"
-      "FILE is CSV with columns model,gpu,precision,batch_per_gpu,metric,value (optional: num_gpus, resolution,\n"
-      "seq_len, tokens (per sample computed, for unpadded or length-binned data), accumulation (micro-batches per\n"
-      "optimizer step), fails_at, attention flash|eager, parallel ddp|zero1|zero2|fsdp|hsdp, offload "
-      "optimizer|params|activations (+-joined), layout nhwc|nchw,\n"
-      "kernels eager|fused (language models' elementwise code: Hugging Face's eager Python, or fused),\n"
+      "FILE is CSV with columns model,gpu,precision,batch_per_gpu,metric,value (optional: num_gpus, gpus_per_node\n"
+      "(the GPUs in one node; empty: up to 8), resolution, seq_len, tokens (per sample computed, for unpadded or\n"
+      "length-binned data), accumulation (micro-batches per optimizer step), fails_at,\n"
+      "attention flash|eager, parallel ddp|zero1|zero2|fsdp|hsdp, offload optimizer|params|activations (+-joined),\n"
+      "layout nhwc|nchw, kernels eager|fused (language models' elementwise code: Hugging Face's eager Python, or "
+      "fused),\n"
       "task squad|pretrain|finetune, amp o2|autocast, checkpointing none|full|selective|every:N, gpu_memory_gb\n"
       "(the card's own, when it is a variant of the catalog GPU), software_date YYYY-MM, framework, source; the\n"
       "fine-tuning recipe as plan's options: optimizer, master_weights fp32|bf16, loss plain|plain16|chunked|fused,\n"

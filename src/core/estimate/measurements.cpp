@@ -229,6 +229,10 @@ void read_run(Measurement& m, const CsvRow& row) {
   m.precision = row.text_field("precision");
   m.batch_per_gpu = *row.count("batch_per_gpu", true);
   m.num_gpus = row.count("num_gpus", false).value_or(1);
+  m.gpus_per_node = row.count("gpus_per_node", false);
+  if (m.gpus_per_node && (*m.gpus_per_node > m.num_gpus || m.num_gpus % *m.gpus_per_node != 0)) {
+    row.fail("gpus_per_node {} does not divide num_gpus {} into whole nodes", *m.gpus_per_node, m.num_gpus);
+  }
   m.resolution = row.count("resolution", false);
   m.seq_len = row.count("seq_len", false);
   m.tokens = row.count("tokens", false);

@@ -36,6 +36,9 @@ struct Measurement {
   std::string precision;
   int batch_per_gpu = 0;
   int num_gpus = 1;
+  // Column `gpus_per_node`: the GPUs in one node of the run's system (MLPerf's accelerators_per_node, a source's
+  // "1 node with 16 GPUs"); empty: up to 8 a node, as NVIDIA's DGX and HGX servers have.
+  std::optional<int> gpus_per_node;
   std::optional<int> resolution;
   std::optional<int> seq_len;
   // Column `tokens`: the tokens per sample the model really computes when the data are unpadded or
@@ -127,9 +130,9 @@ struct Measurement {
 constexpr double kSuperlinearTolerance = 0.10;
 
 // Parses CSV with a header that has at least model,gpu,precision,batch_per_gpu,metric,value (optional:
-// num_gpus, resolution, seq_len, tokens, accumulation, fails_at, attention, parallel, interconnect, layout, kernels,
-// task, amp, checkpointing, gpu_memory_gb, data, framework, software_date, source; anything else ignored). Throws
-// InputError naming the line and the column.
+// num_gpus, gpus_per_node, resolution, seq_len, tokens, accumulation, fails_at, attention, parallel, interconnect,
+// layout, kernels, task, amp, checkpointing, gpu_memory_gb, data, framework, software_date, source; anything else
+// ignored). Throws InputError naming the line and the column.
 std::vector<Measurement> parse_measurements(const std::string& csv_text, const std::string& origin);
 
 // How cross-validation groups rows: every group is predicted by constants fitted on all other groups.

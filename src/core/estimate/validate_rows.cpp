@@ -30,6 +30,9 @@ bool native_layer_norm(const Measurement& m) {
   return !(m.model.rfind("bert", 0) == 0 && m.framework.find("NGC") != std::string::npos);
 }
 
+// A row that does not say how its GPUs were spread over nodes ran on servers of up to 8 (DGX, HGX).
+constexpr int kDefaultGpusPerNode = 8;
+
 }  // namespace
 
 namespace detail {
@@ -63,8 +66,8 @@ std::optional<Prepared> prepare(const Measurement& m, const catalog::Catalog& ca
     p.config.lora_dropout = m.lora_dropout;
     p.config.optimizer_in_backward = m.optimizer_in_backward;
     p.config.clip_grad_norm = m.clip_grad_norm;
-    p.config.gpus_per_node = std::min(m.num_gpus, 8);
-    p.config.nodes = std::max(1, m.num_gpus / 8);
+    p.config.gpus_per_node = m.gpus_per_node.value_or(std::min(m.num_gpus, kDefaultGpusPerNode));
+    p.config.nodes = std::max(1, m.num_gpus / p.config.gpus_per_node);
     p.config.parallel = m.parallel;
     p.config.offload = m.offload;
     p.config.interconnect = m.interconnect;

@@ -27,6 +27,21 @@ std::string parse_error(const std::string& csv) {
   return "";
 }
 
+// The training configs validate prepares from the rows of `csv` (empty on the first row that cannot be prepared).
+std::vector<TrainingConfig> prepared_configs(const std::string& csv) {
+  std::vector<TrainingConfig> configs;
+  for (const Measurement& m : parse_measurements(csv, "t.csv")) {
+    std::string skipped;
+    const auto prepared = detail::prepare(m, catalog::Catalog::active(), skipped);
+    if (!prepared) {
+      ADD_FAILURE() << skipped;
+      return {};
+    }
+    configs.push_back(prepared->config);
+  }
+  return configs;
+}
+
 TEST(ParseMeasurements, ReadsEveryColumnOfThePublishedFormat) {
   const auto rows = parse_measurements(
       std::string(kHeader) +
@@ -286,27 +301,40 @@ TEST(PrepareRows, RowsShareTheirPredictionInputsExactlyWhenTheyPredictAlike) {
 // An empty optimizer_impl takes the software's default: the framework's own fused step outside PyTorch, torch.optim's
 // foreach from PyTorch 2.0 (2023-03), its loop before; a stated one is kept. kbit_upcast reaches the config.
 TEST(PrepareRows, AnEmptyOptimizerImplementationIsTheSoftwaresDefault) {
-  const auto rows = parse_measurements(
+  const std::vector<TrainingConfig> configs = prepared_configs(
       "model,gpu,precision,batch_per_gpu,seq_len,metric,value,framework,software_date,optimizer_impl,qlora,kbit_upcast\n"
       "gpt2,rtx4090,fp16,8,1024,train_throughput,100,PyTorch 2.1,2023-10,,,\n"
       "gpt2,rtx4090,fp16,8,1024,train_throughput,100,PyTorch 1.12,2022-06,,,\n"
       "bert-large,v100-sxm2-32gb,fp16,8,384,train_throughput,100,TensorFlow 1.15,2020-06,,,\n"
       "gpt2,rtx4090,fp16,8,1024,train_throughput,100,PyTorch 2.1,2023-10,fused,,\n"
-      "llama2-7b,a100-sxm4-80gb,fp16,4,256,train_throughput,15,PyTorch 2.1,2023-12,,yes,no\n",
-      "t.csv");
-  std::vector<TrainingConfig> configs;
-  for (const Measurement& m : rows) {
-    std::string skipped;
-    const auto prepared = detail::prepare(m, catalog::Catalog::active(), skipped);
-    ASSERT_TRUE(prepared) << skipped;
-    configs.push_back(prepared->config);
-  }
+      "llama2-7b,a100-sxm4-80gb,fp16,4,256,train_throughput,15,PyTorch 2.1,2023-12,,yes,no\n");
+  ASSERT_EQ(configs.size(), 5u);
   EXPECT_EQ(configs[0].optimizer_impl, OptimizerImpl::foreach);
   EXPECT_EQ(configs[1].optimizer_impl, OptimizerImpl::loop);
   EXPECT_EQ(configs[2].optimizer_impl, OptimizerImpl::fused);
   EXPECT_EQ(configs[3].optimizer_impl, OptimizerImpl::fused);
   EXPECT_TRUE(configs[0].kbit_upcast);
   EXPECT_FALSE(configs[4].kbit_upcast);
+}
+
+// gpus_per_node spreads a row's GPUs over the nodes its system had (one DGX-2 of 16, two servers of 4); empty, a
+// node holds up to 8. A count that does not divide the GPUs into whole nodes is an error naming both.
+TEST(PrepareRows, GpusPerNodeSetsTheNodesARowRanOn) {
+  const std::vector<TrainingConfig> configs = prepared_configs(
+      "model,gpu,precision,batch_per_gpu,num_gpus,metric,value,gpus_per_node\n"
+      "bert-large,v100-sxm2-32gb,fp16,8,16,train_throughput,100,16\n"
+      "bert-large,a100-sxm4-80gb,fp16,8,8,train_throughput,100,4\n"
+      "bert-large,v100-sxm2-32gb,fp16,8,16,train_throughput,100,\n");
+  ASSERT_EQ(configs.size(), 3u);
+  EXPECT_EQ(configs[0].gpus_per_node, 16);
+  EXPECT_EQ(configs[0].nodes, 1);
+  EXPECT_EQ(configs[1].gpus_per_node, 4);
+  EXPECT_EQ(configs[1].nodes, 2);
+  EXPECT_EQ(configs[2].gpus_per_node, 8);
+  EXPECT_EQ(configs[2].nodes, 2);
+  EXPECT_EQ(parse_error("model,gpu,precision,batch_per_gpu,num_gpus,metric,value,gpus_per_node\n"
+                        "bert-large,a100-sxm4-80gb,fp16,8,10,train_throughput,100,4\n"),
+            "t.csv:2: gpus_per_node 4 does not divide num_gpus 10 into whole nodes");
 }
 
 // Every throughput headline comes for all cards and for the data-center and GeForce cards apart, and a
