@@ -1,8 +1,8 @@
 // The documented constants of the memory and step-time models. Each says where it comes from.
 // The speed constants (efficiencies, kernel_fixed_s, host_dispatch_s) are the output of
 // `gpusage validate data/validation/published.csv --fit`, fitted on every current-software throughput row
-// inside validate's physical bounds (efficiencies in (0, 1]), one set for every card: no per-architecture or
-// per-card factor; so is allocator_unreleasable_fraction, on the memory verdicts.
+// on one node (validate_detail.hpp, fits_speed) inside validate's physical bounds (efficiencies in (0, 1]), one set for
+// every card: no per-architecture or per-card factor; so is allocator_unreleasable_fraction, on the memory verdicts.
 // Errors are reported only out of sample: `validate --cv gpu` refits without each GPU in turn
 // (docs/MODEL.md). Refit and paste the printed values here when the validation data grows.
 // `gpusage plan --calibration` refines them per device.

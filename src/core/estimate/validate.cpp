@@ -65,7 +65,7 @@ ValidationReport cross_validate(const std::vector<Measurement>& measurements, co
       try {
         std::vector<detail::FitRow> rows;
         for (std::size_t i = 0; i < prepared.size(); ++i) {
-          if (prepared[i] && report.rows[i].group != groups[g] && measurements[i].current_throughput()) {
+          if (prepared[i] && report.rows[i].group != groups[g] && detail::fits_speed(measurements[i], *prepared[i])) {
             rows.push_back({&*prepared[i], measurements[i].value});
           }
         }

@@ -294,15 +294,14 @@ struct FitBounds {
 const FitBounds& fit_bounds();
 
 // Fits the speed constants (efficiencies and overheads, one set for every card: no per-architecture or per-card
-// factor) to the current-software train_throughput rows by minimising the median absolute log error plus a
-// quarter of its 90th percentile with coordinate search, inside fit_bounds(). The search starts from `prior`
-// (prior_constants()) and is drawn back to it by a log-normal penalty, so a flat objective settles on the
-// documented value rather than on wherever the search started.
-// It also fits allocator_unreleasable_fraction on the memory verdicts of the current-software PyTorch rows
-// (runs that ran must fit; max-batch brackets must contain plan's largest batch): of 32 candidates, 1/32 to
-// all of allocator_overhead_fraction, the one with the fewest misses, each kind counted against the share
-// plan tolerates (2% of runs, 15% of brackets), drawn to the prior by a log-normal penalty (sigma = ln 2),
-// the largest of equals.
+// factor) to the current-software train_throughput rows on one node (detail::fits_speed) by minimising the median
+// absolute log error plus a quarter of its 90th percentile with coordinate search, inside fit_bounds(). The search
+// starts from `prior` (prior_constants()) and is drawn back to it by a log-normal penalty, so a flat objective settles
+// on the documented value rather than on wherever the search started. It also fits allocator_unreleasable_fraction on
+// the memory verdicts of the current-software PyTorch rows (runs that ran must fit; max-batch brackets must contain
+// plan's largest batch): of 32 candidates, 1/32 to all of allocator_overhead_fraction, the one with the fewest misses,
+// each kind counted against the share plan tolerates (2% of runs, 15% of brackets), drawn to the prior by a log-normal
+// penalty (sigma = ln 2), the largest of equals.
 ModelConstants fit_constants(const std::vector<Measurement>& measurements, const catalog::Catalog& catalog,
                              const ModelConstants& prior);
 

@@ -51,6 +51,13 @@ void predict_row(ValidationRow& row, const Prepared& p, const Calibration& calib
 // geforce, workstation or datacenter: the GPU class of the fine-tuning cells.
 const char* gpu_class(const catalog::Gpu& gpu);
 
+// Whether the speed constants are fitted to the row: a current-software throughput row that runs on one node. The
+// fitted constants are one card's kernel efficiencies and per-kernel times; a run across nodes also waits on the
+// network between them, a speed no row states (the catalog's reference server's NICs, collectives.cpp) and no fitted
+// constant stands for, so fitted on such rows the efficiencies would absorb what the network model misses
+// (docs/MODEL.md, session 23). Rows across nodes are predicted, never fitted.
+bool fits_speed(const Measurement& m, const Prepared& p);
+
 // A current-software throughput row the speed constants are fitted to.
 struct FitRow {
   const Prepared* prepared;

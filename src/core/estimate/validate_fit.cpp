@@ -44,7 +44,7 @@ bool judges_fragmentation(const Measurement& m) { return !m.legacy() && !m.other
 namespace detail {
 
 ModelConstants fit_rows(const std::vector<FitRow>& rows, const ModelConstants& prior) {
-  if (rows.empty()) throw InputError("no rows to fit (current-software train_throughput rows)");
+  if (rows.empty()) throw InputError("no rows to fit (current-software train_throughput rows on one node)");
   const FitBounds& bounds = fit_bounds();
   Calibration calibration;
   calibration.constants = prior;
@@ -197,6 +197,8 @@ double fit_unreleasable_fraction(const MemoryVerdicts& v, const std::function<bo
   return best;
 }
 
+bool fits_speed(const Measurement& m, const Prepared& p) { return m.current_throughput() && p.config.nodes == 1; }
+
 }  // namespace detail
 
 const FitBounds& fit_bounds() {
@@ -215,7 +217,8 @@ ModelConstants fit_constants(const std::vector<Measurement>& measurements, const
   }
   for (std::size_t i = 0; i < measurements.size(); ++i) {
     prepared_rows.push_back(prepared[i] ? &*prepared[i] : nullptr);
-    if (prepared[i] && measurements[i].current_throughput()) rows.push_back({&*prepared[i], measurements[i].value});
+    if (prepared[i] && detail::fits_speed(measurements[i], *prepared[i]))
+      rows.push_back({&*prepared[i], measurements[i].value});
   }
   ModelConstants k = detail::fit_rows(rows, prior);
   k.allocator_unreleasable_fraction = detail::fit_unreleasable_fraction(

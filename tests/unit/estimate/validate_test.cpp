@@ -278,6 +278,18 @@ TEST(Summarize, GivesAbsoluteSignedAndRatioQuantiles) {
 // A row's prediction inputs are what its prediction is made from, so the fit predicts rows that share them
 // once: rows that differ only in what they measured, where it was published or how the card was spelt share
 // them; a batch, a sequence length or the tokens computed set a row apart.
+// Each row made ready for prediction with the shipped catalog; a row it cannot prepare fails the test.
+std::vector<detail::Prepared> prepare_all(const std::vector<Measurement>& rows) {
+  std::vector<detail::Prepared> prepared;
+  for (const Measurement& m : rows) {
+    std::string skipped;
+    auto p = detail::prepare(m, catalog::Catalog::active(), skipped);
+    EXPECT_TRUE(p) << skipped;
+    if (p) prepared.push_back(std::move(*p));
+  }
+  return prepared;
+}
+
 TEST(PrepareRows, RowsShareTheirPredictionInputsExactlyWhenTheyPredictAlike) {
   const auto rows = parse_measurements(
       "model,gpu,precision,batch_per_gpu,seq_len,tokens,metric,value,source\n"
@@ -335,6 +347,23 @@ TEST(PrepareRows, GpusPerNodeSetsTheNodesARowRanOn) {
   EXPECT_EQ(parse_error("model,gpu,precision,batch_per_gpu,num_gpus,metric,value,gpus_per_node\n"
                         "bert-large,a100-sxm4-80gb,fp16,8,10,train_throughput,100,4\n"),
             "t.csv:2: gpus_per_node 4 does not divide num_gpus 10 into whole nodes");
+}
+
+// The speed constants are fitted to current-software throughput rows on one node: a run across nodes also waits on a
+// network no fitted constant stands for, and fine-tuning rows are always held out.
+TEST(PrepareRows, TheSpeedFitTakesRowsOnOneNodeOnly) {
+  const auto rows = parse_measurements(
+      "model,gpu,precision,batch_per_gpu,num_gpus,seq_len,metric,value,task\n"
+      "gpt2,a100-sxm4-80gb,bf16,8,1,1024,train_throughput,100,\n"
+      "gpt2,a100-sxm4-80gb,bf16,8,8,1024,train_throughput,90,\n"
+      "gpt2,a100-sxm4-80gb,bf16,8,64,1024,train_throughput,80,\n"
+      "gpt2,a100-sxm4-80gb,bf16,8,1,1024,train_throughput,100,finetune\n",
+      "t.csv");
+  const std::vector<detail::Prepared> prepared = prepare_all(rows);
+  ASSERT_EQ(prepared.size(), rows.size());
+  std::vector<bool> fitted;
+  for (std::size_t i = 0; i < rows.size(); ++i) fitted.push_back(detail::fits_speed(rows[i], prepared[i]));
+  EXPECT_EQ(fitted, (std::vector<bool>{true, true, false, false}));
 }
 
 // Every throughput headline comes for all cards and for the data-center and GeForce cards apart, and a
