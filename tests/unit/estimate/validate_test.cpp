@@ -27,18 +27,22 @@ std::string parse_error(const std::string& csv) {
   return "";
 }
 
-// The training configs validate prepares from the rows of `csv` (empty on the first row that cannot be prepared).
+// Each row made ready for prediction with the shipped catalog; a row it cannot prepare fails the test.
+std::vector<detail::Prepared> prepare_all(const std::vector<Measurement>& rows) {
+  std::vector<detail::Prepared> prepared;
+  for (const Measurement& m : rows) {
+    std::string skipped;
+    auto p = detail::prepare(m, catalog::Catalog::active(), skipped);
+    EXPECT_TRUE(p) << skipped;
+    if (p) prepared.push_back(std::move(*p));
+  }
+  return prepared;
+}
+
+// The training configs validate prepares from the rows of `csv`.
 std::vector<TrainingConfig> prepared_configs(const std::string& csv) {
   std::vector<TrainingConfig> configs;
-  for (const Measurement& m : parse_measurements(csv, "t.csv")) {
-    std::string skipped;
-    const auto prepared = detail::prepare(m, catalog::Catalog::active(), skipped);
-    if (!prepared) {
-      ADD_FAILURE() << skipped;
-      return {};
-    }
-    configs.push_back(prepared->config);
-  }
+  for (const detail::Prepared& p : prepare_all(parse_measurements(csv, "t.csv"))) configs.push_back(p.config);
   return configs;
 }
 
@@ -278,17 +282,6 @@ TEST(Summarize, GivesAbsoluteSignedAndRatioQuantiles) {
 // A row's prediction inputs are what its prediction is made from, so the fit predicts rows that share them
 // once: rows that differ only in what they measured, where it was published or how the card was spelt share
 // them; a batch, a sequence length or the tokens computed set a row apart.
-// Each row made ready for prediction with the shipped catalog; a row it cannot prepare fails the test.
-std::vector<detail::Prepared> prepare_all(const std::vector<Measurement>& rows) {
-  std::vector<detail::Prepared> prepared;
-  for (const Measurement& m : rows) {
-    std::string skipped;
-    auto p = detail::prepare(m, catalog::Catalog::active(), skipped);
-    EXPECT_TRUE(p) << skipped;
-    if (p) prepared.push_back(std::move(*p));
-  }
-  return prepared;
-}
 
 TEST(PrepareRows, RowsShareTheirPredictionInputsExactlyWhenTheyPredictAlike) {
   const auto rows = parse_measurements(
