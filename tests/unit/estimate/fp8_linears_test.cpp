@@ -121,8 +121,8 @@ TEST(Fp8Linears, TransformerEngineFusesTheNormsCasts) {
   EXPECT_DOUBLE_EQ(q_llmq.backward_activation_bytes, 4 * x);
 }
 
-// Llama 3 8B, two sequences on one H100 SXM: with the FP8 peak twice the bf16 one, the step gains a fifth to a
-// quarter (attention, lm_head and the memory-bound ops stay 16-bit; the scaling passes add bytes), where every layer
+// Llama 3 8B, two sequences on one H100 SXM: with the FP8 peak twice the bf16 one, the step gains about a fifth
+// (attention, lm_head and the memory-bound ops stay 16-bit; the scaling passes add bytes), where every layer
 // at the FP8 peak gave 1.6x; torchtitan measures 1.28x on 8 H100s (docs/MODEL.md). Tensorwise scaling moves more
 // bytes than llm.q's cast passes, which move more than Transformer Engine's (its norms write FP8 themselves).
 TEST(Fp8Linears, SpeedUpOverBf16IsWellBelowThePeakRatio) {
@@ -134,8 +134,8 @@ TEST(Fp8Linears, SpeedUpOverBf16IsWellBelowThePeakRatio) {
   const double delayed_s = estimate_step_time(w, fp8(), h100).step_s;
   const double tensorwise_s = estimate_step_time(w, fp8(Fp8Recipe::tensorwise), h100).step_s;
   const double producer_amax_s = estimate_step_time(w, fp8(Fp8Recipe::producer_amax), h100).step_s;
-  EXPECT_NEAR(bf16_s / delayed_s, 1.25, 0.01);
-  EXPECT_NEAR(bf16_s / producer_amax_s, 1.23, 0.01);
+  EXPECT_NEAR(bf16_s / delayed_s, 1.23, 0.01);  // 1.25 before FA2's mma.sync rate on sm90
+  EXPECT_NEAR(bf16_s / producer_amax_s, 1.22, 0.01);
   EXPECT_NEAR(bf16_s / tensorwise_s, 1.17, 0.01);
   EXPECT_LT(delayed_s, producer_amax_s);
   EXPECT_LT(producer_amax_s, tensorwise_s);

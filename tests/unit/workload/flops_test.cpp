@@ -59,13 +59,14 @@ TEST(Flops, CnnFlopsScaleWithThePixelCount) {
 
 // Kaplan et al. 2020 ("Scaling Laws for Neural Language Models", Table 1): forward FLOPs per token
 // C = 2N + 2 n_layer n_ctx d_attn with N the non-embedding parameters, plus 2 d_model n_vocab for the
-// de-embedding (lm_head). Their attention term is the causal half of QK^T and AV, which is what a
-// causal FlashAttention kernel computes.
+// de-embedding (lm_head). Their attention term is the causal half of QK^T and AV, which a causal FlashAttention
+// kernel computes, plus the masked half of the 128-query blocks the diagonal cuts (63.5 keys a query, 4 FLOPs a key
+// and hidden unit).
 TEST(Flops, TransformerForwardMatchesKaplanPerTokenCount) {
   const Workload w = build("gpt2");
   const double h = 768, layers = 12, s = 1024, vocab = 50257;
   const double n_non_embedding = 12 * layers * h * h;
-  const double kaplan = 2 * n_non_embedding + 2 * layers * s * h + 2 * h * vocab;
+  const double kaplan = 2 * n_non_embedding + 2 * layers * s * h + 2 * h * vocab + layers * 4 * 63.5 * h;
   EXPECT_NEAR(w.forward_flops() / s / kaplan, 1.0, 0.01);
 
   // Llama 2 7B: every parameter outside the token embedding sits in a matmul (norms aside).
@@ -83,7 +84,9 @@ TEST(Flops, AttentionCountsTheSquareTerms) {
   const Layer& core = testing::layer(build("gpt2", unfused), "transformer.h.0.attn.core");
   EXPECT_DOUBLE_EQ(core.forward_flops, 4.0 * 1024 * 1024 * 768);
   const Layer& flash = testing::layer(build("gpt2"), "transformer.h.0.attn.core");
-  EXPECT_DOUBLE_EQ(flash.forward_flops, 4.0 * (1024.0 * 1025 / 2) * 768);
+  // Causal: the pairs below the diagonal, and the masked half of the 128-query blocks the diagonal cuts, which the
+  // kernel computes whole (63.5 keys a query).
+  EXPECT_DOUBLE_EQ(flash.forward_flops, 4.0 * (1024.0 * 1025 / 2 + 1024 * 63.5) * 768);
   // BERT's bidirectional attention has no mask to skip.
   EXPECT_DOUBLE_EQ(
       testing::layer(build("bert-base"), "bert.encoder.layer.0.attention.self.core").forward_flops,
@@ -94,7 +97,8 @@ TEST(Flops, AttentionCountsTheSquareTerms) {
 TEST(Flops, MistralSlidingWindowLimitsTheKeysPerQuery) {
   const Layer& core = testing::layer(build("mistral-7b"), "model.layers.0.self_attn.core");
   const double s = 8192, w = 4096;
-  const double pairs = w * (w + 1) / 2 + (s - w) * w;
+  // ... plus the masked halves of the 128-query blocks cut by the window's two edges (the far one only past w).
+  const double pairs = w * (w + 1) / 2 + (s - w) * w + s * 63.5 + (s - w) * 63.5;
   EXPECT_DOUBLE_EQ(core.forward_flops, 4.0 * pairs * 4096);
 }
 
