@@ -54,7 +54,7 @@ struct ModelConstants {
   // of the halved FP32-accumulate peak, at most all of it: step_time.cpp). The GEMMs' is fitted inside the largest
   // measured fraction, 0.85 (validate.hpp, FitBounds).
   double conv_tensor_efficiency = 1.0;
-  double matmul_tensor_efficiency = 0.7344;
+  double matmul_tensor_efficiency = 0.8333;
   // TF32 GEMMs and convolutions relative to the 16-bit ones, as a fraction of their own (half as high)
   // peak: the same tile shapes move twice the bytes per FLOP through shared memory and registers, so at
   // BERT's and ResNet's shapes TF32 kernels sit further below their peak (fitted). Only on cards whose tensor
@@ -63,10 +63,10 @@ struct ModelConstants {
   // cycle on the RTX 4090), slowly enough for the operands to keep up, so their TF32 kernels reach the
   // 16-bit efficiency (step_time.cpp; issue 28, docs/MODEL.md: GeForce TF32 rows went from -17%..-31% to
   // -4%..-27%).
-  double tf32_relative_efficiency = 0.8333;
+  double tf32_relative_efficiency = 0.8824;
   // Fraction of the CUDA-core FP32 peak reached by FP32 (non-TF32) conv / GEMM kernels.
-  double conv_fp32_efficiency = 0.6912;
-  double matmul_fp32_efficiency = 0.864;
+  double conv_fp32_efficiency = 0.9423;
+  double matmul_fp32_efficiency = 0.7136;
   // Fused (flash) attention's two matmuls as a fraction of the GEMM efficiency, its softmax priced apart
   // (sfu_results_per_sm_cycle below): FlashAttention-2 reaches 50-73% of the A100 peak against 70-80% for a GEMM
   // (Dao 2023). Fitted: 0.81 (0.60 in session 18, 0.79 in session 15): the rows hold it loosely, trading it against
@@ -89,7 +89,7 @@ struct ModelConstants {
   // Depthwise convolutions (MobileNet, EfficientNet) do a few MACs per output element and run as
   // memory-bound kernels, but cuDNN's depthwise kernels (their weight gradient above all) reach only a
   // fraction of the bandwidth plain elementwise kernels do. Relative to memory_bound_bandwidth (planner.hpp).
-  double depthwise_conv_relative_efficiency = 0.3125;
+  double depthwise_conv_relative_efficiency = 0.2247;
   // NCHW tensors under tensor cores: cuDNN's tensor-core convolutions work on NHWC, so an NCHW
   // convolution transposes its input and output on the way (NVIDIA Deep Learning Performance Guide,
   // "Convolutional Layers": "tensor layout ... NHWC ... NCHW inputs are transposed"). Each pass is one
@@ -107,7 +107,7 @@ struct ModelConstants {
   double l2_reuse_fraction = 1.0;
   // Fraction of peak DRAM bandwidth the memory system delivers to memory-bound kernels (normalisation,
   // elementwise, pooling, optimizer) when the SMs keep enough requests in flight (below).
-  double memory_efficiency = 1.0;
+  double memory_efficiency = 0.918;
   // What one SM keeps in flight limits what it can stream (Little's law: throughput = bytes in flight /
   // latency; Volkov 2016, "Understanding Latency Hiding on GPUs", UC Berkeley EECS-2016-143). A streaming
   // kernel at full occupancy has about one 16-byte vector load per resident thread outstanding (2,048
@@ -157,7 +157,7 @@ struct ModelConstants {
   // GPU it ranged 195-1,867 cycles, standing in for whatever the held-out card lacked (docs/MODEL.md).
   double gemm_tile_fixed_cycles = 300;
   // GPU-side fixed time per kernel (launch latency, ramp-up and tail), seconds.
-  double kernel_fixed_s = 5.949e-07;
+  double kernel_fixed_s = 1.875e-06;
   // Host-side dispatch time per kernel in eager PyTorch (Python + dispatcher + launch): 10-20 us per op
   // is the usual figure; the GPU is starved when kernels are shorter than this.
   double host_dispatch_s = 1.2e-05;
