@@ -14,18 +14,20 @@ namespace {
 
 char fold(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 
-// The trie of the words over byte classes, before it becomes a DFA.
-struct Trie {
-  std::vector<std::vector<std::int32_t>> child;  // [state][class], -1: none
-  std::vector<std::uint64_t> output;
-  std::uint32_t classes = 1;
-
-  std::uint32_t add_state() {
-    child.emplace_back(classes, -1);
-    output.push_back(0);
-    return static_cast<std::uint32_t>(child.size() - 1);
+// The trie's size before it is built: one state per distinct prefix of the (folded) words, the root included.
+// Sorted, a word adds the states of what it does not share with the word before it.
+std::size_t trie_states(std::vector<std::string> words) {
+  std::sort(words.begin(), words.end());
+  std::size_t states = 1;
+  std::string_view previous;
+  for (const std::string& word : words) {
+    const std::size_t shared = static_cast<std::size_t>(
+        std::mismatch(word.begin(), word.end(), previous.begin(), previous.end()).first - word.begin());
+    states += word.size() - shared;
+    previous = word;
   }
-};
+  return states;
+}
 
 }  // namespace
 
@@ -51,48 +53,51 @@ LiteralMatcher::LiteralMatcher(const std::vector<TriggerWords>& lists, Engine en
   for (char c = 'A'; c <= 'Z'; ++c)
     byte_class_[static_cast<unsigned char>(c)] = byte_class_[static_cast<unsigned char>(fold(c))];
 
-  Trie trie;
-  trie.classes = classes_;
-  trie.add_state();  // the root
+  // One flat table [state * classes + class] holds the trie, then (in place) the DFA's transitions, sized once: the
+  // automaton is built on every scan's start, and its peak memory is the scanner's (issue 54: peak RSS).
+  const std::size_t n = trie_states(words_);
+  const std::uint32_t none = UINT32_MAX;
+  std::vector<std::uint32_t> table(n * classes_, none);
+  std::vector<std::uint64_t> output(n, 0);
+  std::size_t added = 1;  // the root
+  std::size_t word_index = 0;
   for (const auto& list : lists) {
-    for (std::string_view word : list.words) {
-      std::uint32_t s = 0;
-      for (char c : word) {
-        const std::uint8_t k = byte_class_[static_cast<unsigned char>(c)];
-        if (trie.child[s][k] < 0) {
-          const std::uint32_t added = trie.add_state();
-          trie.child[s][k] = static_cast<std::int32_t>(added);
-        }
-        s = static_cast<std::uint32_t>(trie.child[s][k]);
+    for (std::size_t i = 0; i < list.words.size(); ++i) {
+      std::size_t s = 0;
+      for (char c : words_[word_index++]) {
+        std::uint32_t& child = table[s * classes_ + byte_class_[static_cast<unsigned char>(c)]];
+        if (child == none) child = static_cast<std::uint32_t>(added++);
+        s = static_cast<std::size_t>(child);
       }
-      trie.output[s] |= std::uint64_t{1} << list.group;
+      output[s] |= std::uint64_t{1} << list.group;
     }
   }
 
-  // Breadth first: failure links, outputs inherited through them, and the DFA's transitions.
-  const std::size_t n = trie.child.size();
-  std::vector<std::vector<std::uint32_t>> delta(n, std::vector<std::uint32_t>(classes_, 0));
+  // Breadth first: failure links, outputs inherited through them, and the DFA's transitions. A state's row is
+  // rewritten when the state is taken from the queue: its missing children become its failure state's transitions,
+  // whose row is final already (a failure state is shallower, so it left the queue first).
   std::vector<std::uint32_t> fail(n, 0);
   std::deque<std::uint32_t> queue;
   for (std::uint32_t k = 0; k < classes_; ++k) {
-    const std::int32_t c = trie.child[0][k];
-    if (c > 0) {
-      delta[0][k] = static_cast<std::uint32_t>(c);
-      queue.push_back(static_cast<std::uint32_t>(c));
+    std::uint32_t& c = table[k];
+    if (c == none) {
+      c = 0;
+    } else {
+      queue.push_back(c);
     }
   }
   while (!queue.empty()) {
     const std::uint32_t s = queue.front();
     queue.pop_front();
-    trie.output[s] |= trie.output[fail[s]];
+    output[s] |= output[fail[s]];
     for (std::uint32_t k = 0; k < classes_; ++k) {
-      const std::int32_t c = trie.child[s][k];
-      if (c < 0) {
-        delta[s][k] = delta[fail[s]][k];
+      std::uint32_t& c = table[std::size_t{s} * classes_ + k];
+      const std::uint32_t via_fail = table[std::size_t{fail[s]} * classes_ + k];
+      if (c == none) {
+        c = via_fail;
       } else {
-        fail[static_cast<std::uint32_t>(c)] = delta[fail[s]][k];
-        delta[s][k] = static_cast<std::uint32_t>(c);
-        queue.push_back(static_cast<std::uint32_t>(c));
+        fail[c] = via_fail;
+        queue.push_back(c);
       }
     }
   }
@@ -100,18 +105,34 @@ LiteralMatcher::LiteralMatcher(const std::vector<TriggerWords>& lists, Engine en
 
   // Renumber: states without output first (the root stays 0), then the states with one.
   std::vector<std::uint32_t> order;
+  order.reserve(n);
   for (std::uint32_t s = 0; s < n; ++s)
-    if (trie.output[s] == 0) order.push_back(s);
+    if (output[s] == 0) order.push_back(s);
   first_output_ = static_cast<std::uint32_t>(order.size());
   for (std::uint32_t s = 0; s < n; ++s)
-    if (trie.output[s] != 0) order.push_back(s);
+    if (output[s] != 0) order.push_back(s);
   std::vector<std::uint32_t> renamed(n);
   for (std::uint32_t i = 0; i < n; ++i) renamed[order[i]] = i;
-  next_.assign(n * classes_, 0);
-  for (std::uint32_t i = 0; i < n; ++i) {
-    for (std::uint32_t k = 0; k < classes_; ++k) next_[i * classes_ + k] = renamed[delta[order[i]][k]] * classes_;
+  for (std::uint32_t& target : table) target = renamed[target] * classes_;
+  // Row i of the DFA is row order[i] of the table: the rows are permuted in place, cycle by cycle, with one
+  // row held aside, so that the table becomes next_ without a second copy.
+  std::vector<bool> placed(n, false);
+  std::vector<std::uint32_t> held(classes_);
+  const auto row = [&](std::size_t r) { return table.begin() + static_cast<std::ptrdiff_t>(r * classes_); };
+  for (std::size_t start = 0; start < n; ++start) {
+    if (placed[start] || order[start] == start) continue;
+    std::copy(row(start), row(start) + classes_, held.begin());
+    std::size_t i = start;
+    while (order[i] != start) {
+      std::copy(row(order[i]), row(order[i]) + classes_, row(i));
+      placed[i] = true;
+      i = order[i];
+    }
+    std::copy(held.begin(), held.end(), row(i));
+    placed[i] = true;
   }
-  for (std::uint32_t i = first_output_; i < n; ++i) output_.push_back(trie.output[order[i]]);
+  next_ = std::move(table);
+  for (std::uint32_t i = first_output_; i < n; ++i) output_.push_back(output[order[i]]);
   first_output_ *= classes_;
 
   if (engine == Engine::best) {

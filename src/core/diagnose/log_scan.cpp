@@ -415,7 +415,7 @@ LogScan scan_log(std::string_view text, Prefilter prefilter) {
 
 LogScan scan_log_stream(std::istream& in, const std::string& name, const Thresholds& thresholds, Prefilter prefilter) {
   LogScanner scanner(thresholds, prefilter);
-  std::vector<char> buffer(1 << 20);
+  std::vector<char> buffer(256u << 10);  // a quarter of a MiB: reading larger blocks saves no CPU
   while (in) {
     in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
     const std::streamsize got = in.gcount();
