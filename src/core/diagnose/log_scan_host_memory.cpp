@@ -15,27 +15,23 @@ using scan_text::contains;
 
 namespace {
 
-// "OUT_OF_MEMORY" as a word of its own: Slurm's job state (sacct, seff "State: OUT_OF_MEMORY (exit code 0)",
-// squeue), not the tail of a status name such as CUDA_ERROR_OUT_OF_MEMORY.
-bool slurm_out_of_memory_state(std::string_view line) {
-  constexpr std::string_view word = "OUT_OF_MEMORY";
-  for (std::size_t pos = line.find(word); pos != std::string_view::npos; pos = line.find(word, pos + 1)) {
+bool is_alnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
+bool is_alnum_or_underscore(char c) { return is_alnum(c) || c == '_'; }
+
+// `word` in `text` with no byte that `glued` accepts on either side (by default a letter or digit: "ram" in "RAM
+// OOMs" and "(cpu)", not in "program").
+bool has_word(std::string_view text, std::string_view word, bool (*glued)(char) = is_alnum) {
+  for (std::size_t pos = text.find(word); pos != std::string_view::npos; pos = text.find(word, pos + 1)) {
     const std::size_t end = pos + word.size();
-    const auto glued = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; };
-    if ((pos == 0 || !glued(line[pos - 1])) && (end == line.size() || !glued(line[end]))) return true;
+    if ((pos == 0 || !glued(text[pos - 1])) && (end == text.size() || !glued(text[end]))) return true;
   }
   return false;
 }
 
-// `word` in lower-case text with no letter or digit glued to either side ("RAM OOMs", "(cpu)", not "program").
-bool has_word(std::string_view lower, std::string_view word) {
-  for (std::size_t pos = lower.find(word); pos != std::string_view::npos; pos = lower.find(word, pos + 1)) {
-    const std::size_t end = pos + word.size();
-    const bool alone_before = pos == 0 || std::isalnum(static_cast<unsigned char>(lower[pos - 1])) == 0;
-    const bool alone_after = end == lower.size() || std::isalnum(static_cast<unsigned char>(lower[end])) == 0;
-    if (alone_before && alone_after) return true;
-  }
-  return false;
+// "OUT_OF_MEMORY" as a word of its own: Slurm's job state (sacct, seff "State: OUT_OF_MEMORY (exit code 0)",
+// squeue), not the tail of a status name such as CUDA_ERROR_OUT_OF_MEMORY.
+bool slurm_out_of_memory_state(std::string_view line) {
+  return has_word(line, "OUT_OF_MEMORY", is_alnum_or_underscore);
 }
 
 // Ray lists the OOM killer first among the "potential root causes" of any worker that exits unexpectedly: a

@@ -35,7 +35,7 @@ bool has_value_token(std::string_view lower, std::string_view token) {
 // "is", "tensor"), include one that holds "loss" or ends in "norm". A superset of their matches, cheap where
 // the regexes are not (libstdc++'s backtracking tries every split of a word and every optional separator).
 bool value_after_loss_or_norm(std::string_view lower) {
-  auto is_word = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; };
+  using scan_text::is_lower_word_byte;
   auto between = [](char c) {
     return c == ' ' || (c >= '\t' && c <= '\r') || c == '\'' || c == '"' || c == ':' || c == '=' || c == '(' ||
            c == '-';
@@ -46,9 +46,9 @@ bool value_after_loss_or_norm(std::string_view lower) {
       // The name, "is" and "tensor": at most three words back.
       for (int words = 0; words < 3; ++words) {
         while (i > 0 && between(lower[i - 1])) --i;
-        if (i == 0 || !is_word(lower[i - 1])) break;
+        if (i == 0 || !is_lower_word_byte(lower[i - 1])) break;
         const std::size_t end = i;
-        while (i > 0 && is_word(lower[i - 1])) --i;
+        while (i > 0 && is_lower_word_byte(lower[i - 1])) --i;
         const std::string_view word = lower.substr(i, end - i);
         if (word.find("loss") != std::string_view::npos || (word.size() >= 4 && word.substr(word.size() - 4) == "norm"))
           return true;

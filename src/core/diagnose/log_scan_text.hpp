@@ -129,14 +129,16 @@ inline std::vector<ViewMatch> matches_from(std::string_view text, const std::reg
   return matches_at(text, re, head_starts(text, heads), limit);
 }
 
-// Where the words of `lower` that hold `inner` start (a word: a run of [a-z0-9_], regex's \w): the starts of a
-// regex that begins "\b\w*inner".
+// A byte of a word in lower-case text: [a-z0-9_], regex's \w there.
+inline bool is_lower_word_byte(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; }
+
+// Where the words of `lower` that hold `inner` start (a word: a run of is_lower_word_byte): the starts of a regex
+// that begins "\b\w*inner".
 inline std::vector<std::size_t> word_starts_holding(std::string_view lower, std::string_view inner) {
-  auto is_word = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; };
   std::vector<std::size_t> starts;
   for (std::size_t pos = lower.find(inner); pos != std::string_view::npos; pos = lower.find(inner, pos + 1)) {
     std::size_t start = pos;
-    while (start > 0 && is_word(lower[start - 1])) --start;
+    while (start > 0 && is_lower_word_byte(lower[start - 1])) --start;
     if (starts.empty() || starts.back() != start) starts.push_back(start);
   }
   return starts;

@@ -137,14 +137,17 @@ bool host_refused(std::string_view line, std::string_view lower) {
 // process ended by it: "killed by signal 9", "exited on signal 9", "received signal 9", "(signal: 9, SIGKILL:
 // kill)".
 bool names_signal_9(std::string_view lower) {
+  bool number = false;
   for (std::string_view form : {std::string_view("signal 9"), std::string_view("signal: 9")}) {
-    for (std::size_t pos = lower.find(form); pos != std::string_view::npos; pos = lower.find(form, pos + 1)) {
+    for (std::size_t pos = lower.find(form); !number && pos != std::string_view::npos;
+         pos = lower.find(form, pos + 1)) {
       const std::size_t end = pos + form.size();
-      if (end < lower.size() && std::isdigit(static_cast<unsigned char>(lower[end])) != 0) continue;
-      for (std::string_view verb : {"kill", "interrupted", "terminated", "received", "died", "exited", "caught"}) {
-        if (contains(lower, verb)) return true;
-      }
+      number = end == lower.size() || std::isdigit(static_cast<unsigned char>(lower[end])) == 0;
     }
+  }
+  if (!number) return false;
+  for (std::string_view verb : {"kill", "interrupted", "terminated", "received", "died", "exited", "caught"}) {
+    if (contains(lower, verb)) return true;
   }
   return false;
 }
