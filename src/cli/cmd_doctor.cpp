@@ -182,8 +182,8 @@ void add_doctor_command(CLI::App& app) {
     // Bad names are input errors even when the log turns out to need them not.
     std::optional<workload::Workload> workload;
     if (!state->model.empty()) workload = workload::build(state->model);
-    const catalog::Catalog& catalog = catalog::Catalog::active();
-    if (!state->gpu.empty()) request.run.gpu = &catalog.resolve(state->gpu);
+    // The catalog only for a named card: parsing its TOML is most of doctor's start-up heap (issue 54: peak memory).
+    if (!state->gpu.empty()) request.run.gpu = &catalog::Catalog::active().resolve(state->gpu);
     request.run.workload = workload ? &*workload : nullptr;
     request.run.batch = state->batch;
     if (!state->precision.empty()) request.run.precision = catalog::parse_precision(state->precision);

@@ -53,8 +53,16 @@ LiteralMatcher::LiteralMatcher(const std::vector<TriggerWords>& lists, Engine en
   for (char c = 'A'; c <= 'Z'; ++c)
     byte_class_[static_cast<unsigned char>(c)] = byte_class_[static_cast<unsigned char>(fold(c))];
 
+  if (engine == Engine::best) {
+    const EngineWords distinct = engine_words(lists);
+    engine_ = make_block_engine(distinct.words, distinct.groups);
+  }
+  if (!engine_) build_automaton(lists);
+}
+
+void LiteralMatcher::build_automaton(const std::vector<TriggerWords>& lists) {
   // One flat table [state * classes + class] holds the trie, then (in place) the DFA's transitions, sized once: the
-  // automaton is built on every scan's start, and its peak memory is the scanner's (issue 54: peak RSS).
+  // automaton is built where no engine answers, and its peak memory is the scanner's (issue 54: peak RSS).
   const std::size_t n = trie_states(words_);
   const std::uint32_t none = UINT32_MAX;
   std::vector<std::uint32_t> table(n * classes_, none);
@@ -134,11 +142,6 @@ LiteralMatcher::LiteralMatcher(const std::vector<TriggerWords>& lists, Engine en
   next_ = std::move(table);
   for (std::uint32_t i = first_output_; i < n; ++i) output_.push_back(output[order[i]]);
   first_output_ *= classes_;
-
-  if (engine == Engine::best) {
-    const EngineWords distinct = engine_words(lists);
-    engine_ = make_block_engine(distinct.words, distinct.groups);
-  }
 }
 
 EngineWords engine_words(const std::vector<TriggerWords>& lists) {
@@ -160,9 +163,14 @@ EngineWords engine_words(const std::vector<TriggerWords>& lists) {
 
 LiteralMatcher::~LiteralMatcher() = default;
 
+std::uint64_t LiteralMatcher::engine_groups_in(std::string_view text, BlockScratch* scratch) const {
+  if (scratch) return engine_->groups_in(text, *scratch);
+  return engine_->groups_in(text, *engine_->make_scratch());
+}
+
 void LiteralMatcher::find_in_block(std::string_view block, BlockScratch* scratch, std::vector<BlockHit>& hits) const {
-  if (engine_ && scratch) {
-    engine_->find(block, *scratch, hits);
+  if (engine_) {
+    engine_->find(block, scratch ? *scratch : *engine_->make_scratch(), hits);
     return;
   }
   const char* const begin = block.data();

@@ -13,7 +13,9 @@
 //   - a block engine (log_prefilter_engine.hpp: Hyperscan where the build has it) that reads a whole block of
 //     lines with SIMD and reports where words end; the scanner then finds the lines around them.
 // The scanner reads blocks (find_in_block), which uses the engine when there is one and the automaton line by
-// line otherwise; groups_in serves single lines.
+// line otherwise; groups_in serves single lines, with the same matcher. The automaton is built only where no
+// engine answers: its table (about 1.4 MiB for the scanner's words) would be most of doctor's heap (issue 54:
+// peak memory).
 #pragma once
 
 #include <array>
@@ -53,7 +55,9 @@ class LiteralMatcher {
   LiteralMatcher& operator=(const LiteralMatcher&) = delete;
 
   // The groups with a word in `text`: bit g set when some word of group g occurs (ASCII case ignored).
-  std::uint64_t groups_in(std::string_view text) const {
+  // `scratch`: from make_scratch(), for the engine (without one, a call with the engine makes its own).
+  std::uint64_t groups_in(std::string_view text, BlockScratch* scratch = nullptr) const {
+    if (engine_) return engine_groups_in(text, scratch);
     std::uint32_t state = 0;
     std::uint64_t found = 0;
     const std::uint8_t* cls = byte_class_.data();
@@ -67,19 +71,23 @@ class LiteralMatcher {
 
   // The words of `block`, a run of whole lines each ending in '\n': appends hits in order of `end`, every line
   // with a word having at least one hit that ends within it (a line's hits OR to its groups). `scratch`: from
-  // make_scratch(), one per thread.
+  // make_scratch(), one per thread (null: the engine makes one for the call).
   void find_in_block(std::string_view block, BlockScratch* scratch, std::vector<BlockHit>& hits) const;
   // The engine's working memory (null when the automaton does the work).
   std::unique_ptr<BlockScratch> make_scratch() const;
   // "hyperscan 5.4.0 …" or "aho-corasick".
   std::string engine_name() const;
 
+  // The automaton's states: 0 where the engine answers and no automaton was built.
   std::size_t states() const { return next_.size() / classes_; }
   std::size_t words() const { return words_.size(); }
   // Every word, folded to lower case (for tests).
   const std::vector<std::string>& word_list() const { return words_; }
 
  private:
+  void build_automaton(const std::vector<TriggerWords>& lists);
+  std::uint64_t engine_groups_in(std::string_view text, BlockScratch* scratch) const;
+
   std::array<std::uint8_t, 256> byte_class_{};  // 0: a byte no word has
   std::uint32_t classes_ = 1;
   // The DFA: next_[state * classes_ + class], states stored pre-multiplied by classes_; states with an output

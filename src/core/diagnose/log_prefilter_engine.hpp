@@ -36,6 +36,8 @@ class BlockEngine {
   virtual std::unique_ptr<BlockScratch> make_scratch() const = 0;
   // Appends the hits of `block` to `hits` (ASCII case ignored, as the automaton does).
   virtual void find(std::string_view block, BlockScratch& scratch, std::vector<BlockHit>& hits) const = 0;
+  // The groups of every word in `text`, ORed (a single line; no hit list).
+  virtual std::uint64_t groups_in(std::string_view text, BlockScratch& scratch) const = 0;
   // "hyperscan 5.4.0 …", for the benchmark's record.
   virtual std::string name() const = 0;
 };

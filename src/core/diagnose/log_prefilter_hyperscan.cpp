@@ -36,6 +36,19 @@ int on_match(unsigned id, unsigned long long /*from*/, unsigned long long to, un
   return 0;  // go on
 }
 
+// A single line's groups (LiteralMatcher::groups_in): every word's, ORed, no hit list.
+struct Union {
+  const std::vector<std::uint64_t>* groups;
+  std::uint64_t found = 0;
+};
+
+int on_match_union(unsigned id, unsigned long long /*from*/, unsigned long long /*to*/, unsigned /*flags*/,
+                   void* context) {
+  auto& u = *static_cast<Union*>(context);
+  u.found |= (*u.groups)[id];
+  return 0;
+}
+
 class HyperscanEngine final : public BlockEngine {
  public:
   HyperscanEngine(hs_database_t* database, std::vector<std::uint64_t> groups)
@@ -52,17 +65,27 @@ class HyperscanEngine final : public BlockEngine {
 
   void find(std::string_view block, BlockScratch& scratch, std::vector<BlockHit>& hits) const override {
     Collect collect{&groups_, &hits};
-    auto* space = static_cast<HyperscanScratch&>(scratch).space;
-    // The scanner hands blocks of at most a few hundred KiB (log_scan.cpp), far below hs_scan's 4 GiB.
-    if (hs_scan(database_, block.data(), static_cast<unsigned>(block.size()), 0, space, on_match, &collect) !=
-        HS_SUCCESS) {
-      throw std::bad_alloc();  // only a scratch too small or a corrupt database gets here: both are bugs
-    }
+    scan(block, scratch, on_match, &collect);
+  }
+
+  std::uint64_t groups_in(std::string_view text, BlockScratch& scratch) const override {
+    Union found{&groups_};
+    scan(text, scratch, on_match_union, &found);
+    return found.found;
   }
 
   std::string name() const override { return std::string("hyperscan ") + hs_version(); }
 
  private:
+  void scan(std::string_view text, BlockScratch& scratch, match_event_handler handler, void* context) const {
+    auto* space = static_cast<HyperscanScratch&>(scratch).space;
+    // The scanner hands blocks of at most a few hundred KiB and lines of about 1 MiB at most (log_scan.cpp), far
+    // below hs_scan's 4 GiB.
+    if (hs_scan(database_, text.data(), static_cast<unsigned>(text.size()), 0, space, handler, context) != HS_SUCCESS) {
+      throw std::bad_alloc();  // only a scratch too small or a corrupt database gets here: both are bugs
+    }
+  }
+
   hs_database_t* database_;
   std::vector<std::uint64_t> groups_;  // by word id
 };

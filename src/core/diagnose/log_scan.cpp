@@ -238,7 +238,7 @@ const std::vector<TriggerWords>& scan_line_triggers() {
 }
 
 void LogScanner::feed_line(std::string_view line) {
-  std::uint64_t groups = prefilter_ ? prefilter_->groups_in(line) : LineNormalizer::kJoined;
+  std::uint64_t groups = prefilter_ ? prefilter_->groups_in(line, prefilter_scratch_.get()) : LineNormalizer::kJoined;
   if (prefilter_ && (groups & gate::bit(gate::non_finite)) && !scan_text::may_name_non_finite(line))
     groups &= ~gate::bit(gate::non_finite);
   feed_tagged(line, groups);

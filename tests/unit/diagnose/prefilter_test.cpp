@@ -4,6 +4,8 @@
 // shows it: add the word to the list of the step that runs the rule (log_scan*.cpp, *_triggers()).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -123,10 +125,22 @@ TEST(LiteralMatcher, BlocksGiveEachLineItsGroupsWithEitherEngine) {
   }
 }
 
+#ifdef GPUSAGE_TEST_HYPERSCAN
+// `pieces` words or their first halves, each followed by one of `separators`.
+std::string random_word_text(const std::vector<std::string>& words, std::mt19937& rng, int pieces,
+                             std::string_view separators) {
+  std::string text;
+  for (int piece = 0; piece < pieces; ++piece) {
+    const std::string& word = words[rng() % words.size()];
+    text += (rng() % 2) ? word : word.substr(0, word.size() / 2);
+    text += separators[rng() % separators.size()];
+  }
+  return text;
+}
+
 // The scanner's words were compiled into a Hyperscan database at build time (log_prefilter_embedded.hpp): the
 // runtime deserializes it, reports a word where it ends, and gives every line of random blocks made of the
 // words the groups the automaton gives it. Other words than the embedded ones get no engine (no compiler).
-#ifdef GPUSAGE_TEST_HYPERSCAN
 TEST(ScannerPrefilter, EmbeddedHyperscanDatabaseFindsTheScannersWords) {
   const LiteralMatcher& m = scanner_prefilter();
   ASSERT_EQ(m.engine_name().rfind("hyperscan ", 0), 0u) << m.engine_name();
@@ -145,18 +159,32 @@ TEST(ScannerPrefilter, EmbeddedHyperscanDatabaseFindsTheScannersWords) {
   const auto& words = automaton.word_list();
   std::mt19937 rng(5454);
   for (int round = 0; round < 200; ++round) {
-    std::string random;
-    for (int piece = 0; piece < 20; ++piece) {
-      const std::string& word = words[rng() % words.size()];
-      random += (rng() % 2) ? word : word.substr(0, word.size() / 2);
-      random += " \n\tX"[rng() % 4];
-    }
-    random += '\n';
+    const std::string random = random_word_text(words, rng, 20, " \n\tX") + '\n';
     EXPECT_EQ(block_groups(m, random), block_groups(automaton, random)) << random;
   }
 
   const LiteralMatcher other({{0, {"nan", "inf"}}});
   EXPECT_EQ(other.engine_name(), "aho-corasick");
+}
+
+// Where Hyperscan answers, no automaton is built (its table was most of doctor's heap, issue 54), and a single
+// line's groups (LogScanner::feed_line) come from the engine: the automaton's, with the scanner's scratch or none.
+TEST(ScannerPrefilter, TheEngineAnswersSingleLinesWithoutAnAutomaton) {
+  const LiteralMatcher& m = scanner_prefilter();
+  EXPECT_EQ(m.states(), 0u);
+  const LiteralMatcher automaton(scanner_trigger_words(), LiteralMatcher::Engine::automaton);
+  EXPECT_GT(automaton.states(), 1u);
+  const auto scratch = m.make_scratch();
+  const auto& words = automaton.word_list();
+  std::mt19937 rng(54);
+  for (int round = 0; round < 300; ++round) {
+    std::string line = random_word_text(words, rng, 6, " \tX_");
+    if (round % 2)
+      std::transform(line.begin(), line.end(), line.begin(), [](unsigned char c) { return std::toupper(c); });
+    const std::uint64_t expected = automaton.groups_in(line);
+    EXPECT_EQ(m.groups_in(line, scratch.get()), expected) << line;
+    EXPECT_EQ(m.groups_in(line), expected) << line;
+  }
 }
 #endif
 
