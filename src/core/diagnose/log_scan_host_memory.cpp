@@ -206,7 +206,7 @@ bool host_memory_short(std::string_view lower) {
     return false;
   }
   for (std::string_view shortage : {"exhaust", "exceed", "ran out", "runs out", "run out", "running out", "not enough",
-                                    "insufficient", "overflow", "maxed", "max out"}) {
+                                    "insufficient", "maxed", "max out"}) {
     if (contains(lower, shortage)) return true;
   }
   return false;

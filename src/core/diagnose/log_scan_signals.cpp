@@ -277,9 +277,8 @@ const std::vector<TriggerWords>& signal_triggers() {
         "froze", "freez", "crash", "exit 137", "exits with 137", "exited with 137",
         // the host's memory said to be short (with "ram", "host memory", "system memory" or "cpu memory"), memory
         // short in Japanese and Korean, Jupyter's restart dialog, bash's SIGKILL in French, Spanish and Italian
-        "exhaust", "exceed", "ran out", "runs out", "run out", "running out", "not enough", "insufficient", "overflow",
-        "maxed", "max out", "メモリ不足", "메모리 부족", "kernel restarting", "processus arrêté", "terminado (killed)",
-        "ucciso",
+        "exhaust", "exceed", "ran out", "runs out", "run out", "running out", "not enough", "insufficient", "maxed",
+        "max out", "メモリ不足", "메모리 부족", "kernel restarting", "processus arrêté", "terminado (killed)", "ucciso",
         // a kill or a shortage of RAM told in prose (a likely host OOM when nothing else explains the log)
         "被kill", "被杀", "内存不足", "内存溢出", "out of ram", "ram is full", "not enough ram", "insufficient ram",
         "out of cpu memory", "out of (cpu)", "out of system memory", "swap", "ram oom", "cpu oom", "out of memory",
