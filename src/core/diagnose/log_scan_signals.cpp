@@ -264,6 +264,21 @@ const std::vector<TriggerWords>& signal_triggers() {
         "compiler is out of heap space", "internal heap limit reached", "lnk1102", "memory limit exceeded",
         "gone over memory limit", "exceeds job hard limit", "insufficient memory (attempted to allocate",
         "javascript heap out of memory", "(-4:insufficient memory)", "ray-oom-prevention",
+        // Ray's memory monitor's report, XLA's and TensorFlow's pinned host buffers, a notebook's kernel dead,
+        // Ollama's runner gone, RAM depleted (log_scan_host_memory.cpp)
+        "memory on the node (ip:", "exceeds the memory usage threshold", "could not allocate pinned host",
+        "kernel died", "kernel has died", "llama runner process has terminated", "deplet",
+        // macOS' jetsam, Hugging Face datasets' dead worker, a SIGKILL as subprocess reports it without its name,
+        // ENOMEM in Windows' and Node's words, a notebook's dead kernel in Jupyter's and VS Code's, RAM short in
+        // Chinese (Dask's KilledWorker and AWS Batch's kill: "killed" above)
+        "jetsam", "abruptly died", "exit status -9", "not enough space", "not enough memory resources", "enomem",
+        "dead kernel", "canceled future for execute_request", "kill掉", "内存爆", "内存不够", "内存耗尽", "内存满",
+        // RAM that froze or crashed the run, an exit status of 137 told in words
+        "froze", "freez", "crash", "exit 137", "exits with 137", "exited with 137",
+        // the host's memory said to be short (with "ram", "host memory", "system memory" or "cpu memory"), memory
+        // short in Japanese and Korean, Jupyter's restart dialog, bash's SIGKILL in French, Spanish and Italian
+        "exhaust", "exceed", "ran out", "runs out", "run out", "running out", "not enough", "insufficient", "maxed",
+        "max out", "メモリ不足", "메모리 부족", "kernel restarting", "processus arrêté", "terminado (killed)", "ucciso",
         // a kill or a shortage of RAM told in prose (a likely host OOM when nothing else explains the log)
         "被kill", "被杀", "内存不足", "内存溢出", "out of ram", "ram is full", "not enough ram", "insufficient ram",
         "out of cpu memory", "out of (cpu)", "out of system memory", "swap", "ram oom", "cpu oom", "out of memory",

@@ -79,15 +79,16 @@ constexpr double kHeldOutRecallFloor = 92.0;
 constexpr int kHeldOutFalseAlarmCeiling = 0;
 // That floor holds on the held-out rows it was measured on: the first 152 held-out rows of index.csv (127 failures,
 // 25 clean logs). The held-out part has grown since (new threads whose hash fell in it, mostly host OOM logs told in
-// fewer words), and its recall over all of them is floored at the figure measured with them.
+// fewer words), and its recall over all of them is floored at the figure measured with them: 157 of 168 after
+// session 24's 16 new held-out host OOM logs and its rules (main's rules named 154 of the 168).
 constexpr std::size_t kHeldOutRowsOfTheFirstFloor = 152;
-constexpr double kAllHeldOutRecallFloor = 91.4;
+constexpr double kAllHeldOutRecallFloor = 93.4;
 // And per category with at least 10 held-out logs (issue 54 asks 92% in each of them): the recall measured after
-// the host OOM family's watchers and allocators (README), rounded down.
+// session 24's host OOM rules (README), rounded down; host OOM is 56 of 61 (main's rules: 53 of 61).
 const std::map<std::string, double>& held_out_category_floors() {
   static const std::map<std::string, double> floors = {
       {"cuda-oom", 96.1}, {"dataloader", 94.1}, {"gpu-too-old", 100.0},
-      {"host-oom", 84.4}, {"loss-blowup", 92.8},
+      {"host-oom", 91.8}, {"loss-blowup", 92.8},
   };
   return floors;
 }
