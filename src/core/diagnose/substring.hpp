@@ -51,14 +51,20 @@ inline bool has_substring(std::string_view haystack, std::string_view needle) {
 }
 
 // Which pairs of adjacent bytes a text holds, ASCII case folded, in 8192 buckets: a needle with a pair (of the
-// three looked at) in an empty bucket is not in the text. Exact "no"s, never a wrong one.
+// three looked at) in an empty bucket is not in the text. Exact "no"s, never a wrong one. Each bucket holds the
+// number of the text that last filled it, so a new text costs one plain store per byte (no read-modify-write
+// of a bit, no clearing) and the buckets are cleared once every 255 texts.
 class BytePairs {
  public:
   // `lower`: the text in ASCII lower case.
   void assign(std::string_view lower) {
-    buckets_.fill(0);
+    if (++text_ == 0) {
+      stamps_.fill(0);
+      text_ = 1;
+    }
     const auto* b = reinterpret_cast<const unsigned char*>(lower.data());
-    for (std::size_t i = 1; i < lower.size(); ++i) set(key_of_folded(b[i - 1], b[i]));
+    std::uint8_t* const stamps = stamps_.data();
+    for (std::size_t i = 1; i < lower.size(); ++i) stamps[key_of_folded(b[i - 1], b[i])] = text_;
   }
   // Whether `needle` (two bytes or more, any case) may occur in the text: its first, middle and last pairs do.
   bool may_hold(std::string_view needle) const {
@@ -74,10 +80,10 @@ class BytePairs {
   }
   static unsigned key_of_folded(unsigned a, unsigned b) { return ((a << 6) ^ b) & 8191u; }
   static unsigned key(char a, char b) { return key_of_folded(fold(a), fold(b)); }
-  void set(unsigned k) { buckets_[k >> 6] |= std::uint64_t{1} << (k & 63); }
-  bool has(unsigned k) const { return (buckets_[k >> 6] >> (k & 63)) & 1u; }
+  bool has(unsigned k) const { return stamps_[k] == text_; }
 
-  std::array<std::uint64_t, 128> buckets_{};
+  std::array<std::uint8_t, 8192> stamps_{};
+  std::uint8_t text_ = 0;  // the number of the text held (0: none yet)
 };
 
 // The line the log scanner's rules are reading, as it is and in lower case (the same length); set by
