@@ -23,16 +23,18 @@
 
 namespace gpusage::diagnose {
 
-inline bool has_substring(std::string_view haystack, std::string_view needle) {
+// Where `needle` first occurs in `haystack` at or after `from`: std::string_view::find's answer.
+inline std::size_t find_substring(std::string_view haystack, std::string_view needle, std::size_t from = 0) {
   const std::size_t m = needle.size();
-  if (m > haystack.size()) return false;
+  if (from > haystack.size() || m > haystack.size() - from) return std::string_view::npos;
+  std::size_t i = from;
 #if defined(__SSE2__)
   if (m >= 2) {
     const __m128i first = _mm_set1_epi8(needle[0]);
     const __m128i last = _mm_set1_epi8(needle[m - 1]);
     const char* const h = haystack.data();
-    std::size_t i = 0;
-    // Each round reads h[i, i+16) and h[i+m-1, i+m+15): both inside the haystack.
+    // Each round reads h[i, i+16) and h[i+m-1, i+m+15): both inside the haystack. Candidates are taken lowest
+    // first, so the first one confirmed is the first occurrence.
     for (; i + m + 15 <= haystack.size(); i += 16) {
       const __m128i at_first = _mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i));
       const __m128i at_last = _mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i + m - 1));
@@ -40,14 +42,18 @@ inline bool has_substring(std::string_view haystack, std::string_view needle) {
           _mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(at_first, first), _mm_cmpeq_epi8(at_last, last))));
       while (candidates != 0) {
         const auto offset = static_cast<std::size_t>(__builtin_ctz(candidates));
-        if (std::memcmp(h + i + offset + 1, needle.data() + 1, m - 2) == 0) return true;
+        if (std::memcmp(h + i + offset + 1, needle.data() + 1, m - 2) == 0) return i + offset;
         candidates &= candidates - 1;
       }
     }
-    haystack.remove_prefix(i);  // fewer than 16 places are left
+    // fewer than 16 places are left
   }
 #endif
-  return haystack.find(needle) != std::string_view::npos;
+  return haystack.find(needle, i);
+}
+
+inline bool has_substring(std::string_view haystack, std::string_view needle) {
+  return find_substring(haystack, needle) != std::string_view::npos;
 }
 
 // Which pairs of adjacent bytes a text holds, ASCII case folded, in 8192 buckets: a needle with a pair (of the
