@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdint>
 #include <cstring>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 namespace gpusage::diagnose {
@@ -198,9 +201,37 @@ bool may_continue_a_phrase(std::string_view head) {
   return grams[key(lower(head[0]), lower(head[1]), lower(head[2]))];
 }
 
+// Within `sorted` (sorted, all beginning with the same `n` bytes), those whose byte `n` is `c`: two binary
+// searches on that one byte, no key built and no string compared. The shorter strings (exactly `n` bytes) sort
+// first and are left out.
+template <typename T, typename Text>
+std::pair<const T*, const T*> narrow(const T* first, const T* last, std::size_t n, char c, Text text) {
+  while (first != last && text(*first).size() == n) ++first;
+  const auto byte = [&](const T& item) { return static_cast<unsigned char>(text(item)[n]); };
+  const auto u = static_cast<unsigned char>(c);
+  first = std::lower_bound(first, last, u, [&](const T& item, unsigned char v) { return byte(item) < v; });
+  last = std::upper_bound(first, last, u, [&](unsigned char v, const T& item) { return v < byte(item); });
+  return {first, last};
+}
+
+char fold_ascii(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+
+// The items of a sorted vector of non-empty texts that begin with each byte, as [begin, end) indices: the
+// first narrowing step, one look-up instead of two binary searches over them all.
+template <typename T, typename Text>
+std::array<std::pair<std::uint32_t, std::uint32_t>, 256> first_byte_ranges(const std::vector<T>& sorted, Text text) {
+  std::array<std::pair<std::uint32_t, std::uint32_t>, 256> ranges{};
+  for (std::uint32_t i = 0; i < sorted.size(); ++i) {
+    auto& range = ranges[static_cast<unsigned char>(text(sorted[i]).front())];
+    if (range.first == range.second) range.first = i;
+    range.second = i + 1;
+  }
+  return ranges;
+}
+
 // Whether some key phrase can span the seam: `head` starts with the phrase's rest (from its second letter on)
 // and `tail` ends with the part before it (its trailing space aside). A necessary condition of the joins
-// below, exact where the trigram check above is a sieve: the rests are sorted and searched one more letter
+// below, exact where the trigram check above is a sieve: the rests are sorted and narrowed one more letter
 // at a time, and most lines stop at their first or second letter.
 bool a_phrase_may_span(std::string_view tail, std::string_view head) {
   struct Rest {
@@ -227,30 +258,33 @@ bool a_phrase_may_span(std::string_view tail, std::string_view head) {
     }
     return merged;
   }();
-  auto fold = [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; };
   auto tail_ends_with = [&](std::string_view before) {
     if (before.size() > tail.size()) return false;
     const std::string_view end = tail.substr(tail.size() - before.size());
     for (std::size_t i = 0; i < before.size(); ++i) {
-      if (fold(end[i]) != before[i]) return false;
+      if (fold_ascii(end[i]) != before[i]) return false;
     }
     return true;
   };
-  std::string lower;
-  for (std::size_t n = 1; n <= head.size(); ++n) {
-    lower += fold(head[n - 1]);
-    auto it = std::lower_bound(rests.begin(), rests.end(), lower,
-                               [](const Rest& r, const std::string& key) { return r.text < key; });
-    if (it == rests.end() || it->text.compare(0, n, lower) != 0) return false;  // no rest begins this way
-    if (it->text.size() == n && std::any_of(it->befores.begin(), it->befores.end(), tail_ends_with)) return true;
+  const auto text = [](const Rest& r) -> std::string_view { return r.text; };
+  static const auto by_first = first_byte_ranges(rests, text);
+  if (head.empty()) return false;
+  const auto range = by_first[static_cast<unsigned char>(fold_ascii(head[0]))];
+  const Rest* first = rests.data() + range.first;
+  const Rest* last = rests.data() + range.second;
+  for (std::size_t n = 0; first != last; ++n) {  // rests[first, last) begin with head's first n + 1 bytes
+    if (first->text.size() == n + 1 && std::any_of(first->befores.begin(), first->befores.end(), tail_ends_with))
+      return true;
+    if (n + 1 == head.size()) return false;
+    std::tie(first, last) = narrow(first, last, n + 1, fold_ascii(head[n + 1]), text);
   }
-  return false;
+  return false;  // no rest begins this way
 }
 
 // Whether some key phrase can start at the end of `line` (its trailing spaces aside): the line ends with a
 // phrase's beginning, the part a_phrase_may_span looks for in the line before a seam. The beginnings are kept
-// reversed and sorted, and the line is read backwards one more letter at a time: most lines stop at their
-// last letter or the one before.
+// reversed and sorted, and the line is read backwards narrowing them one more letter at a time: most lines
+// stop at their last letter or the one before.
 bool may_be_continued(std::string_view line) {
   static const std::vector<std::string> reversed_starts = [] {
     std::vector<std::string> all;
@@ -265,21 +299,17 @@ bool may_be_continued(std::string_view line) {
     all.erase(std::unique(all.begin(), all.end()), all.end());
     return all;
   }();
-  static const std::array<bool, 256> last_letters = [] {
-    std::array<bool, 256> letters{};
-    for (const auto& start : reversed_starts) letters[static_cast<unsigned char>(start.front())] = true;
-    return letters;
-  }();
+  const auto text = [](const std::string& start) -> std::string_view { return start; };
+  static const auto by_last = first_byte_ranges(reversed_starts, text);
   while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) line.remove_suffix(1);
   if (line.empty()) return false;
-  const char end = line.back();
-  if (!last_letters[static_cast<unsigned char>((end >= 'A' && end <= 'Z') ? end - 'A' + 'a' : end)]) return false;
-  std::string key;
-  for (auto c = line.rbegin(); c != line.rend(); ++c) {
-    key += (*c >= 'A' && *c <= 'Z') ? static_cast<char>(*c - 'A' + 'a') : *c;
-    const auto it = std::lower_bound(reversed_starts.begin(), reversed_starts.end(), key);
-    if (it == reversed_starts.end() || it->compare(0, key.size(), key) != 0) return false;
-    if (it->size() == key.size()) return true;
+  const auto range = by_last[static_cast<unsigned char>(fold_ascii(line.back()))];
+  const std::string* first = reversed_starts.data() + range.first;
+  const std::string* last = reversed_starts.data() + range.second;
+  for (std::size_t n = 0; first != last; ++n) {  // [first, last) end as the line's last n + 1 bytes
+    if (first->size() == n + 1) return true;
+    if (n + 1 == line.size()) return false;
+    std::tie(first, last) = narrow(first, last, n + 1, fold_ascii(line[line.size() - 2 - n]), text);
   }
   return false;
 }

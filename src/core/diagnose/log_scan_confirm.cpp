@@ -53,7 +53,8 @@ bool may_name_non_finite(std::string_view raw) {
   std::string lower(raw);
   for (char& c : lower) c = fold(c);
   for (std::string_view token : {"nan", "inf"}) {
-    for (std::size_t pos = lower.find(token); pos != std::string::npos; pos = lower.find(token, pos + 1)) {
+    for (std::size_t pos = find_substring(lower, token); pos != std::string::npos;
+         pos = find_substring(lower, token, pos + 1)) {
       if (non_finite_word_ends_at(lower, pos + token.size())) return true;
     }
   }

@@ -2,6 +2,7 @@
 // and a mixed-precision loss scale that keeps falling. Apart from log_scan.cpp, whose hot loop gates them.
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cstdlib>
 #include <regex>
 
@@ -23,7 +24,8 @@ bool is_alpha(char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0;
 // "nan" or "inf" as a value in lower-case text: not inside a word ("finance", "INFO"), "infinity" allowed. Where
 // the word ends is the prefilter's test (scan_text::non_finite_word_ends_at), so the two cannot disagree.
 bool has_value_token(std::string_view lower, std::string_view token) {
-  for (std::size_t pos = lower.find(token); pos != std::string_view::npos; pos = lower.find(token, pos + 1)) {
+  for (std::size_t pos = find_substring(lower, token); pos != std::string_view::npos;
+       pos = find_substring(lower, token, pos + 1)) {
     const bool before = pos == 0 || !is_alnum(lower[pos - 1]);
     if (before && scan_text::non_finite_word_ends_at(lower, pos + token.size())) return true;
   }
@@ -41,7 +43,8 @@ bool value_after_loss_or_norm(std::string_view lower) {
            c == '-';
   };
   for (std::string_view token : {"nan", "inf"}) {
-    for (std::size_t pos = lower.find(token); pos != std::string_view::npos; pos = lower.find(token, pos + 1)) {
+    for (std::size_t pos = find_substring(lower, token); pos != std::string_view::npos;
+         pos = find_substring(lower, token, pos + 1)) {
       std::size_t i = pos;
       // The name, "is" and "tensor": at most three words back.
       for (int words = 0; words < 3; ++words) {
@@ -58,6 +61,23 @@ bool value_after_loss_or_norm(std::string_view lower) {
   return false;
 }
 
+// What std::strtod reads at the start of `text` (a decimal number, in the C locale the program runs in), or
+// nothing. std::from_chars reads the same decimals to the same nearest double without a copy, a locale or a
+// C string; the rest (hexadecimal, out of range) goes to strtod.
+std::optional<double> leading_number(std::string_view text) {
+  const bool hexadecimal = text.size() > 1 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+  double value = 0;
+  if (!hexadecimal) {
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error == std::errc{}) return value;
+  }
+  const std::string number(text);
+  char* end = nullptr;
+  value = std::strtod(number.c_str(), &end);
+  if (end == number.c_str()) return std::nullopt;
+  return value;
+}
+
 // The number right after `key` and a separator (": ", "=", " ", quotes), or nothing.
 std::optional<double> number_after(std::string_view text, std::size_t key_end) {
   std::size_t i = key_end;
@@ -65,11 +85,7 @@ std::optional<double> number_after(std::string_view text, std::size_t key_end) {
     ++i;
   if (i == key_end || i >= text.size()) return std::nullopt;
   if (!std::isdigit(static_cast<unsigned char>(text[i])) && text[i] != '.') return std::nullopt;
-  const std::string number(text.substr(i, std::min<std::size_t>(32, text.size() - i)));
-  char* end = nullptr;
-  const double value = std::strtod(number.c_str(), &end);
-  if (end == number.c_str()) return std::nullopt;
-  return value;
+  return leading_number(text.substr(i, std::min<std::size_t>(32, text.size() - i)));
 }
 
 // TensorFlow's dtype names and their sizes in bytes (tensorflow/core/framework/types.proto).
@@ -80,7 +96,8 @@ namespace scan_text {
 
 std::optional<double> grad_norm_in(std::string_view lower) {
   for (std::string_view key : {"grad_norm", "grad norm", "gradient_norm", "gradient norm", "total_norm", "gnorm"}) {
-    for (std::size_t pos = lower.find(key); pos != std::string_view::npos; pos = lower.find(key, pos + 1)) {
+    for (std::size_t pos = find_substring(lower, key); pos != std::string_view::npos;
+         pos = find_substring(lower, key, pos + 1)) {
       if (pos > 0 && is_alpha(lower[pos - 1]) && key != "gnorm") continue;
       if (key == "gnorm" && pos > 0 && is_alnum(lower[pos - 1])) continue;
       if (auto v = number_after(lower, pos + key.size())) return v;
@@ -136,11 +153,14 @@ std::optional<std::pair<std::size_t, std::size_t>> loss_scale_at(std::string_vie
 }  // namespace
 
 std::optional<double> loss_scale_in(std::string_view lower) {
+  // Every phrase below holds one of these (most lines that say "scale" name a GradScaler or a rescaling).
+  if (!contains(lower, "loss_scale") && !contains(lower, "loss scale") && !contains(lower, "reducing to")) return {};
   // Every place one of the phrases starts, in order; a match hides the places it covers.
   std::vector<std::size_t> starts;
   for (std::string_view head :
        {"reducing loss scale to", "setting loss scale to", "reducing to", "loss_scale", "loss scale:"}) {
-    for (std::size_t pos = lower.find(head); pos != std::string_view::npos; pos = lower.find(head, pos + 1))
+    for (std::size_t pos = find_substring(lower, head); pos != std::string_view::npos;
+         pos = find_substring(lower, head, pos + 1))
       starts.push_back(pos);
   }
   std::sort(starts.begin(), starts.end());
@@ -154,7 +174,7 @@ std::optional<double> loss_scale_in(std::string_view lower) {
     const auto number = loss_scale_at(lower, pos);
     if (!number) continue;
     next = number->first + number->second;
-    value = std::strtod(std::string(lower.substr(number->first, number->second)).c_str(), nullptr);  // the last wins
+    value = leading_number(lower.substr(number->first, number->second)).value_or(0.0);  // the last wins
   }
   return value;
 }

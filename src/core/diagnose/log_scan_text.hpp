@@ -116,7 +116,8 @@ inline std::vector<ViewMatch> matches_at(std::string_view text, const std::regex
 inline std::vector<std::size_t> head_starts(std::string_view text, std::initializer_list<std::string_view> heads) {
   std::vector<std::size_t> starts;
   for (std::string_view head : heads) {
-    for (std::size_t pos = text.find(head); pos != std::string_view::npos; pos = text.find(head, pos + 1))
+    for (std::size_t pos = find_substring(text, head); pos != std::string_view::npos;
+         pos = find_substring(text, head, pos + 1))
       starts.push_back(pos);
   }
   return starts;
@@ -136,7 +137,8 @@ inline bool is_lower_word_byte(char c) { return (c >= 'a' && c <= 'z') || (c >= 
 // that begins "\b\w*inner".
 inline std::vector<std::size_t> word_starts_holding(std::string_view lower, std::string_view inner) {
   std::vector<std::size_t> starts;
-  for (std::size_t pos = lower.find(inner); pos != std::string_view::npos; pos = lower.find(inner, pos + 1)) {
+  for (std::size_t pos = find_substring(lower, inner); pos != std::string_view::npos;
+       pos = find_substring(lower, inner, pos + 1)) {
     std::size_t start = pos;
     while (start > 0 && is_lower_word_byte(lower[start - 1])) --start;
     if (starts.empty() || starts.back() != start) starts.push_back(start);

@@ -139,8 +139,8 @@ bool host_refused(std::string_view line, std::string_view lower) {
 bool names_signal_9(std::string_view lower) {
   bool number = false;
   for (std::string_view form : {std::string_view("signal 9"), std::string_view("signal: 9")}) {
-    for (std::size_t pos = lower.find(form); !number && pos != std::string_view::npos;
-         pos = lower.find(form, pos + 1)) {
+    for (std::size_t pos = find_substring(lower, form); !number && pos != std::string_view::npos;
+         pos = find_substring(lower, form, pos + 1)) {
       const std::size_t end = pos + form.size();
       number = end == lower.size() || std::isdigit(static_cast<unsigned char>(lower[end])) == 0;
     }

@@ -23,16 +23,18 @@
 
 namespace gpusage::diagnose {
 
-inline bool has_substring(std::string_view haystack, std::string_view needle) {
+// Where `needle` first occurs in `haystack` at or after `from`: std::string_view::find's answer.
+inline std::size_t find_substring(std::string_view haystack, std::string_view needle, std::size_t from = 0) {
   const std::size_t m = needle.size();
-  if (m > haystack.size()) return false;
+  if (from > haystack.size() || m > haystack.size() - from) return std::string_view::npos;
+  std::size_t i = from;
 #if defined(__SSE2__)
   if (m >= 2) {
     const __m128i first = _mm_set1_epi8(needle[0]);
     const __m128i last = _mm_set1_epi8(needle[m - 1]);
     const char* const h = haystack.data();
-    std::size_t i = 0;
-    // Each round reads h[i, i+16) and h[i+m-1, i+m+15): both inside the haystack.
+    // Each round reads h[i, i+16) and h[i+m-1, i+m+15): both inside the haystack. Candidates are taken lowest
+    // first, so the first one confirmed is the first occurrence.
     for (; i + m + 15 <= haystack.size(); i += 16) {
       const __m128i at_first = _mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i));
       const __m128i at_last = _mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i + m - 1));
@@ -40,25 +42,54 @@ inline bool has_substring(std::string_view haystack, std::string_view needle) {
           _mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(at_first, first), _mm_cmpeq_epi8(at_last, last))));
       while (candidates != 0) {
         const auto offset = static_cast<std::size_t>(__builtin_ctz(candidates));
-        if (std::memcmp(h + i + offset + 1, needle.data() + 1, m - 2) == 0) return true;
+        if (std::memcmp(h + i + offset + 1, needle.data() + 1, m - 2) == 0) return i + offset;
         candidates &= candidates - 1;
       }
     }
-    haystack.remove_prefix(i);  // fewer than 16 places are left
+    // fewer than 16 places are left
   }
 #endif
-  return haystack.find(needle) != std::string_view::npos;
+  return haystack.find(needle, i);
+}
+
+inline bool has_substring(std::string_view haystack, std::string_view needle) {
+  return find_substring(haystack, needle) != std::string_view::npos;
 }
 
 // Which pairs of adjacent bytes a text holds, ASCII case folded, in 8192 buckets: a needle with a pair (of the
-// three looked at) in an empty bucket is not in the text. Exact "no"s, never a wrong one.
+// three looked at) in an empty bucket is not in the text. Exact "no"s, never a wrong one. Each bucket holds the
+// number of the text that last filled it, so a new text costs one plain store per byte (no read-modify-write
+// of a bit, no clearing) and the buckets are cleared once every 255 texts.
 class BytePairs {
  public:
   // `lower`: the text in ASCII lower case.
   void assign(std::string_view lower) {
-    buckets_.fill(0);
+    if (++text_ == 0) {
+      stamps_.fill(0);
+      text_ = 1;
+    }
     const auto* b = reinterpret_cast<const unsigned char*>(lower.data());
-    for (std::size_t i = 1; i < lower.size(); ++i) set(key_of_folded(b[i - 1], b[i]));
+    std::uint8_t* const stamps = stamps_.data();
+    std::size_t i = 1;
+#if defined(__SSE2__)
+    // The keys of 16 pairs at a time (16-bit lanes), then their 16 stores.
+    const __m128i zero = _mm_setzero_si128();
+    const __m128i mask = _mm_set1_epi16(8191);
+    alignas(16) std::uint16_t keys[16];
+    for (; i + 16 <= lower.size(); i += 16) {
+      const __m128i before = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i - 1));
+      const __m128i after = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i));
+      auto key = [&](__m128i first, __m128i second) {
+        return _mm_and_si128(_mm_xor_si128(_mm_slli_epi16(first, 6), second), mask);
+      };
+      _mm_store_si128(reinterpret_cast<__m128i*>(keys),
+                      key(_mm_unpacklo_epi8(before, zero), _mm_unpacklo_epi8(after, zero)));
+      _mm_store_si128(reinterpret_cast<__m128i*>(keys + 8),
+                      key(_mm_unpackhi_epi8(before, zero), _mm_unpackhi_epi8(after, zero)));
+      for (std::uint16_t k : keys) stamps[k] = text_;
+    }
+#endif
+    for (; i < lower.size(); ++i) stamps[key_of_folded(b[i - 1], b[i])] = text_;
   }
   // Whether `needle` (two bytes or more, any case) may occur in the text: its first, middle and last pairs do.
   bool may_hold(std::string_view needle) const {
@@ -68,16 +99,20 @@ class BytePairs {
   }
 
  private:
-  static unsigned fold(char c) {
-    const auto b = static_cast<unsigned char>(c);
-    return (b >= 'A' && b <= 'Z') ? b + ('a' - 'A') : b;
-  }
+  // ASCII lower case by table: one load for each of the six bytes a needle is asked about.
+  static constexpr std::array<std::uint8_t, 256> kFolded = [] {
+    std::array<std::uint8_t, 256> folded{};
+    for (unsigned b = 0; b < 256; ++b)
+      folded[b] = static_cast<std::uint8_t>((b >= 'A' && b <= 'Z') ? b + ('a' - 'A') : b);
+    return folded;
+  }();
+  static unsigned fold(char c) { return kFolded[static_cast<unsigned char>(c)]; }
   static unsigned key_of_folded(unsigned a, unsigned b) { return ((a << 6) ^ b) & 8191u; }
   static unsigned key(char a, char b) { return key_of_folded(fold(a), fold(b)); }
-  void set(unsigned k) { buckets_[k >> 6] |= std::uint64_t{1} << (k & 63); }
-  bool has(unsigned k) const { return (buckets_[k >> 6] >> (k & 63)) & 1u; }
+  bool has(unsigned k) const { return stamps_[k] == text_; }
 
-  std::array<std::uint64_t, 128> buckets_{};
+  std::array<std::uint8_t, 8192> stamps_{};
+  std::uint8_t text_ = 0;  // the number of the text held (0: none yet)
 };
 
 // The line the log scanner's rules are reading, as it is and in lower case (the same length); set by
