@@ -4,8 +4,6 @@
 
 #include "core/catalog/catalog.hpp"
 #include "core/common/error.hpp"
-#include "core/estimate/collectives.hpp"
-#include "core/estimate/constants.hpp"
 #include "core/estimate/uncertainty.hpp"
 #include "core/estimate/validate.hpp"
 #include "core/estimate/validate_detail.hpp"
@@ -141,22 +139,6 @@ TEST(ParseMeasurements, OffloadParamsNeedsAParallelThatShardsTheWeights) {
   EXPECT_EQ(parse_error(head + row + "ddp,params\n"), "t.csv:2: offload params needs parallel fsdp or hsdp");
   EXPECT_EQ(parse_error(head + row + "hsdp,params+activations\n"), "");
   EXPECT_EQ(parse_error(head + row + "zero2,optimizer\n"), "");
-}
-
-// Answer.AI's dual RTX 3090 rows ran "two 3090s (without NVLink)" (fsdp_qlora's benchmarks_03_2024.md), so
-// they say interconnect pcie: the catalog's 3090 lists its bridge (112.5 GB/s, 56.25 a direction), and a
-// GeForce card without it stages NCCL's traffic through host memory, half of PCIe 4.0 x16's 31.5 GB/s.
-TEST(ParseMeasurements, InterconnectPcieDropsTheCatalogsBridge) {
-  const std::string head = "model,gpu,precision,batch_per_gpu,num_gpus,seq_len,metric,value,parallel,interconnect\n";
-  const std::string row = "llama2-7b,rtx3090,bf16,1,2,512,train_throughput,0.47,fsdp,";
-  const auto prepared = prepare_all(parse_measurements(head + row + "pcie\n" + row + "\n", "t.csv"));
-  ASSERT_EQ(prepared.size(), 2u);
-  EXPECT_EQ(prepared[0].config.interconnect, Interconnect::pcie);
-  EXPECT_EQ(prepared[1].config.interconnect, Interconnect::card);
-  const ModelConstants& k = default_constants();
-  EXPECT_NEAR(detail::fabric(k, prepared[0].config, prepared[0].gpu).ring_gbs, 15.752, 1e-9);
-  EXPECT_DOUBLE_EQ(detail::fabric(k, prepared[1].config, prepared[1].gpu).ring_gbs, 56.25);
-  EXPECT_THAT(parse_error(head + row + "nvswitch\n"), HasSubstr("interconnect"));
 }
 
 // Unpadded or length-binned data and gradient accumulation are columns of their own.
