@@ -135,8 +135,8 @@ constexpr double kSuperlinearTolerance = 0.10;
 
 // Parses CSV with a header that has at least model,gpu,precision,batch_per_gpu,metric,value (optional:
 // num_gpus, gpus_per_node, resolution, seq_len, tokens, accumulation, fails_at, attention, parallel, interconnect,
-// layout, kernels, task, amp, checkpointing, gpu_memory_gb, gpu_power_w, data, framework, software_date, source; anything else
-// ignored). Throws InputError naming the line and the column.
+// layout, kernels, task, amp, checkpointing, gpu_memory_gb, gpu_power_w, data, framework, software_date, source;
+// anything else ignored). Throws InputError naming the line and the column.
 std::vector<Measurement> parse_measurements(const std::string& csv_text, const std::string& origin);
 
 // How cross-validation groups rows: every group is predicted by constants fitted on all other groups.
