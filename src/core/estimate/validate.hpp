@@ -98,8 +98,8 @@ struct Measurement {
   // sibling (torchtitan's 96 GB H100 runs on h100-sxm5-80gb's rates): the fit is judged against it.
   std::optional<double> gpu_memory_gb;
   // Column `gpu_power_w`: the power limit the run's cards were held to, where its source states one below the
-  // catalog card's board power (torchtitan's Grand Teton H100s at 500 W, Answer.AI's RTX 3090s at 280 W): the
-  // card as plan's --gpu-power prices it (the step-time model's power limit).
+  // catalog card's board power (torchtitan's Grand Teton H100s at 500 W): the card as plan's --gpu-power prices it
+  // (the step-time model's power limit).
   std::optional<double> gpu_power_w;
   std::string task;  // column `task`: squad (question-answering head), pretrain or finetune
   std::string data;  // column `data`: synthetic or real (informational)
