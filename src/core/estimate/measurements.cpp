@@ -360,6 +360,7 @@ std::vector<Measurement> parse_measurements(const std::string& csv_text, const s
     read_execution(m, row);
     read_recipe(m, row);
     m.gpu_memory_gb = row.number("gpu_memory_gb", false);  // the card's own, when it is a variant
+    m.gpu_power_w = row.number("gpu_power_w", false);      // a power limit below the card's board power
     m.data = row.choice("data", {"synthetic", "real"});
     out.push_back(std::move(m));
   }

@@ -97,6 +97,10 @@ struct Measurement {
   // Column `gpu_memory_gb`: the memory of the card the run used when it is a variant the catalog maps to a
   // sibling (torchtitan's 96 GB H100 runs on h100-sxm5-80gb's rates): the fit is judged against it.
   std::optional<double> gpu_memory_gb;
+  // Column `gpu_power_w`: the power limit the run's cards were held to, where its source states one below the
+  // catalog card's board power (torchtitan's Grand Teton H100s at 500 W): the card as plan's --gpu-power prices it
+  // (the step-time model's power limit).
+  std::optional<double> gpu_power_w;
   std::string task;  // column `task`: squad (question-answering head), pretrain or finetune
   std::string data;  // column `data`: synthetic or real (informational)
   std::string framework;
@@ -131,8 +135,8 @@ constexpr double kSuperlinearTolerance = 0.10;
 
 // Parses CSV with a header that has at least model,gpu,precision,batch_per_gpu,metric,value (optional:
 // num_gpus, gpus_per_node, resolution, seq_len, tokens, accumulation, fails_at, attention, parallel, interconnect,
-// layout, kernels, task, amp, checkpointing, gpu_memory_gb, data, framework, software_date, source; anything else
-// ignored). Throws InputError naming the line and the column.
+// layout, kernels, task, amp, checkpointing, gpu_memory_gb, gpu_power_w, data, framework, software_date, source;
+// anything else ignored). Throws InputError naming the line and the column.
 std::vector<Measurement> parse_measurements(const std::string& csv_text, const std::string& origin);
 
 // How cross-validation groups rows: every group is predicted by constants fitted on all other groups.

@@ -47,8 +47,10 @@ std::optional<Prepared> prepare(const Measurement& m, const catalog::Catalog& ca
     if (m.task == "squad") options.head = workload::Head::question_answering;
     workload::WorkloadOptions timed_options = options;
     if (m.tokens) timed_options.seq_len = m.tokens;
+    // A stated power limit is plan's --gpu-power (ID@Nw): the same checks, and a card id of its own.
+    const std::string card = m.gpu_power_w ? fmt::format("{}@{:g}w", m.gpu, *m.gpu_power_w) : m.gpu;
     Prepared p{
-        workload::build(m.model, options), {}, {}, complete_tensor_rates(catalog.resolve(m.gpu), catalog).gpu, {}};
+        workload::build(m.model, options), {}, {}, complete_tensor_rates(catalog.resolve(card), catalog).gpu, {}};
     p.timed_workload = m.tokens ? workload::build(m.model, timed_options) : p.workload;
     auto precision = catalog::parse_precision(m.precision);
     if (!precision) throw InputError(fmt::format("unknown precision '{}'", m.precision));
