@@ -236,7 +236,7 @@ const std::vector<TriggerWords>& signal_triggers() {
         "loss went", "loss become", "loss became", "loss turn", "loss is going", "loss is becoming", "loss was going",
         "loss gets", "loss got", "loss keep", "loss为", "loss变", "loss一直", "unable to mmap", "pin memory thread",
         "terminated with signal sigkill", "cannot pickle '", "hip out of memory", "out of memory error on gpu",
-        "not enough gpu video memory", "bfcallocator dump for", "torch: not enough memory", "cannot allocate memory",
+        "not enough gpu video memory", "bfcallocator dump for", "torch: not enough memory", "cannot allocate ",
         "[winerror 8]", "error code: <1455>", "kill process", "exit status 137", "exited (137)",
         "skipping registering gpu devices", "cannot dlopen some gpu libraries", "已杀死", "已殺死", "強制終了",
         "getötet", "бито",
@@ -259,7 +259,7 @@ const std::vector<TriggerWords>& signal_triggers() {
         "kernelrestarter: restarting kernel", "kernel crashed while executing code", "your session crashed",
         // signal 9 in Rust's and systemd's words; a kill named with the memory; compilers out of memory (GCC,
         // MSVC); hosted and batch platforms' memory limits (Hugging Face Spaces, HTCondor, Grid Engine); llama.cpp's
-        // and Node's allocators ("cannot allocate memory" above)
+        // and Node's allocators ("cannot allocate" above)
         "signal: 9", "status=9/kill", "oom killed", "oomkill", "sigkill", "internal compiler error: killed",
         "compiler is out of heap space", "internal heap limit reached", "lnk1102", "memory limit exceeded",
         "gone over memory limit", "exceeds job hard limit", "insufficient memory (attempted to allocate",

@@ -112,6 +112,9 @@ bool killed_elsewhere(std::string_view line, std::string_view lower) {
 // under Spark or DL4J).
 bool host_refused(std::string_view line, std::string_view lower) {
   if (contains(line, "Torch: not enough memory")) return true;
+  // An inference engine that names RAM as what it could not allocate (distributed-llama: "Cannot allocate
+  // 262144000 bytes directly in RAM").
+  if (contains(lower, "cannot allocate ") && contains(lower, " in ram")) return true;
   if (contains(line, "memory allocation of") && contains(line, "bytes failed")) return true;
   if (contains(line, "runtime: out of memory") || contains(line, "java.lang.OutOfMemoryError")) return true;
   // (A DataLoader batch's shared-memory file "</torch_…>" that cannot be mapped is the DataLoader's family.)

@@ -79,16 +79,17 @@ constexpr double kHeldOutRecallFloor = 92.0;
 constexpr int kHeldOutFalseAlarmCeiling = 0;
 // That floor holds on the held-out rows it was measured on: the first 152 held-out rows of index.csv (127 failures,
 // 25 clean logs). The held-out part has grown since (new threads whose hash fell in it, mostly host OOM logs told in
-// fewer words), and its recall over all of them is floored at the figure measured with them: 157 of 168 after
-// session 24's 16 new held-out host OOM logs and its rules (main's rules named 154 of the 168).
+// fewer words), and its recall over all of them is floored at the figure measured with them: 161 of 173 after
+// session 24b's fresh sample of host OOM logs, measured once with the rules as they were (157 of 168 before it).
 constexpr std::size_t kHeldOutRowsOfTheFirstFloor = 152;
-constexpr double kAllHeldOutRecallFloor = 93.4;
-// And per category with at least 10 held-out logs (issue 54 asks 92% in each of them): the recall measured after
-// session 24's host OOM rules (README), rounded down; host OOM is 56 of 61 (main's rules: 53 of 61).
+constexpr double kAllHeldOutRecallFloor = 93.0;
+// And per category with at least 10 held-out logs (issue 54 asks 92% in each of them): the recall measured
+// (README), rounded down. Host OOM is 60 of 66 (90.9%) on session 24b's fresh, pre-declared sample measured once
+// (56 of 61 before it; the 5 new held-out logs: 4 recognised); it does not meet 92%.
 const std::map<std::string, double>& held_out_category_floors() {
   static const std::map<std::string, double> floors = {
       {"cuda-oom", 96.1}, {"dataloader", 94.1}, {"gpu-too-old", 100.0},
-      {"host-oom", 91.8}, {"loss-blowup", 92.8},
+      {"host-oom", 90.9}, {"loss-blowup", 92.8},
   };
   return floors;
 }

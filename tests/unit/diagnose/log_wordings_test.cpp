@@ -90,6 +90,10 @@ TEST(LogWordings, TheHostOutOfMemoryBySignalAndStatusInEachLaunchersWords) {
                   "Operating System to kill the worker. The exit codes of the workers are {SIGKILL(-9)}",
                   // runtimes: Rust (tokenizers), Go, the JVM; Windows' error 14
                   "memory allocation of 150994960 bytes failedAborted",
+                  // an allocation refused with RAM named: distributed-llama, and the same words elsewhere
+                  "\xF0\x9F\x9A\xA7 Cannot allocate 262144000 bytes directly in RAM",
+                  "error: cannot allocate 2.00 GiB in RAM for the KV cache",
+                  "Cannot allocate 4096 bytes in RAM (requested by layer 3)",
                   "fatal error: runtime: out of memory",
                   "java.lang.OutOfMemoryError: Java heap space",
                   "OSError: [WinError 14] Not enough storage is available to complete this operation",
@@ -105,7 +109,8 @@ TEST(LogWordings, TheHostOutOfMemoryBySignalAndStatusInEachLaunchersWords) {
               });
   // Numbers that only look like the statuses, and a launcher sending signals of its own, are not the family.
   for (const char* line : {"Epoch 137 | loss 0.42", "lr: 1e-9, exit code 1370", "unicode -9 offset",
-                           "Sending process 1234 closing signal SIGTERM", "Killed off 3 stale checkpoints"}) {
+                           "Sending process 1234 closing signal SIGTERM", "Killed off 3 stale checkpoints",
+                           "cannot allocate a port in random mode", "RAM in use: 3.2 GB, cannot allocate yet"}) {
     EXPECT_NE(wording_first_id(std::string(line) + "\n"), "log-host-oom") << line;
   }
 }
