@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/diagnose/substring.hpp"
+
 namespace gpusage::diagnose {
 
 namespace normalize_impl {
@@ -166,7 +168,7 @@ constexpr std::array<std::string_view, 30> kPhrases = {
 
 std::string lower_copy(std::string_view s) {
   std::string out(s);
-  for (char& c : out) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+  for (char& c : out) c = fold_ascii(c);
   return out;
 }
 
@@ -197,8 +199,7 @@ bool may_continue_a_phrase(std::string_view head) {
     return bits;
   }();
   if (head.size() < 3) return true;
-  auto lower = [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; };
-  return grams[key(lower(head[0]), lower(head[1]), lower(head[2]))];
+  return grams[key(fold_ascii(head[0]), fold_ascii(head[1]), fold_ascii(head[2]))];
 }
 
 // Within `sorted` (sorted, all beginning with the same `n` bytes), those whose byte `n` is `c`: two binary
@@ -213,8 +214,6 @@ std::pair<const T*, const T*> narrow(const T* first, const T* last, std::size_t 
   last = std::upper_bound(first, last, u, [&](unsigned char v, const T& item) { return v < byte(item); });
   return {first, last};
 }
-
-char fold_ascii(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 
 // The items of a sorted vector of non-empty texts that begin with each byte, as [begin, end) indices: the
 // first narrowing step, one look-up instead of two binary searches over them all.

@@ -8,11 +8,11 @@
 #include <map>
 #include <stdexcept>
 
+#include "core/diagnose/substring.hpp"
+
 namespace gpusage::diagnose {
 
 namespace {
-
-char fold(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 
 // The trie's size before it is built: one state per distinct prefix of the (folded) words, the root included.
 // Sorted, a word adds the states of what it does not share with the word before it.
@@ -42,8 +42,8 @@ LiteralMatcher::LiteralMatcher(const std::vector<TriggerWords>& lists, Engine en
         throw std::logic_error(fmt::format("prefilter word '{}' holds a line break", word));
       std::string folded;
       for (char c : word) {
-        folded += fold(c);
-        const auto b = static_cast<unsigned char>(fold(c));
+        folded += fold_ascii(c);
+        const auto b = static_cast<unsigned char>(fold_ascii(c));
         if (byte_class_[b] == 0) byte_class_[b] = static_cast<std::uint8_t>(classes_++);
       }
       words_.push_back(folded);
@@ -51,7 +51,7 @@ LiteralMatcher::LiteralMatcher(const std::vector<TriggerWords>& lists, Engine en
   }
   if (classes_ > 255) throw std::logic_error("prefilter words use more than 254 distinct bytes");
   for (char c = 'A'; c <= 'Z'; ++c)
-    byte_class_[static_cast<unsigned char>(c)] = byte_class_[static_cast<unsigned char>(fold(c))];
+    byte_class_[static_cast<unsigned char>(c)] = byte_class_[static_cast<unsigned char>(fold_ascii(c))];
 
   if (engine == Engine::best) {
     const EngineWords distinct = engine_words(lists);
@@ -149,7 +149,7 @@ EngineWords engine_words(const std::vector<TriggerWords>& lists) {
   for (const auto& list : lists) {
     for (std::string_view word : list.words) {
       std::string folded;
-      for (char c : word) folded += fold(c);
+      for (char c : word) folded += fold_ascii(c);
       distinct[folded] |= std::uint64_t{1} << list.group;
     }
   }

@@ -26,12 +26,10 @@ namespace scan_text {
 
 namespace {
 
-char fold(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
 bool folded_equals(std::string_view text, std::string_view lower) {
   if (text.size() != lower.size()) return false;
   for (std::size_t i = 0; i < text.size(); ++i) {
-    if (fold(text[i]) != lower[i]) return false;
+    if (fold_ascii(text[i]) != lower[i]) return false;
   }
   return true;
 }
@@ -51,7 +49,7 @@ bool non_finite_word_ends_at(std::string_view text, std::size_t end) {
 
 bool may_name_non_finite(std::string_view raw) {
   std::string lower(raw);
-  for (char& c : lower) c = fold(c);
+  for (char& c : lower) c = fold_ascii(c);
   for (std::string_view token : {"nan", "inf"}) {
     for (std::size_t pos = find_substring(lower, token); pos != std::string::npos;
          pos = find_substring(lower, token, pos + 1)) {

@@ -195,14 +195,19 @@ bool killed_told_in_prose(std::string_view lower) {
   return false;
 }
 
+// The GPU named on the line ("GPU", "CUDA", "VRAM"): a shortage told beside it is the GPU's, not the host's.
+bool names_the_gpu(std::string_view lower) {
+  return contains(lower, "gpu") || contains(lower, "cuda") || contains(lower, "vram");
+}
+
 // The host's memory named ("RAM", "host memory", "system memory", "CPU memory") and said to be short ("RAM
 // exhausted", "ran out", "not enough system memory", "insufficient host memory", "maxed out"), not the GPU's, nor
 // TensorFlow's routine warning ("Allocation of … exceeds 10% of free system memory", older: "… of system memory").
 bool host_memory_short(std::string_view lower) {
   const bool host_named = has_word(lower, "ram") || contains(lower, "host memory") ||
                           contains(lower, "system memory") || contains(lower, "cpu memory");
-  if (!host_named || contains(lower, "gpu") || contains(lower, "vram") || contains(lower, "cuda") ||
-      contains(lower, "% of free system memory") || contains(lower, "% of system memory")) {
+  if (!host_named || names_the_gpu(lower) || contains(lower, "% of free system memory") ||
+      contains(lower, "% of system memory")) {
     return false;
   }
   for (std::string_view shortage : {"exhaust", "exceed", "ran out", "runs out", "run out", "running out", "not enough",
@@ -229,7 +234,7 @@ bool prose_killed_or_short_of_ram(std::string_view lower) {
   // The system said to have run out of memory ("the system ran out of memory"), not the GPU.
   if ((contains(lower, "system ran out of memory") || contains(lower, "system runs out of memory") ||
        contains(lower, "system is out of memory")) &&
-      !contains(lower, "gpu") && !contains(lower, "cuda") && !contains(lower, "vram")) {
+      !names_the_gpu(lower)) {
     return true;
   }
   for (std::string_view phrase :
@@ -240,8 +245,7 @@ bool prose_killed_or_short_of_ram(std::string_view lower) {
   // An OOM said to be the RAM's or the CPU's ("causing RAM OOMs", "CPU OOM when training"), not the GPU's.
   if ((contains(lower, "ram oom") || contains(lower, "cpu oom") || contains(lower, "out of memory") ||
        contains(lower, "out-of-memory")) &&
-      (has_word(lower, "ram") || has_word(lower, "cpu")) && !contains(lower, "gpu") && !contains(lower, "cuda") &&
-      !contains(lower, "vram") && !contains(lower, "显存")) {
+      (has_word(lower, "ram") || has_word(lower, "cpu")) && !names_the_gpu(lower) && !contains(lower, "显存")) {
     return true;
   }
   // Memory short in Japanese and Korean ("メモリ不足", "메모리 부족"), where the GPU's is named as such.
@@ -253,8 +257,8 @@ bool prose_killed_or_short_of_ram(std::string_view lower) {
   // Out of memory told of a step that runs on the host, the data's loading or preprocessing or a checkpoint's
   // saving ("LoadData keeps failing due to out of memory error", "an out-of-memory (OOM) error when saving a
   // checkpoint"), the GPU not named.
-  if ((contains(lower, "out of memory") || contains(lower, "out-of-memory")) && !contains(lower, "gpu") &&
-      !contains(lower, "cuda") && !contains(lower, "vram") && !contains(lower, "显存")) {
+  if ((contains(lower, "out of memory") || contains(lower, "out-of-memory")) && !names_the_gpu(lower) &&
+      !contains(lower, "显存")) {
     for (std::string_view step : {"loaddata", "load data", "loading data", "loading the data", "data set", "dataset",
                                   "preprocess", "saving a checkpoint", "saving the checkpoint", "saving checkpoint"}) {
       if (contains(lower, step)) return true;
@@ -267,7 +271,7 @@ bool prose_killed_or_short_of_ram(std::string_view lower) {
   // RAM said to have frozen or crashed the machine or the run ("the computer freezes and the RAM is at 100%", "RAM
   // usage keeps increasing until the training crashes").
   if (has_word(lower, "ram") && (contains(lower, "froze") || contains(lower, "freez") || contains(lower, "crash")) &&
-      !contains(lower, "gpu") && !contains(lower, "vram") && !contains(lower, "cuda")) {
+      !names_the_gpu(lower)) {
     return true;
   }
   // A SIGKILL or signal 9 told in words ("crashed with SIGKILL", "got signal 9"), not DeepSpeed's handler's name

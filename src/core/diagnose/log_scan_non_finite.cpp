@@ -156,13 +156,8 @@ std::optional<double> loss_scale_in(std::string_view lower) {
   // Every phrase below holds one of these (most lines that say "scale" name a GradScaler or a rescaling).
   if (!contains(lower, "loss_scale") && !contains(lower, "loss scale") && !contains(lower, "reducing to")) return {};
   // Every place one of the phrases starts, in order; a match hides the places it covers.
-  std::vector<std::size_t> starts;
-  for (std::string_view head :
-       {"reducing loss scale to", "setting loss scale to", "reducing to", "loss_scale", "loss scale:"}) {
-    for (std::size_t pos = find_substring(lower, head); pos != std::string_view::npos;
-         pos = find_substring(lower, head, pos + 1))
-      starts.push_back(pos);
-  }
+  std::vector<std::size_t> starts = scan_text::head_starts(
+      lower, {"reducing loss scale to", "setting loss scale to", "reducing to", "loss_scale", "loss scale:"});
   std::sort(starts.begin(), starts.end());
   std::optional<double> value;
   std::size_t next = 0;

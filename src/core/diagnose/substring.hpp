@@ -23,6 +23,10 @@
 
 namespace gpusage::diagnose {
 
+// One byte in ASCII lower case; other bytes (UTF-8's included) as they are. The one fold of the log scanner's
+// byte-level code.
+constexpr char fold_ascii(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+
 // Where `needle` first occurs in `haystack` at or after `from`: std::string_view::find's answer.
 inline std::size_t find_substring(std::string_view haystack, std::string_view needle, std::size_t from = 0) {
   const std::size_t m = needle.size();
@@ -102,8 +106,7 @@ class BytePairs {
   // ASCII lower case by table: one load for each of the six bytes a needle is asked about.
   static constexpr std::array<std::uint8_t, 256> kFolded = [] {
     std::array<std::uint8_t, 256> folded{};
-    for (unsigned b = 0; b < 256; ++b)
-      folded[b] = static_cast<std::uint8_t>((b >= 'A' && b <= 'Z') ? b + ('a' - 'A') : b);
+    for (unsigned b = 0; b < 256; ++b) folded[b] = static_cast<std::uint8_t>(fold_ascii(static_cast<char>(b)));
     return folded;
   }();
   static unsigned fold(char c) { return kFolded[static_cast<unsigned char>(c)]; }
@@ -168,10 +171,7 @@ inline void lower_ascii(std::string_view text, char* out) {
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm_add_epi8(bytes, _mm_and_si128(upper, gap)));
   }
 #endif
-  for (; i < text.size(); ++i) {
-    const char c = text[i];
-    out[i] = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-  }
+  for (; i < text.size(); ++i) out[i] = fold_ascii(text[i]);
 }
 
 // The end of the line at `p`, the first '\n' before `end` (there must be one), and whether a '\r' or a

@@ -48,7 +48,7 @@ std::optional<Prepared> prepare(const Measurement& m, const catalog::Catalog& ca
     workload::WorkloadOptions timed_options = options;
     if (m.tokens) timed_options.seq_len = m.tokens;
     // A stated power limit is plan's --gpu-power (ID@Nw): the same checks, and a card id of its own.
-    const std::string card = m.gpu_power_w ? fmt::format("{}@{:g}w", m.gpu, *m.gpu_power_w) : m.gpu;
+    const std::string card = catalog.with_modifications(m.gpu, m.gpu_power_w, std::nullopt);
     Prepared p{
         workload::build(m.model, options), {}, {}, complete_tensor_rates(catalog.resolve(card), catalog).gpu, {}};
     p.timed_workload = m.tokens ? workload::build(m.model, timed_options) : p.workload;
