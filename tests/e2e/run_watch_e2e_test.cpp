@@ -14,6 +14,8 @@
 #include <iterator>
 #include <mutex>
 #include <regex>
+#include <string>
+#include <string_view>
 #include <thread>
 
 #include "core/catalog/catalog.hpp"
@@ -249,16 +251,16 @@ TEST(RunE2E, ANotificationThatCannotBeDeliveredIsSaidAndTheRunEndsNormally) {
 
 // ---- fit-batch: a scripted trainer that runs up to batch 37 and fails with a CUDA OOM above it ----
 
-// Processes still running `sleep 987` (oom_above.sh's stand-in for a training loop that goes on).
-int left_behind() {
+// Processes still running `sleep SECONDS` (oom_above.sh's stand-in for a training loop that goes on). Each test
+// gives its trainer a duration of its own: ctest runs tests side by side, and another test's live trainer is not
+// one left behind.
+int left_behind(std::string_view seconds) {
+  const std::string wanted = std::string("sleep") + '\0' + std::string(seconds) + '\0';
   int count = 0;
   for (const auto& entry : fs::directory_iterator("/proc")) {
     std::ifstream in(entry.path() / "cmdline");
     std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    count += cmdline == std::string(
-                            "sleep\0"
-                            "987\0",
-                            10);
+    count += cmdline == wanted;
   }
   return count;
 }
@@ -267,7 +269,7 @@ TEST(FitBatchE2E, FindsThirtySevenInTheFewestTriesTheSearchAllowsAndLeavesNoChil
   const std::string dir = fresh_dir("fit-batch");
   const std::string out = temp_path("fit-batch.out"), err = temp_path("fit-batch.err");
   Process p({GPUSAGE_CLI, "fit-batch", "--interval", "0.1", "--log-dir", dir, "--steps", "3",
-             "--target-batch", "148", "--format", "json", "--", child("oom_above.sh"), "37", "{batch}"},
+             "--target-batch", "148", "--format", "json", "--", child("oom_above.sh"), "37", "{batch}", "987"},
             stub_env(child("gpu_busy.json")), out, err);
   ASSERT_EQ(p.wait(), 0) << read_text(err);
   const json report = json::parse(read_text(out));  // the child's stdout went to stderr: only the report here
@@ -286,7 +288,7 @@ TEST(FitBatchE2E, FindsThirtySevenInTheFewestTriesTheSearchAllowsAndLeavesNoChil
   EXPECT_TRUE(report["stopped"].is_null());
   // Each try has its run's logs; the stopped ones say why gpusage ended them.
   EXPECT_EQ(read_json(dir + "/try-12-batch-37/summary.json")["stopped_by"], "steps");
-  EXPECT_EQ(left_behind(), 0);
+  EXPECT_EQ(left_behind("987"), 0);
 }
 
 TEST(FitBatchE2E, WithTheWorkloadTheSearchStartsFromPlansLargestBatch) {
@@ -298,7 +300,7 @@ TEST(FitBatchE2E, WithTheWorkloadTheSearchStartsFromPlansLargestBatch) {
   const std::string dir = fresh_dir("fit-batch-plan");
   const std::string out = temp_path("fit-batch-plan.out"), err = temp_path("fit-batch-plan.err");
   Process p({GPUSAGE_CLI, "fit-batch", "--interval", "0.1", "--log-dir", dir, "--steps", "3", "--model",
-             "resnet50", "--format", "json", "--", child("oom_above.sh"), "37", "{batch}"},
+             "resnet50", "--format", "json", "--", child("oom_above.sh"), "37", "{batch}", "988"},
             stub_env(child("gpu_busy.json")), out, err);
   ASSERT_EQ(p.wait(), 0) << read_text(err);
   const json report = json::parse(read_text(out));
@@ -306,7 +308,7 @@ TEST(FitBatchE2E, WithTheWorkloadTheSearchStartsFromPlansLargestBatch) {
   EXPECT_EQ(report["tries"][0]["batch"], predicted);
   EXPECT_EQ(report["tries"][0]["result"], "out of memory");
   EXPECT_EQ(report["largest_batch"], 37);
-  EXPECT_EQ(left_behind(), 0);
+  EXPECT_EQ(left_behind("988"), 0);
 }
 
 TEST(FitBatchE2E, ACommandWithoutTheBatchPlaceholderIsAUserError) {
